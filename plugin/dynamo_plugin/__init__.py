@@ -1,0 +1,1 @@
+"""dynamo_plugin package."""

@@ -1,0 +1,1 @@
+"""dynamo_localcluster package."""
