@@ -1,0 +1,68 @@
+"""`dynamo-localcluster up|down|status`: the local control plane for people (make cluster-up, the demo).
+
+Unlike the pytest fixtures, a cluster started here outlives the command, so its process ids are kept
+in ``<dir>/state.json`` for ``down``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from .cluster import ClusterError, LocalCluster
+
+
+@click.group()
+def main() -> None:
+    """A real Kubernetes control plane (etcd, kube-apiserver, ...) as local processes on 127.0.0.1."""
+
+
+@main.command()
+@click.option("--profile", type=click.Choice(["api", "cluster"]), default="cluster", show_default=True)
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/localcluster"))
+@click.option("--nodes", type=int, default=2, show_default=True, help="fake kwok nodes (cluster profile)")
+def up(profile: str, directory: Path, nodes: int) -> None:
+    """Start a control plane in DIR and print the KUBECONFIG line."""
+    existing = LocalCluster.from_state(directory)
+    if existing and all(c.alive() for c in existing.components):
+        click.echo(f"already running ({existing.profile}): export KUBECONFIG={existing.kubeconfig}")
+        return
+    if existing:
+        existing.stop()
+    cluster = LocalCluster(directory, profile=profile, nodes=nodes, tie_to_parent=False)
+    click.echo(f"starting the '{profile}' control plane in {cluster.dir} ...", err=True)
+    try:
+        cluster.start()
+    except ClusterError as e:
+        click.echo(f"error: {e}", err=True)
+        sys.exit(1)
+    click.echo(f"ready in {cluster.startup_seconds:.1f}s; logs in {cluster.logs}", err=True)
+    click.echo(f"export KUBECONFIG={cluster.kubeconfig}")
+
+
+@main.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/localcluster"))
+def down(directory: Path) -> None:
+    """Stop the control plane started in DIR (no-op when none is running)."""
+    cluster = LocalCluster.from_state(directory)
+    if cluster is None:
+        click.echo("no local cluster running", err=True)
+        return
+    cluster.stop()
+    click.echo("stopped", err=True)
+
+
+@main.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/localcluster"))
+def status(directory: Path) -> None:
+    """Show each component's pid and whether it is alive."""
+    cluster = LocalCluster.from_state(directory)
+    if cluster is None:
+        click.echo("no local cluster running")
+        sys.exit(1)
+    for c in cluster.components:
+        click.echo(f"{c.name:26} pid {c.pid:<8} {'running' if c.alive() else 'DEAD'}  log {c.log}")
+    click.echo(f"export KUBECONFIG={cluster.kubeconfig}")
+    sys.exit(0 if all(c.alive() for c in cluster.components) else 1)

@@ -1,0 +1,550 @@
+"""A real Kubernetes control plane as local processes, on 127.0.0.1 only.
+
+Profiles:
+- ``api``: etcd + kube-apiserver. Ready in seconds; for operator, CRD and webhook integration tests.
+- ``cluster``: adds kube-controller-manager, kube-scheduler and kwok with fake nodes, so Deployments
+  get Pods that become Running and Ready, Jobs complete and helm test pods finish.
+
+Why hand-rolled instead of kwokctl: we need every address on loopback (kwok's default node IP is this
+machine's real gateway), pod IPs from 127.0.0.0/8, processes tied to the test session so none
+outlives it, and per-component logs in one directory; that is a page of flags, not a dependency.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from . import pki as pki_mod
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SERVICE_CIDR = "10.96.0.0/16"
+# Pod IPs come from a loopback range: nothing may ever route to a fake pod off this machine.
+POD_CIDR = "127.1.0.0/16"
+LOOPBACK = "127.0.0.1"
+PROFILES = ("api", "cluster")
+
+# kwok's default Stages we keep, by file (relative to the module's kustomize/stage directory).
+KWOK_STAGES = [
+    "node/fast/node-initialize.yaml",
+    "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+    "pod/fast/pod-ready.yaml",
+    "pod/fast/pod-complete.yaml",
+    "pod/fast/pod-delete.yaml",
+]
+
+# Helm test pods are bare pods (no Job owner), which kwok's pod-complete Stage never finishes.
+HELM_TEST_STAGE = {
+    "apiVersion": "kwok.x-k8s.io/v1alpha1",
+    "kind": "Stage",
+    "metadata": {"name": "pod-helm-test-complete"},
+    "spec": {
+        "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+        "selector": {
+            "matchExpressions": [
+                {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+                {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+                {
+                    "key": '.metadata.annotations["helm.sh/hook"]',
+                    "operator": "In",
+                    "values": ["test", "test-success"],
+                },
+            ]
+        },
+        "next": {
+            "statusTemplate": (
+                "{{ $now := Now }}\n"
+                "phase: Succeeded\n"
+                "containerStatuses:\n"
+                "{{ range .spec.containers }}\n"
+                "- name: {{ .name | Quote }}\n"
+                "  image: {{ .image | Quote }}\n"
+                "  ready: false\n"
+                "  restartCount: 0\n"
+                "  state:\n"
+                "    terminated:\n"
+                "      exitCode: 0\n"
+                "      reason: Completed\n"
+                "      startedAt: {{ $now | Quote }}\n"
+                "      finishedAt: {{ $now | Quote }}\n"
+                "{{ end }}\n"
+            )
+        },
+    },
+}
+
+
+class ClusterError(RuntimeError):
+    """The control plane could not be started; the message names the component and its log."""
+
+
+def tools_bin() -> Path:
+    """Where the pinned tools are: $DYNAMO_TOOLS_BIN, else the checkout's .tools/bin."""
+    env = os.environ.get("DYNAMO_TOOLS_BIN")
+    path = Path(env) if env else REPO_ROOT / ".tools" / "bin"
+    if not (path / "kube-apiserver").exists():
+        raise ClusterError(f"no kube-apiserver in {path}: run `make tools` (tools/build-tools.sh) first")
+    return path.resolve()
+
+
+def kwok_stage_dir(bin_dir: Path) -> Path:
+    return bin_dir.parent / "kwok-stages"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel SIGKILLs it when the spawning process dies,
+    so a crashed or killed test session leaves no control-plane process behind."""
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+
+@dataclass
+class Component:
+    name: str
+    argv: list[str]
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    pid: int | None = None
+
+    def start(self, tie_to_parent: bool, env: dict[str, str] | None = None) -> None:
+        out = open(self.log, "ab")  # noqa: SIM115 - handed to the child, closed below
+        try:
+            self.proc = subprocess.Popen(
+                self.argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if tie_to_parent else None,
+                env=env,
+            )
+        finally:
+            out.close()
+        self.pid = self.proc.pid
+
+    def alive(self) -> bool:
+        if self.proc is not None:
+            return self.proc.poll() is None
+        return self.pid is not None and _pid_alive(self.pid)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie still answers kill(0); read its state.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _stop_pid(pid: int, proc: subprocess.Popen[bytes] | None, timeout: float = 10.0) -> None:
+    for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc is not None:
+                if proc.poll() is not None:
+                    return
+            elif not _pid_alive(pid):
+                return
+            time.sleep(0.05)
+
+
+@dataclass
+class LocalCluster:
+    """One control plane in one directory. ``start()`` then ``stop()``; or use as a context manager."""
+
+    dir: Path
+    profile: str = "api"
+    nodes: int = 2
+    tie_to_parent: bool = True
+    components: list[Component] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile must be one of {PROFILES}, not {self.profile!r}")
+        self.dir = Path(self.dir).resolve()
+
+    # ---- paths ---------------------------------------------------------------------------------
+    @property
+    def kubeconfig(self) -> str:
+        return str(self.dir / "kubeconfig")
+
+    @property
+    def logs(self) -> Path:
+        return self.dir / "logs"
+
+    @property
+    def server(self) -> str:
+        return f"https://{LOOPBACK}:{self.ports['apiserver']}"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment for subprocesses (kubectl, helm, ct, the operator) aimed at this cluster."""
+        env = dict(os.environ)
+        bin_dir = str(tools_bin())
+        venv_bin = str(REPO_ROOT / ".venv" / "bin")
+        env["PATH"] = os.pathsep.join([bin_dir, venv_bin, env.get("PATH", "")])
+        env["KUBECONFIG"] = self.kubeconfig
+        helm_home = Path(os.environ.get("HELM_DATA_HOME", REPO_ROOT / ".cache" / "helm" / "data")).parent
+        env.setdefault("HELM_CONFIG_HOME", str(helm_home / "config"))
+        env.setdefault("HELM_CACHE_HOME", str(helm_home / "cache"))
+        env.setdefault("HELM_DATA_HOME", str(helm_home / "data"))
+        env.setdefault("HELM_PLUGINS", str(helm_home / "plugins"))
+        return env
+
+    def api_client(self):  # -> kubernetes.client.ApiClient; imported lazily to keep CLI start fast
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        config.load_kube_config(config_file=self.kubeconfig, client_configuration=cfg)
+        return client.ApiClient(cfg)
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 120.0) -> LocalCluster:
+        started = time.monotonic()
+        bin_dir = tools_bin()
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.logs.mkdir(parents=True)
+        pki = pki_mod.generate(self.dir / "pki")
+        self.ports = {"etcd": free_port(), "etcd-peer": free_port(), "apiserver": free_port()}
+        try:
+            self._start_etcd(bin_dir, timeout)
+            self._start_apiserver(bin_dir, pki, timeout)
+            self._write_kubeconfig(pki)
+            if self.profile == "cluster":
+                self._start_cluster_components(bin_dir, pki, timeout)
+        except BaseException:
+            self.stop()
+            raise
+        self._save_state()
+        self.startup_seconds = time.monotonic() - started
+        return self
+
+    def stop(self) -> None:
+        """Stops every component (reverse order): SIGTERM, then SIGKILL; never leaves one running."""
+        for comp in reversed(self.components):
+            if comp.pid is not None:
+                _stop_pid(comp.pid, comp.proc)
+        self.components = []
+        with contextlib.suppress(FileNotFoundError):
+            (self.dir / "state.json").unlink()
+
+    def pids(self) -> list[int]:
+        return [c.pid for c in self.components if c.pid is not None]
+
+    # ---- components ----------------------------------------------------------------------------
+    def _spawn(self, name: str, argv: list[str]) -> Component:
+        comp = Component(name, argv, self.logs / f"{name}.log")
+        comp.start(self.tie_to_parent)
+        self.components.append(comp)
+        return comp
+
+    def _wait(self, comp: Component, what: str, check: Callable[[], bool], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not comp.alive():
+                raise ClusterError(
+                    f"{comp.name} exited while waiting for {what}; log {comp.log}:\n{comp.log_tail()}"
+                )
+            with contextlib.suppress(Exception):
+                if check():
+                    return
+            time.sleep(0.2)
+        raise ClusterError(
+            f"timed out after {timeout:.0f}s waiting for {what}; log {comp.log}:\n{comp.log_tail()}"
+        )
+
+    def _start_etcd(self, bin_dir: Path, timeout: float) -> None:
+        client = f"http://{LOOPBACK}:{self.ports['etcd']}"
+        peer = f"http://{LOOPBACK}:{self.ports['etcd-peer']}"
+        comp = self._spawn(
+            "etcd",
+            [
+                str(bin_dir / "etcd"),
+                "--name=node0",
+                f"--data-dir={self.dir / 'etcd'}",
+                f"--listen-client-urls={client}",
+                f"--advertise-client-urls={client}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=node0={peer}",
+                "--unsafe-no-fsync=true",
+                "--quota-backend-bytes=4294967296",
+                "--auto-compaction-retention=1",
+                "--log-level=warn",
+            ],
+        )
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"{client}/health", timeout=2) as r:
+                return json.loads(r.read()).get("health") == "true"
+
+        self._wait(comp, "etcd /health", healthy, timeout)
+
+    def _start_apiserver(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
+        argv = [
+            str(bin_dir / "kube-apiserver"),
+            f"--etcd-servers=http://{LOOPBACK}:{self.ports['etcd']}",
+            "--etcd-prefix=/registry",
+            f"--bind-address={LOOPBACK}",
+            f"--advertise-address={LOOPBACK}",
+            f"--secure-port={self.ports['apiserver']}",
+            f"--tls-cert-file={pki.serving_crt}",
+            f"--tls-private-key-file={pki.serving_key}",
+            f"--client-ca-file={pki.ca_crt}",
+            f"--service-account-key-file={pki.sa_pub}",
+            f"--service-account-signing-key-file={pki.sa_key}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC",
+            "--allow-privileged=true",
+            # The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints validation refuses.
+            "--endpoint-reconciler-type=none",
+            f"--cert-dir={self.dir / 'pki'}",
+        ]
+        if self.profile == "api":
+            # No controller-manager creates default ServiceAccounts in this profile (as in envtest).
+            argv.append("--disable-admission-plugins=ServiceAccount")
+        comp = self._spawn("kube-apiserver", argv)
+        ctx = ssl.create_default_context(cafile=str(pki.ca_crt))
+        ctx.load_cert_chain(str(pki.admin_crt), str(pki.admin_key))
+        url = f"https://{LOOPBACK}:{self.ports['apiserver']}/readyz"
+
+        def ready() -> bool:
+            with urllib.request.urlopen(url, context=ctx, timeout=3) as r:
+                return r.read().strip() == b"ok"
+
+        self._wait(comp, "kube-apiserver /readyz", ready, timeout)
+
+    def _write_kubeconfig(self, pki: pki_mod.Pki) -> None:
+        def b64(p: Path) -> str:
+            return base64.b64encode(p.read_bytes()).decode()
+
+        cfg = {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "dynamo-local",
+                    "cluster": {"server": self.server, "certificate-authority-data": b64(pki.ca_crt)},
+                }
+            ],
+            "users": [
+                {
+                    "name": "dynamo-admin",
+                    "user": {
+                        "client-certificate-data": b64(pki.admin_crt),
+                        "client-key-data": b64(pki.admin_key),
+                    },
+                }
+            ],
+            "contexts": [
+                {"name": "dynamo-local", "context": {"cluster": "dynamo-local", "user": "dynamo-admin"}}
+            ],
+            "current-context": "dynamo-local",
+        }
+        path = Path(self.kubeconfig)
+        path.write_text(yaml.safe_dump(cfg))
+        path.chmod(0o600)
+
+    def _start_cluster_components(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
+        kc = self.kubeconfig
+        common = [
+            f"--kubeconfig={kc}",
+            f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}",
+            f"--bind-address={LOOPBACK}",
+            "--leader-elect=false",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+        ]
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(bin_dir / "kube-controller-manager"),
+                *common,
+                f"--secure-port={free_port()}",
+                f"--root-ca-file={pki.ca_crt}",
+                f"--service-account-private-key-file={pki.sa_key}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
+                "--use-service-account-credentials=false",
+                "--concurrent-deployment-syncs=5",
+                "--concurrent-replicaset-syncs=5",
+                "--kube-api-qps=200",
+                "--kube-api-burst=400",
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [str(bin_dir / "kube-scheduler"), *common, f"--secure-port={free_port()}"],
+        )
+        kwok_cfg = self.dir / "kwok.yaml"
+        docs: list[dict] = [{"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration"}]
+        stage_dir = kwok_stage_dir(bin_dir)
+        for rel in KWOK_STAGES:
+            docs.extend(d for d in yaml.safe_load_all((stage_dir / rel).read_text()) if d)
+        docs.append(HELM_TEST_STAGE)
+        kwok_cfg.write_text(yaml.safe_dump_all(docs))
+        kwok_port = free_port()
+        self.ports["kwok"] = kwok_port
+        kwok = self._spawn(
+            "kwok",
+            [
+                str(bin_dir / "kwok"),
+                f"--kubeconfig={kc}",
+                f"--config={kwok_cfg}",
+                "--manage-all-nodes=true",
+                f"--tls-cert-file={pki.admin_crt}",
+                f"--tls-private-key-file={pki.admin_key}",
+                f"--node-ip={LOOPBACK}",
+                "--node-name=localhost",
+                f"--node-port={kwok_port}",
+                f"--server-address={LOOPBACK}:{kwok_port}",
+                f"--cidr={POD_CIDR}",
+                "--node-lease-duration-seconds=40",
+            ],
+        )
+        self._create_nodes()
+        from kubernetes import client
+
+        with self.api_client() as api:
+            core = client.CoreV1Api(api)
+
+            def nodes_ready() -> bool:
+                items = core.list_node().items
+                return len(items) >= self.nodes and all(
+                    any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
+                    for n in items
+                )
+
+            def default_sa() -> bool:
+                core.read_namespaced_service_account("default", "default")
+                return True
+
+            self._wait(kwok, "fake nodes Ready", nodes_ready, timeout)
+            kcm = next(c for c in self.components if c.name == "kube-controller-manager")
+            self._wait(kcm, "the default ServiceAccount (controller-manager up)", default_sa, timeout)
+
+    def _create_nodes(self) -> None:
+        from kubernetes import client
+
+        resources = {"cpu": "32", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": "8"}
+        with self.api_client() as api:
+            core = client.CoreV1Api(api)
+            for i in range(self.nodes):
+                name = f"kwok-node-{i}"
+                core.create_node(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "metadata": {
+                            "name": name,
+                            "annotations": {
+                                "kwok.x-k8s.io/node": "fake",
+                                "node.alpha.kubernetes.io/ttl": "0",
+                            },
+                            "labels": {
+                                "kubernetes.io/hostname": name,
+                                "kubernetes.io/os": "linux",
+                                "kubernetes.io/arch": "amd64",
+                                "type": "kwok",
+                                "nvidia.com/gpu.present": "true",
+                                "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                            },
+                        },
+                        "spec": {},
+                        "status": {
+                            "addresses": [
+                                {"type": "InternalIP", "address": LOOPBACK},
+                                {"type": "Hostname", "address": name},
+                            ],
+                            "allocatable": resources,
+                            "capacity": resources,
+                        },
+                    }
+                )
+
+    # ---- detached use (make cluster-up / demo) -------------------------------------------------
+    def _save_state(self) -> None:
+        state = {
+            "profile": self.profile,
+            "kubeconfig": self.kubeconfig,
+            "ports": self.ports,
+            "components": [{"name": c.name, "pid": c.pid, "log": str(c.log)} for c in self.components],
+        }
+        (self.dir / "state.json").write_text(json.dumps(state, indent=2))
+
+    @classmethod
+    def from_state(cls, directory: Path) -> LocalCluster | None:
+        """The cluster a previous ``up`` left running in ``directory``, or None."""
+        path = Path(directory) / "state.json"
+        if not path.exists():
+            return None
+        state = json.loads(path.read_text())
+        cluster = cls(Path(directory), profile=state["profile"], tie_to_parent=False)
+        cluster.ports = state["ports"]
+        cluster.components = [
+            Component(c["name"], [], Path(c["log"]), pid=c["pid"]) for c in state["components"]
+        ]
+        return cluster
+
+
+def leftover_processes(marker: str) -> list[tuple[int, str]]:
+    """Processes whose command line mentions ``marker`` (a cluster directory): used by the test
+    suite's teardown to prove that nothing it started is still running."""
+    found = []
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in cmd and _pid_alive(int(entry.name)):
+            found.append((int(entry.name), cmd.strip()))
+    return found
