@@ -1,0 +1,200 @@
+"""OperatorConfiguration (operator.config.dynamo.nvidia.com/v1alpha1): load, default, validate.
+
+The operator reads one YAML file (``--config``, mounted from the chart's ConfigMap). Defaults are filled
+in before validation so an empty file or no file at all gives a working cluster-wide operator, and every
+error names the offending field with its dotted path (``server.webhook.port: ...``) because the message
+ends up in a crash-looping pod's log where nothing else points at the culprit.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+from pydantic import ValidationError
+
+from dynamo_operator.api.config.types import *  # noqa: F403
+from dynamo_operator.api.config.types import OperatorConfiguration
+
+API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
+KIND = "OperatorConfiguration"
+
+DEFAULTS: dict[str, Any] = {
+    "server": {
+        "metrics": {"bindAddress": "0.0.0.0", "port": 8080, "secure": True},
+        "healthProbe": {"bindAddress": "0.0.0.0", "port": 8081},
+        "webhook": {
+            "host": "0.0.0.0",
+            "port": 9443,
+            "certDir": "/tmp/k8s-webhook-server/serving-certs",
+            "certProvisionMode": "auto",
+            "secretName": "webhook-server-cert",
+        },
+    },
+    "leaderElection": {"enabled": False},
+    "namespace": {"restricted": "", "scope": {"leaseDuration": "30s", "leaseRenewInterval": "10s"}},
+    "orchestrators": {"grove": {"terminationDelay": "15m"}},
+    "checkpoint": {
+        "enabled": False,
+        "storage": {"type": "pvc", "pvc": {"pvcName": "chrek-pvc", "basePath": "/checkpoints"}},
+        "cleanupImage": "busybox:1.36",
+    },
+    "discovery": {"backend": "kubernetes"},
+    "gpu": {"discoveryEnabled": True},
+    "logging": {"level": "info", "format": "json"},
+    "security": {"enableHTTP2": False},
+}
+ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
+LOG_LEVELS = ("debug", "info", "warn", "warning", "error")
+LOG_FORMATS = ("json", "text")
+ISTIO_TLS_MODES = ("DISABLE", "SIMPLE", "ISTIO_MUTUAL", "MUTUAL")
+
+_DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; ``errors`` lists ``(field path, message)`` pairs."""
+
+    def __init__(self, errors: list[tuple[str, str]]) -> None:
+        self.errors = errors
+        super().__init__("invalid OperatorConfiguration: " + "; ".join(f"{p}: {m}" for p, m in errors))
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go duration string (``30s``, ``1m30s``, ``15m``); ValueError if malformed."""
+    if text == "0":
+        return 0.0
+    if not _DURATION_RE.match(text):
+        raise ValueError(f"{text!r} is not a duration (for example 30s, 15m, 1h)")
+    return sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(text))
+
+
+def _merge(defaults: Any, given: Any) -> Any:
+    if isinstance(defaults, dict) and isinstance(given, dict):
+        out = copy.deepcopy(defaults)
+        for key, value in given.items():
+            out[key] = _merge(defaults.get(key), value) if key in defaults else copy.deepcopy(value)
+        return out
+    return copy.deepcopy(given) if given is not None else copy.deepcopy(defaults)
+
+
+def with_defaults(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw`` with every unset field that has a default filled in (explicit values always win)."""
+    out = _merge(DEFAULTS, raw)
+    mesh = out.get("serviceMesh") or {}
+    if mesh.get("provider") == "istio":
+        mesh["istio"] = _merge(ISTIO_DEFAULTS, mesh.get("istio") or {})
+    return out
+
+
+def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    errors: list[tuple[str, str]] = []
+    server = cfg.server
+    assert server is not None and server.metrics and server.health_probe and server.webhook
+    for path, port in (
+        ("server.metrics.port", server.metrics.port),
+        ("server.healthProbe.port", server.health_probe.port),
+        ("server.webhook.port", server.webhook.port),
+    ):
+        if port is None or not 0 <= port <= 65535:
+            errors.append((path, f"must be a port number between 0 and 65535, got {port}"))
+    if cfg.leader_election and cfg.leader_election.enabled and not cfg.leader_election.id:
+        errors.append(("leaderElection.id", "is required when leaderElection.enabled is true"))
+    scope = cfg.namespace.scope if cfg.namespace else None
+    if scope is not None:
+        durations: dict[str, float] = {}
+        for path, value in (
+            ("namespace.scope.leaseDuration", scope.lease_duration),
+            ("namespace.scope.leaseRenewInterval", scope.lease_renew_interval),
+        ):
+            try:
+                durations[path] = parse_duration(value or "")
+            except ValueError as exc:
+                errors.append((path, str(exc)))
+                continue
+            if durations[path] <= 0:
+                errors.append((path, "must be greater than zero"))
+        lease = durations.get("namespace.scope.leaseDuration")
+        renew = durations.get("namespace.scope.leaseRenewInterval")
+        if lease and renew and renew >= lease:
+            errors.append(("namespace.scope.leaseRenewInterval", "must be shorter than leaseDuration"))
+    grove = cfg.orchestrators.grove if cfg.orchestrators else None
+    if grove is not None and grove.termination_delay is not None:
+        try:
+            parse_duration(grove.termination_delay)
+        except ValueError as exc:
+            errors.append(("orchestrators.grove.terminationDelay", str(exc)))
+    infra = cfg.infrastructure
+    if infra is not None and infra.model_express_url:
+        parsed = urlparse(infra.model_express_url)
+        if not parsed.scheme or not parsed.netloc:
+            errors.append(("infrastructure.modelExpressURL", f"{infra.model_express_url!r} is not a URL"))
+    if cfg.logging is not None:
+        if cfg.logging.level not in LOG_LEVELS:
+            errors.append(("logging.level", f"must be one of {', '.join(LOG_LEVELS)}"))
+        if cfg.logging.format not in LOG_FORMATS:
+            errors.append(("logging.format", f"must be one of {', '.join(LOG_FORMATS)}"))
+    mesh = cfg.service_mesh
+    if mesh is not None and mesh.provider not in (None, "", "istio"):
+        errors.append(("serviceMesh.provider", "must be 'istio' or empty"))
+    if mesh is not None and mesh.istio is not None:
+        if mesh.istio.tls_mode not in ISTIO_TLS_MODES:
+            errors.append(("serviceMesh.istio.tlsMode", f"must be one of {', '.join(ISTIO_TLS_MODES)}"))
+        if mesh.istio.tls_mode == "MUTUAL":
+            for name, value in (
+                ("clientCertificate", mesh.istio.client_certificate),
+                ("privateKey", mesh.istio.private_key),
+            ):
+                if not value:
+                    errors.append((f"serviceMesh.istio.{name}", "is required when tlsMode is MUTUAL"))
+    storage = cfg.checkpoint.storage if cfg.checkpoint else None
+    if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
+        errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
+    return errors
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    return ".".join(
+        str(p) for p in loc if not (isinstance(p, str) and p.startswith(("function-", "literal[")))
+    )
+
+
+def parse_operator_config(raw: dict[str, Any] | None) -> OperatorConfiguration:
+    """Default and validate an already-parsed configuration document."""
+    raw = dict(raw or {})
+    errors: list[tuple[str, str]] = []
+    if raw.get("apiVersion", API_VERSION) != API_VERSION:
+        errors.append(("apiVersion", f"must be {API_VERSION}"))
+    if raw.get("kind", KIND) != KIND:
+        errors.append(("kind", f"must be {KIND}"))
+    if errors:
+        raise ConfigError(errors)
+    body = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
+    try:
+        cfg = OperatorConfiguration.model_validate(with_defaults(body))
+    except ValidationError as exc:
+        raise ConfigError([(_loc(e["loc"]), e["msg"]) for e in exc.errors()]) from None
+    errors = _semantic_errors(cfg)
+    if errors:
+        raise ConfigError(errors)
+    return cfg
+
+
+def load_operator_config(path: str | Path | None) -> OperatorConfiguration:
+    """Read, default and validate the configuration file at ``path`` (defaults only when ``None``)."""
+    if path is None:
+        return parse_operator_config({})
+    text = Path(path).read_text()
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError([("<file>", f"{path} is not valid YAML: {exc}")]) from None
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError([("<file>", f"{path} must hold a mapping")])
+    return parse_operator_config(raw)

@@ -1,0 +1,714 @@
+"""operator.config.dynamo.nvidia.com/v1alpha1: the OperatorConfiguration file format.
+
+Generated once from the API reference and maintained by hand since: field names are the exact JSON
+names, descriptions are the reference's (they become ``kubectl explain`` text), and every validation
+marker of the reference is a pydantic constraint that :mod:`dynamo_operator.api.crdgen` turns into the
+matching OpenAPI keyword.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from dynamo_operator.api.meta import (
+    ApiModel,
+    Duration,
+    KubeResource,
+)
+
+__all__ = [
+    "CertProvisionMode",
+    "CheckpointConfiguration",
+    "CheckpointOCIConfig",
+    "CheckpointPVCConfig",
+    "CheckpointS3Config",
+    "CheckpointSeccompConfiguration",
+    "CheckpointStorageConfiguration",
+    "DRAConfiguration",
+    "DiscoveryBackend",
+    "DiscoveryConfiguration",
+    "GPUConfiguration",
+    "GroveConfiguration",
+    "InfrastructureConfiguration",
+    "IngressConfiguration",
+    "IstioMeshConfiguration",
+    "KaiSchedulerConfiguration",
+    "LWSConfiguration",
+    "LeaderElectionConfiguration",
+    "LoggingConfiguration",
+    "MPIConfiguration",
+    "MetricsServer",
+    "NamespaceConfiguration",
+    "NamespaceScopeConfiguration",
+    "OperatorConfiguration",
+    "OrchestratorConfiguration",
+    "RBACConfiguration",
+    "SecurityConfiguration",
+    "Server",
+    "ServerConfiguration",
+    "ServiceMeshConfiguration",
+    "VolcanoSchedulerConfiguration",
+    "WebhookServer",
+]
+
+# CertProvisionMode controls how webhook TLS certificates are managed.
+CertProvisionMode = Literal["auto", "manual"]
+
+
+# DiscoveryBackend is the type for the discovery backend.
+DiscoveryBackend = Literal["kubernetes", "etcd"]
+
+
+class CheckpointConfiguration(ApiModel):
+    """CheckpointConfiguration holds checkpoint/restore settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled indicates if checkpoint functionality is enabled",
+    )
+    seccomp: CheckpointSeccompConfiguration | None = Field(
+        None,
+        description=(
+            "Seccomp controls the localhost seccomp profile applied to checkpoint and\n"
+            'restore pods. A nil value means "use the default profile"; set\n'
+            "Seccomp.Disabled=true to disable seccomp injection entirely."
+        ),
+    )
+    storage: CheckpointStorageConfiguration | None = Field(
+        None,
+        description=(
+            "Storage optionally configures the namespace-local checkpoint PVC that\n"
+            "workload pods mount. When omitted, the operator preserves the legacy\n"
+            "behavior of discovering storage from a snapshot-agent DaemonSet in the\n"
+            "workload namespace."
+        ),
+    )
+    cleanup_image: str | None = Field(
+        None,
+        description=(
+            "CleanupImage is the image used by best-effort artifact cleanup Jobs for\n"
+            "automatically-created checkpoints. It must provide a POSIX shell and `rm`."
+        ),
+    )
+
+
+class CheckpointOCIConfig(ApiModel):
+    """Deprecated: CheckpointOCIConfig is retained for compatibility and ignored by
+    the current snapshot flow.
+    """
+
+    uri: str | None = Field(
+        None,
+        description="URI is the legacy OCI URI (oci://registry/repository).",
+    )
+    credentials_secret_ref: str | None = Field(
+        None,
+        description="CredentialsSecretRef is the legacy docker config secret name.",
+    )
+
+
+class CheckpointPVCConfig(ApiModel):
+    """CheckpointPVCConfig configures the namespace-local PVC mounted into
+    checkpoint and restore workload pods.
+    """
+
+    pvc_name: str | None = Field(
+        None,
+        description="PVCName is the PVC name in each workload namespace.",
+    )
+    base_path: str | None = Field(
+        None,
+        description="BasePath is the mount path inside checkpoint and restore workload pods.",
+    )
+    create: bool | None = Field(
+        None,
+        description=(
+            "Create tells the operator to create the PVC in workload namespaces when\n"
+            "it is missing. When false, the PVC must already exist."
+        ),
+    )
+    size: str | None = Field(
+        None,
+        description="Size is the storage request used when Create is true.",
+    )
+    storage_class_name: str | None = Field(
+        None,
+        description="StorageClassName is the optional StorageClass name used when Create is true.",
+    )
+    access_mode: str | None = Field(
+        None,
+        description="AccessMode is the PVC access mode used when Create is true.",
+    )
+
+
+class CheckpointS3Config(ApiModel):
+    """Deprecated: CheckpointS3Config is retained for compatibility and ignored by
+    the current snapshot flow.
+    """
+
+    uri: str | None = Field(
+        None,
+        description="URI is the legacy S3 URI (s3://[endpoint/]bucket/prefix).",
+    )
+    credentials_secret_ref: str | None = Field(
+        None,
+        description="CredentialsSecretRef is the legacy credentials secret name.",
+    )
+
+
+class CheckpointSeccompConfiguration(ApiModel):
+    """CheckpointSeccompConfiguration controls the localhost seccomp profile applied
+    to checkpoint and restore pods. The profile blocks io\\_uring syscalls (which
+    CRIU cannot dump). Default behavior (zero-value substruct, or absent
+    substruct) applies DefaultSeccompProfile. Set Disabled=true on OpenShift
+    (custom localhost profiles require privileged SCC) or when using a CRIU
+    build with io\\_uring support. Set Profile to override the default path.
+    """
+
+    disabled: bool | None = Field(
+        None,
+        description=(
+            "Disabled, when true, suppresses seccomp profile injection entirely.\n"
+            "Use this for clusters where custom localhost profiles are not allowed\n"
+            "(e.g. OpenShift's restricted-v2 SCC) or for CRIU builds that handle\n"
+            "io_uring natively."
+        ),
+    )
+    profile: str | None = Field(
+        None,
+        description=(
+            "Profile is the localhost seccomp profile path. Empty falls back to\n"
+            "DefaultSeccompProfile. Ignored when Disabled is true."
+        ),
+    )
+
+
+class CheckpointStorageConfiguration(ApiModel):
+    """CheckpointStorageConfiguration configures checkpoint storage for operator
+    pod mutations. Only PVC storage is implemented today.
+    """
+
+    type: str | None = Field(
+        None,
+        description="Type is the storage backend type. Only pvc is implemented today.",
+    )
+    pvc: CheckpointPVCConfig | None = Field(
+        None,
+        description="PVC configuration for pvc-based settings.",
+    )
+    s3: CheckpointS3Config | None = Field(
+        None,
+        description="Deprecated: S3 is retained for compatibility and ignored.",
+    )
+    oci: CheckpointOCIConfig | None = Field(
+        None,
+        description="Deprecated: OCI is retained for compatibility and ignored.",
+    )
+
+
+class DRAConfiguration(ApiModel):
+    """DRAConfiguration holds Dynamic Resource Allocation (resource.k8s.io/v1) settings.
+    NOTE: auto-detection here only verifies that the resource.k8s.io/v1 API is
+    registered on the apiserver (Kubernetes 1.34+). It does NOT verify that a
+    GPU-specific DRA resource driver (e.g. nvidia/k8s-dra-driver-gpu) is
+    installed, that its DeviceClass exists, or that node-level GPU drivers are
+    compatible. An admin can use `enabled: false` to force-off DRA integration
+    on clusters where the API is present but the GPU driver stack is not wired
+    up — this makes the operator fail GMS / inter-pod failover admissions early
+    with a clear error instead of letting pods Pend with a confusing
+    "resourceclaim not found" at schedule time.
+    """
+
+    enabled: bool | None = Field(
+        None,
+        description=(
+            "Enabled overrides auto-detection of the resource.k8s.io/v1 API.\n"
+            "nil = auto-detect. Setting true requires detection to also succeed (the\n"
+            "operator will exit at startup otherwise)."
+        ),
+    )
+
+
+class DiscoveryConfiguration(ApiModel):
+    """DiscoveryConfiguration holds discovery backend settings."""
+
+    backend: DiscoveryBackend | None = Field(
+        None,
+        description='Backend is the discovery backend: "kubernetes" or "etcd"',
+    )
+
+
+class GPUConfiguration(ApiModel):
+    """GPUConfiguration holds GPU discovery settings."""
+
+    discovery_enabled: bool | None = Field(
+        None,
+        description="DiscoveryEnabled indicates whether GPU discovery is enabled",
+    )
+
+
+class GroveConfiguration(ApiModel):
+    """GroveConfiguration holds Grove orchestrator settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled overrides auto-detection. nil = auto-detect.",
+    )
+    termination_delay: Duration | None = Field(
+        None,
+        description="TerminationDelay configures the termination delay for Grove PodCliqueSets",
+    )
+
+
+class InfrastructureConfiguration(ApiModel):
+    """InfrastructureConfiguration holds service mesh and backend addresses."""
+
+    nats_address: str | None = Field(
+        None,
+        description="NATSAddress is the address of the NATS server",
+    )
+    etcd_address: str | None = Field(
+        None,
+        description="ETCDAddress is the address of the etcd server",
+    )
+    model_express_url: str | None = Field(
+        None,
+        alias="modelExpressURL",
+        description="ModelExpressURL is the URL of the Model Express server to inject into all pods",
+    )
+    prometheus_endpoint: str | None = Field(
+        None,
+        description="PrometheusEndpoint is the URL of the Prometheus endpoint to use for metrics",
+    )
+
+
+class IngressConfiguration(ApiModel):
+    """IngressConfiguration holds ingress settings."""
+
+    virtual_service_gateway: str | None = Field(
+        None,
+        description="VirtualServiceGateway is the name of the Istio virtual service gateway",
+    )
+    controller_class_name: str | None = Field(
+        None,
+        description="ControllerClassName is the ingress controller class name",
+    )
+    controller_tls_secret_name: str | None = Field(
+        None,
+        alias="controllerTLSSecretName",
+        description="ControllerTLSSecretName is the TLS secret for the ingress controller",
+    )
+    host_suffix: str | None = Field(
+        None,
+        description="HostSuffix is the suffix for ingress hostnames",
+    )
+
+
+class IstioMeshConfiguration(ApiModel):
+    """IstioMeshConfiguration holds Istio-specific mesh settings."""
+
+    tls_mode: str | None = Field(
+        None,
+        description=(
+            "TLSMode is the Istio TLS mode for DestinationRules.\n"
+            'Supported values: "DISABLE", "SIMPLE", "ISTIO_MUTUAL", "MUTUAL".\n'
+            'Defaults to "SIMPLE".'
+        ),
+    )
+    insecure_skip_verify: bool | None = Field(
+        None,
+        description=(
+            "InsecureSkipVerify skips TLS certificate verification in DestinationRules.\n"
+            "Defaults to true (matching upstream GAIE behavior with self-signed certs)."
+        ),
+    )
+    client_certificate: str | None = Field(
+        None,
+        description=(
+            "ClientCertificate is the path (in the istio-proxy sidecar's filesystem)\n"
+            "to the file holding the client-side TLS certificate used for mTLS.\n"
+            'REQUIRED when TLSMode is "MUTUAL"; ignored for other modes.'
+        ),
+    )
+    private_key: str | None = Field(
+        None,
+        description=(
+            "PrivateKey is the path (in the istio-proxy sidecar's filesystem) to the\n"
+            "file holding the client-side TLS private key used for mTLS.\n"
+            'REQUIRED when TLSMode is "MUTUAL"; ignored for other modes.'
+        ),
+    )
+    ca_certificates: str | None = Field(
+        None,
+        description=(
+            "CaCertificates is the optional path (in the istio-proxy sidecar's\n"
+            "filesystem) to the file holding CA certificates used to verify the\n"
+            'server certificate. Used only when TLSMode is "MUTUAL"; for other modes\n'
+            "the field is ignored."
+        ),
+    )
+
+
+class KaiSchedulerConfiguration(ApiModel):
+    """KaiSchedulerConfiguration holds Kai-scheduler settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled overrides auto-detection. nil = auto-detect.",
+    )
+
+
+class LWSConfiguration(ApiModel):
+    """LWSConfiguration holds LWS orchestrator settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled overrides auto-detection. nil = auto-detect.",
+    )
+
+
+class LeaderElectionConfiguration(ApiModel):
+    """LeaderElectionConfiguration holds leader election settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled enables leader election for controller manager",
+    )
+    id: str | None = Field(
+        None,
+        description="ID is the leader election resource identity",
+    )
+    namespace: str | None = Field(
+        None,
+        description="Namespace is the namespace for the leader election resource",
+    )
+
+
+class LoggingConfiguration(ApiModel):
+    """LoggingConfiguration holds logging settings."""
+
+    level: str | None = Field(
+        None,
+        description='Level is the log level (e.g., "info", "debug")',
+    )
+    format: str | None = Field(
+        None,
+        description='Format is the log format (e.g., "json", "text")',
+    )
+
+
+class MPIConfiguration(ApiModel):
+    """MPIConfiguration holds MPI SSH secret settings."""
+
+    ssh_secret_name: str | None = Field(
+        None,
+        description="SSHSecretName is the name of the secret containing the SSH key for MPI",
+    )
+    ssh_secret_namespace: str | None = Field(
+        None,
+        description="SSHSecretNamespace is the namespace where the MPI SSH secret is located",
+    )
+
+
+class MetricsServer(ApiModel):
+    """MetricsServer extends Server with secure serving option."""
+
+    bind_address: str | None = Field(
+        None,
+        description="BindAddress is the address the server binds to",
+    )
+    port: int | None = Field(
+        None,
+        description="Port is the port the server listens on",
+    )
+    secure: bool | None = Field(
+        None,
+        description=(
+            "Secure enables secure serving for the metrics endpoint.\n"
+            "nil = default to true (secure by default)."
+        ),
+    )
+
+
+class NamespaceConfiguration(ApiModel):
+    """NamespaceConfiguration determines operator namespace mode."""
+
+    restricted: str | None = Field(
+        None,
+        description=(
+            "Restricted enables namespace-restricted mode for development and testing.\n"
+            "Namespace-restricted mode is not supported for production."
+        ),
+    )
+    scope: NamespaceScopeConfiguration | None = Field(
+        None,
+        description="Scope configures the namespace ownership claim in namespace-restricted mode.",
+    )
+
+
+class NamespaceScopeConfiguration(ApiModel):
+    """NamespaceScopeConfiguration configures the development/test namespace ownership claim."""
+
+    lease_duration: Duration | None = Field(
+        None,
+        description="LeaseDuration is the duration of namespace scope marker lease before expiration",
+    )
+    lease_renew_interval: Duration | None = Field(
+        None,
+        description="LeaseRenewInterval is the interval for renewing namespace scope marker lease",
+    )
+
+
+class OperatorConfiguration(KubeResource):
+    """OperatorConfiguration is the Schema for the operator configuration."""
+
+    server: ServerConfiguration | None = Field(
+        None,
+        description="Server configuration (metrics, health probes, webhooks)",
+    )
+    leader_election: LeaderElectionConfiguration | None = Field(
+        None,
+        description="Leader election configuration",
+    )
+    namespace: NamespaceConfiguration | None = Field(
+        None,
+        description="Namespace configuration (restricted vs cluster-wide)",
+    )
+    orchestrators: OrchestratorConfiguration | None = Field(
+        None,
+        description="Orchestrator configuration with optional overrides",
+    )
+    dra: DRAConfiguration | None = Field(
+        None,
+        description="DRA (Dynamic Resource Allocation) settings with optional override",
+    )
+    infrastructure: InfrastructureConfiguration | None = Field(
+        None,
+        description="Service mesh and infrastructure addresses",
+    )
+    ingress: IngressConfiguration | None = Field(
+        None,
+        description="Ingress configuration",
+    )
+    service_mesh: ServiceMeshConfiguration | None = Field(
+        None,
+        description=(
+            "ServiceMesh configures automatic generation of service-mesh resources\n"
+            "(e.g., Istio DestinationRules) for EPP components."
+        ),
+    )
+    rbac: RBACConfiguration | None = Field(
+        None,
+        description="RBAC configuration for cross-namespace resource management (cluster-wide mode)",
+    )
+    mpi: MPIConfiguration | None = Field(
+        None,
+        description="MPI SSH secret configuration",
+    )
+    checkpoint: CheckpointConfiguration | None = Field(
+        None,
+        description="Checkpoint/restore configuration",
+    )
+    discovery: DiscoveryConfiguration | None = Field(
+        None,
+        description="Discovery backend configuration",
+    )
+    gpu: GPUConfiguration | None = Field(
+        None,
+        description="GPU discovery configuration",
+    )
+    logging: LoggingConfiguration | None = Field(
+        None,
+        description="Logging configuration",
+    )
+    security: SecurityConfiguration | None = Field(
+        None,
+        description="HTTP/2 and TLS settings",
+    )
+
+
+class OrchestratorConfiguration(ApiModel):
+    """OrchestratorConfiguration holds orchestrator override settings."""
+
+    grove: GroveConfiguration | None = Field(
+        None,
+        description="Grove orchestrator configuration",
+    )
+    lws: LWSConfiguration | None = Field(
+        None,
+        description="LWS orchestrator configuration",
+    )
+    kai_scheduler: KaiSchedulerConfiguration | None = Field(
+        None,
+        description="KaiScheduler configuration",
+    )
+    volcano_scheduler: VolcanoSchedulerConfiguration | None = Field(
+        None,
+        description="VolcanoScheduler configuration",
+    )
+
+
+class RBACConfiguration(ApiModel):
+    """RBACConfiguration holds RBAC settings for cluster-wide mode."""
+
+    planner_cluster_role_name: str | None = Field(
+        None,
+        description="PlannerClusterRoleName is the ClusterRole for planner",
+    )
+    dgdr_profiling_cluster_role_name: str | None = Field(
+        None,
+        description="DGDRProfilingClusterRoleName is the ClusterRole for DGDR profiling jobs",
+    )
+    epp_cluster_role_name: str | None = Field(
+        None,
+        description="EPPClusterRoleName is the ClusterRole for EPP",
+    )
+
+
+class SecurityConfiguration(ApiModel):
+    """SecurityConfiguration holds HTTP/2 and TLS settings."""
+
+    enable_http2: bool | None = Field(
+        None,
+        alias="enableHTTP2",
+        description="EnableHTTP2 enables HTTP/2 for metrics and webhook servers",
+    )
+
+
+class Server(ApiModel):
+    """Server holds a bind address and port."""
+
+    bind_address: str | None = Field(
+        None,
+        description="BindAddress is the address the server binds to",
+    )
+    port: int | None = Field(
+        None,
+        description="Port is the port the server listens on",
+    )
+
+
+class ServerConfiguration(ApiModel):
+    """ServerConfiguration holds server bind addresses and ports."""
+
+    metrics: MetricsServer | None = Field(
+        None,
+        description="Metrics server configuration",
+    )
+    health_probe: Server | None = Field(
+        None,
+        description="Health probe server configuration",
+    )
+    webhook: WebhookServer | None = Field(
+        None,
+        description="Webhook server configuration",
+    )
+
+
+class ServiceMeshConfiguration(ApiModel):
+    """ServiceMeshConfiguration holds service mesh integration settings.
+    The operator uses this to generate mesh-specific resources (e.g., Istio
+    DestinationRules) for EPP components so that sidecar proxies connect
+    correctly without double-TLS issues.
+    """
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled overrides service mesh auto-detection. nil = auto-detect.",
+    )
+    provider: str | None = Field(
+        None,
+        description=(
+            'Provider selects the service mesh implementation. Supported: "istio", "".\n'
+            "Empty string disables service mesh resource generation."
+        ),
+    )
+    istio: IstioMeshConfiguration | None = Field(
+        None,
+        description='Istio holds Istio-specific settings. Only used when Provider is "istio".',
+    )
+
+
+class VolcanoSchedulerConfiguration(ApiModel):
+    """VolcanoSchedulerConfiguration holds Volcano scheduler settings."""
+
+    enabled: bool | None = Field(
+        None,
+        description="EXPERIMENTAL: Enabled controls Volcano scheduler integration for Grove PodCliqueSets.",
+    )
+
+
+class WebhookServer(ApiModel):
+    """WebhookServer extends Server with host and certificate directory."""
+
+    bind_address: str | None = Field(
+        None,
+        description="BindAddress is the address the server binds to",
+    )
+    port: int | None = Field(
+        None,
+        description="Port is the port the server listens on",
+    )
+    host: str | None = Field(
+        None,
+        description="Host is the address the webhook server binds to",
+    )
+    cert_dir: str | None = Field(
+        None,
+        description="CertDir is the directory containing TLS certificates",
+    )
+    cert_provision_mode: CertProvisionMode | None = Field(
+        None,
+        description=(
+            'CertProvisionMode controls certificate management: "auto" (built-in cert-controller) or '
+            '"manual" (external)'
+        ),
+    )
+    secret_name: str | None = Field(
+        None,
+        description="SecretName is the name of the Kubernetes Secret holding webhook TLS certificates",
+    )
+    service_name: str | None = Field(
+        None,
+        description=(
+            "ServiceName is the name of the Kubernetes Service fronting the webhook server.\n"
+            "Used to generate certificate SANs. Set by the Helm chart."
+        ),
+    )
+
+
+for _model in (
+    CheckpointConfiguration,
+    CheckpointOCIConfig,
+    CheckpointPVCConfig,
+    CheckpointS3Config,
+    CheckpointSeccompConfiguration,
+    CheckpointStorageConfiguration,
+    DRAConfiguration,
+    DiscoveryConfiguration,
+    GPUConfiguration,
+    GroveConfiguration,
+    InfrastructureConfiguration,
+    IngressConfiguration,
+    IstioMeshConfiguration,
+    KaiSchedulerConfiguration,
+    LWSConfiguration,
+    LeaderElectionConfiguration,
+    LoggingConfiguration,
+    MPIConfiguration,
+    MetricsServer,
+    NamespaceConfiguration,
+    NamespaceScopeConfiguration,
+    OperatorConfiguration,
+    OrchestratorConfiguration,
+    RBACConfiguration,
+    SecurityConfiguration,
+    Server,
+    ServerConfiguration,
+    ServiceMeshConfiguration,
+    VolcanoSchedulerConfiguration,
+    WebhookServer,
+):
+    _model.model_rebuild()

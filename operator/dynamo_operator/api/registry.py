@@ -1,0 +1,291 @@
+"""What the apiserver must know about each nvidia.com kind, in one place.
+
+The CRD generator renders CRDs from this table, and controllers and webhooks use it to map kinds to
+plurals, versions and models, so a kind's name, served versions and storage version are never spelled
+twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from dynamo_operator.api import v1alpha1, v1beta1
+
+GROUP = "nvidia.com"
+
+# The conversion webhook Service the multi-version CRDs point at. The chart renders these same values and
+# the operator patches the CA bundle in; keep them here only.
+CONVERSION_SERVICE_NAME = "dynamo-operator-webhook-service"
+CONVERSION_SERVICE_NAMESPACE = "dynamo-system"
+CONVERSION_PATH = "/convert"
+CONVERSION_PORT = 443
+
+CATEGORIES = ("dynamo",)
+
+
+@dataclass(frozen=True)
+class PrinterColumn:
+    """One ``kubectl get`` column (additionalPrinterColumns entry)."""
+
+    name: str
+    json_path: str
+    type: str = "string"
+    description: str = ""
+    priority: int = 0
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}
+        if self.description:
+            out["description"] = self.description
+        if self.priority:
+            out["priority"] = self.priority
+        return out
+
+
+AGE = PrinterColumn("Age", ".metadata.creationTimestamp", "date")
+
+
+@dataclass(frozen=True)
+class ScaleSubresource:
+    """JSON paths of the scale subresource (what HPA and KEDA read and write)."""
+
+    spec_replicas_path: str = ".spec.replicas"
+    status_replicas_path: str = ".status.replicas"
+    label_selector_path: str = ".status.selector"
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """A custom resource kind: names, scope, versions and how each version looks in ``kubectl get``."""
+
+    kind: str
+    plural: str
+    singular: str
+    short_names: tuple[str, ...]
+    scope: str
+    storage_version: str
+    models: dict[str, type[BaseModel]]
+    printer_columns: dict[str, tuple[PrinterColumn, ...]]
+    scale: ScaleSubresource | None = None
+    deprecated_versions: tuple[str, ...] = ()
+    categories: tuple[str, ...] = CATEGORIES
+    status_subresource: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def versions(self) -> tuple[str, ...]:
+        """Served versions, oldest first."""
+        return tuple(self.models)
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{GROUP}"
+
+    @property
+    def multi_version(self) -> bool:
+        return len(self.models) > 1
+
+    def api_version(self, version: str) -> str:
+        return f"{GROUP}/{version}"
+
+    def deprecation_warning(self, version: str) -> str:
+        return f"{GROUP}/{version} {self.kind} is deprecated; use {GROUP}/v1beta1 {self.kind}"
+
+
+def _ready(cond: str = "Ready") -> PrinterColumn:
+    return PrinterColumn(
+        cond, f'.status.conditions[?(@.type=="{cond}")].status', description=f"{cond} condition"
+    )
+
+
+_DGD_COLUMNS = (
+    _ready(),
+    PrinterColumn("State", ".status.state", description="Lifecycle state of the graph deployment"),
+    PrinterColumn(
+        "Backend", ".spec.backendFramework", description="Backend framework (sglang, vllm, trtllm)"
+    ),
+    AGE,
+)
+_DCD_COLUMNS = (
+    _ready("Available"),
+    PrinterColumn(
+        "Backend", ".spec.backendFramework", description="Backend framework (sglang, vllm, trtllm)"
+    ),
+    AGE,
+)
+
+KINDS: dict[str, KindInfo] = {
+    info.kind: info
+    for info in (
+        KindInfo(
+            kind="DynamoGraphDeployment",
+            plural="dynamographdeployments",
+            singular="dynamographdeployment",
+            short_names=("dgd",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={"v1alpha1": v1alpha1.DynamoGraphDeployment, "v1beta1": v1beta1.DynamoGraphDeployment},
+            printer_columns={"v1alpha1": _DGD_COLUMNS, "v1beta1": _DGD_COLUMNS},
+            deprecated_versions=("v1alpha1",),
+        ),
+        KindInfo(
+            kind="DynamoComponentDeployment",
+            plural="dynamocomponentdeployments",
+            singular="dynamocomponentdeployment",
+            short_names=("dcd",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={
+                "v1alpha1": v1alpha1.DynamoComponentDeployment,
+                "v1beta1": v1beta1.DynamoComponentDeployment,
+            },
+            printer_columns={
+                "v1alpha1": (PrinterColumn("Service", ".spec.serviceName"), *_DCD_COLUMNS),
+                "v1beta1": (PrinterColumn("Component", ".spec.name"), *_DCD_COLUMNS),
+            },
+            deprecated_versions=("v1alpha1",),
+        ),
+        KindInfo(
+            kind="DynamoGraphDeploymentRequest",
+            plural="dynamographdeploymentrequests",
+            singular="dynamographdeploymentrequest",
+            short_names=("dgdr",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={
+                "v1alpha1": v1alpha1.DynamoGraphDeploymentRequest,
+                "v1beta1": v1beta1.DynamoGraphDeploymentRequest,
+            },
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("Model", ".spec.model"),
+                    PrinterColumn("Backend", ".spec.backend"),
+                    PrinterColumn("State", ".status.state"),
+                    PrinterColumn("DGD-State", ".status.deployment.state"),
+                    AGE,
+                ),
+                "v1beta1": (
+                    PrinterColumn("Model", ".spec.model"),
+                    PrinterColumn("Backend", ".spec.backend"),
+                    PrinterColumn("Phase", ".status.phase"),
+                    PrinterColumn("Profiling", ".status.profilingPhase"),
+                    PrinterColumn("DGD", ".status.dgdName"),
+                    AGE,
+                ),
+            },
+            deprecated_versions=("v1alpha1",),
+        ),
+        KindInfo(
+            kind="DynamoGraphDeploymentScalingAdapter",
+            plural="dynamographdeploymentscalingadapters",
+            singular="dynamographdeploymentscalingadapter",
+            short_names=("dgdsa",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={
+                "v1alpha1": v1alpha1.DynamoGraphDeploymentScalingAdapter,
+                "v1beta1": v1beta1.DynamoGraphDeploymentScalingAdapter,
+            },
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("DGD", ".spec.dgdRef.name"),
+                    PrinterColumn("Service", ".spec.dgdRef.serviceName"),
+                    PrinterColumn("Desired", ".spec.replicas", "integer"),
+                    PrinterColumn("Replicas", ".status.replicas", "integer"),
+                    AGE,
+                ),
+                "v1beta1": (
+                    PrinterColumn("DGD", ".spec.dgdRef.name"),
+                    PrinterColumn("Component", ".spec.dgdRef.componentName"),
+                    PrinterColumn("Desired", ".spec.replicas", "integer"),
+                    PrinterColumn("Replicas", ".status.replicas", "integer"),
+                    AGE,
+                ),
+            },
+            scale=ScaleSubresource(),
+            deprecated_versions=("v1alpha1",),
+        ),
+        KindInfo(
+            kind="DynamoModel",
+            plural="dynamomodels",
+            singular="dynamomodel",
+            short_names=("dm",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={"v1alpha1": v1alpha1.DynamoModel},
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("BaseModel", ".spec.baseModelName"),
+                    PrinterColumn("Type", ".spec.modelType"),
+                    PrinterColumn("Ready", ".status.readyEndpoints", "integer"),
+                    PrinterColumn("Total", ".status.totalEndpoints", "integer"),
+                    AGE,
+                )
+            },
+        ),
+        KindInfo(
+            kind="DynamoCheckpoint",
+            plural="dynamocheckpoints",
+            singular="dynamocheckpoint",
+            short_names=("dckpt",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={"v1alpha1": v1alpha1.DynamoCheckpoint},
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("Model", ".spec.identity.model"),
+                    PrinterColumn("Backend", ".spec.identity.backendFramework"),
+                    PrinterColumn("Phase", ".status.phase"),
+                    PrinterColumn("CheckpointID", ".status.checkpointID", priority=1),
+                    AGE,
+                )
+            },
+        ),
+        KindInfo(
+            kind="PodSnapshot",
+            plural="podsnapshots",
+            singular="podsnapshot",
+            short_names=("psnap",),
+            scope="Namespaced",
+            storage_version="v1alpha1",
+            models={"v1alpha1": v1alpha1.PodSnapshot},
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("Pod", ".spec.source.podRef.name"),
+                    PrinterColumn("Content", ".status.boundPodSnapshotContentName"),
+                    _ready(),
+                    AGE,
+                )
+            },
+        ),
+        KindInfo(
+            kind="PodSnapshotContent",
+            plural="podsnapshotcontents",
+            singular="podsnapshotcontent",
+            short_names=("psnapc",),
+            scope="Cluster",
+            storage_version="v1alpha1",
+            models={"v1alpha1": v1alpha1.PodSnapshotContent},
+            printer_columns={
+                "v1alpha1": (
+                    PrinterColumn("Snapshot", ".spec.podSnapshotRef.name"),
+                    PrinterColumn("Node", ".spec.source.nodeName"),
+                    _ready(),
+                    AGE,
+                )
+            },
+        ),
+    )
+}
+
+MULTI_VERSION_KINDS = tuple(k for k, info in KINDS.items() if info.multi_version)
+
+
+def kind_for_plural(plural: str) -> KindInfo:
+    """The kind whose resource name is ``plural`` (as in admission and conversion requests)."""
+    for info in KINDS.values():
+        if info.plural == plural:
+            return info
+    raise KeyError(plural)
