@@ -1,0 +1,176 @@
+"""``dynamo-operator``: the operator process (``run``) and offline tools.
+
+``run`` flags override the OperatorConfiguration file (``--config``); flags not given leave the file's value.
+Hidden flags exist for tests and development (short leases, extra controller setup hooks).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+
+import click
+
+from dynamo_operator.runtime.log import get_logger, setup_logging
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dynamo-platform", prog_name="dynamo-operator")
+def main() -> None:
+    """NVIDIA Dynamo Kubernetes operator."""
+
+
+# ------------------------------------------------------------------------------------------------------------
+# run
+# ------------------------------------------------------------------------------------------------------------
+
+
+def _load_setup(spec: str) -> Callable:
+    mod, _, fn = spec.partition(":")
+    return getattr(importlib.import_module(mod), fn or "setup")
+
+
+def register_default_controllers(mgr) -> None:
+    """The product's controllers and webhooks register here (``dynamo_operator.controllers.setup(manager)``
+    when that package exists)."""
+    try:
+        controllers = importlib.import_module("dynamo_operator.controllers")
+    except ModuleNotFoundError as e:
+        if e.name not in ("dynamo_operator.controllers",):
+            raise
+        get_logger("setup").warning("no controllers package installed; running the runtime only")
+        return
+    setup = getattr(controllers, "setup", None)
+    if setup is not None:
+        setup(mgr)
+
+
+@main.command()
+@click.option(
+    "--kubeconfig", envvar="KUBECONFIG", default=None, help="Kubeconfig path (default: in-cluster)."
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="OperatorConfiguration file.",
+)
+@click.option(
+    "--health-probe-bind-address", default=None, help="Health probes address, e.g. :8081 (0 disables)."
+)
+@click.option("--metrics-bind-address", default=None, help="Metrics address, e.g. :8080 (0 disables).")
+@click.option(
+    "--metrics-secure/--metrics-insecure",
+    default=None,
+    help="HTTPS + TokenReview/SubjectAccessReview (default) or plain HTTP.",
+)
+@click.option("--metrics-cert-dir", default=None, help="Directory with tls.crt/tls.key for metrics.")
+@click.option("--leader-elect/--no-leader-elect", default=None, help="Leader election on a Lease.")
+@click.option("--leader-election-id", default=None)
+@click.option("--leader-election-namespace", default=None)
+@click.option(
+    "--namespace-restricted",
+    "restricted",
+    default=None,
+    metavar="NS",
+    help="Namespace-restricted mode (deprecated; development and testing only).",
+)
+@click.option(
+    "--operator-version", default=None, help="Version in the namespace-scope marker's holder identity."
+)
+@click.option("--log-level", default=None, type=click.Choice(["debug", "info", "warn", "error"]))
+@click.option("--leader-elect-lease-duration", "lease_duration", type=float, default=None, hidden=True)
+@click.option("--leader-elect-renew-deadline", "renew_deadline", type=float, default=None, hidden=True)
+@click.option("--leader-elect-retry-period", "retry_period", type=float, default=None, hidden=True)
+@click.option("--scope-lease-duration", type=float, default=None, hidden=True)
+@click.option("--scope-lease-renew-interval", type=float, default=None, hidden=True)
+@click.option(
+    "--setup",
+    "setups",
+    multiple=True,
+    hidden=True,
+    help="module:function called with the Manager (extra controllers, tests).",
+)
+@click.option("--no-default-controllers", is_flag=True, hidden=True)
+def run(
+    kubeconfig,
+    config_path,
+    health_probe_bind_address,
+    metrics_bind_address,
+    metrics_secure,
+    metrics_cert_dir,
+    leader_elect,
+    leader_election_id,
+    leader_election_namespace,
+    restricted,
+    operator_version,
+    log_level,
+    lease_duration,
+    renew_deadline,
+    retry_period,
+    scope_lease_duration,
+    scope_lease_renew_interval,
+    setups,
+    no_default_controllers,
+) -> None:
+    """Run the operator: caches, controllers (on the leader), health and metrics servers."""
+    from dynamo_operator.runtime.manager import Manager
+    from dynamo_operator.runtime.settings import load_config, settings_from_config
+
+    setup_logging("info", "json")
+    log = get_logger("setup")
+    try:
+        config = load_config(config_path)
+        settings = settings_from_config(
+            config,
+            kubeconfig=kubeconfig,
+            health_probe_bind_address=health_probe_bind_address,
+            metrics_bind_address=metrics_bind_address,
+            metrics_secure=metrics_secure,
+            metrics_cert_dir=metrics_cert_dir,
+            leader_elect=leader_elect,
+            leader_election_id=leader_election_id,
+            leader_election_namespace=leader_election_namespace,
+            restricted_namespace=restricted,
+            operator_version=operator_version,
+            log_level=log_level,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
+            scope_lease_duration=scope_lease_duration,
+            scope_lease_renew_interval=scope_lease_renew_interval,
+        )
+    except Exception as e:
+        log.error("invalid configuration", error=str(e), config=config_path)
+        sys.exit(2)
+    setup_logging(settings.log_level, settings.log_format)
+    try:
+        mgr = Manager(settings)
+        if not no_default_controllers:
+            register_default_controllers(mgr)
+        for spec in setups:
+            _load_setup(spec)(mgr)
+    except Exception as e:
+        log.error("setup failed", error=str(e))
+        sys.exit(1)
+    code = mgr.run()
+    log.info("exiting", exitCode=code, reason=mgr.stop_reason or None)
+    sys.exit(code)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Offline tools: the same rendering and CRD generation the running operator uses.
+# ------------------------------------------------------------------------------------------------------------
+def _register_offline_commands() -> None:
+    from dynamo_operator.render.cli import render_command
+
+    main.add_command(render_command, "render")
+
+
+_register_offline_commands()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,77 @@
+"""The operator's controller runtime on the official ``kubernetes`` client (no controller framework).
+
+Why not kopf: no Lease leader election (peering CRDs instead), edge-triggered handlers with progress in
+annotations, no conversion webhooks; its value (watching + admission shell) is the small part.  So this
+package re-implements the controller-runtime pieces the operator needs, with the same semantics: informers
+(``informer``), a de-duplicating rate-limited work queue (``workqueue``), level-triggered controllers with
+owner mapping (``controller``), Lease leader election (``leaderelection``), namespace-scope markers
+(``nsscope``), prometheus metrics (``metrics``), health/metrics servers (``servers``) and the ``Manager`` that
+ties them together.  ``settings`` is the single seam to the OperatorConfiguration model and the CLI flags.
+"""
+
+from .client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    EVENTS,
+    LEASES,
+    NAMESPACES,
+    PODS,
+    PVCS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceClient,
+    ResourceDescriptor,
+    custom,
+    load_api_client,
+    owner_controller,
+)
+from .controller import Controller, ReconcileContext, Request, Result, owner_requests, reconcile_context
+from .informer import ClientListWatcher, Indexer, Informer
+from .leaderelection import LeaderElector
+from .log import get_logger, setup_logging
+from .manager import Manager
+from .metrics import OperatorMetrics, classify_error
+from .nsscope import MARKER_LEASE_NAME, NamespaceExclusions, NamespaceScopeMarker
+from .settings import RuntimeSettings, load_config, settings_from_config
+from .workqueue import WorkQueue
+
+__all__ = [
+    "CONFIGMAPS",
+    "DEPLOYMENTS",
+    "EVENTS",
+    "LEASES",
+    "MARKER_LEASE_NAME",
+    "NAMESPACES",
+    "PODS",
+    "PVCS",
+    "SECRETS",
+    "SERVICEACCOUNTS",
+    "SERVICES",
+    "ClientListWatcher",
+    "Controller",
+    "Indexer",
+    "Informer",
+    "LeaderElector",
+    "Manager",
+    "NamespaceExclusions",
+    "NamespaceScopeMarker",
+    "OperatorMetrics",
+    "ReconcileContext",
+    "Request",
+    "ResourceClient",
+    "ResourceDescriptor",
+    "Result",
+    "RuntimeSettings",
+    "WorkQueue",
+    "classify_error",
+    "custom",
+    "get_logger",
+    "load_api_client",
+    "load_config",
+    "owner_controller",
+    "owner_requests",
+    "reconcile_context",
+    "settings_from_config",
+    "setup_logging",
+]

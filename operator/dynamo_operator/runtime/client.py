@@ -1,0 +1,358 @@
+"""Kubernetes client bootstrap and a small dynamic client over the official ``kubernetes`` package.
+
+Why the official client and not lightkube/kr8s/kopf: it is the one library the whole project already depends
+on (hooks, plugin, tests), it covers every API group, handles kubeconfig contexts, exec credential plugins and
+in-cluster token refresh.  What it lacks is a *dynamic* resource client and informers, so this module adds a
+thin ``ResourceClient`` that speaks plain JSON dicts for any resource (core types and custom resources alike)
+by reusing the client's request serialisation and authentication (``ApiClient.param_serialize`` +
+``call_api``). Plain dicts keep the runtime independent of generated model classes and make owner mapping,
+caching and status writes uniform for ``ConfigMap`` and ``DynamoGraphDeployment`` alike.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import kubernetes
+from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
+
+DEFAULT_POOL_MAXSIZE = 32
+
+
+@dataclass(frozen=True)
+class ResourceDescriptor:
+    """Identifies a resource type: ``group`` is "" for the core API group."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_kind(self) -> str:
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
+    def base_path(self, namespace: str | None = None) -> str:
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{root}/namespaces/{namespace}/{self.plural}"
+        return f"{root}/{self.plural}"
+
+    def object_path(self, name: str, namespace: str | None = None, subresource: str | None = None) -> str:
+        path = f"{self.base_path(namespace)}/{name}"
+        return f"{path}/{subresource}" if subresource else path
+
+    def matches(self, api_version: str, kind: str) -> bool:
+        """True when an ownerReference's apiVersion/kind names this resource (any version of the group)."""
+        group = api_version.split("/", 1)[0] if "/" in api_version else ""
+        return kind == self.kind and group == self.group
+
+    def __str__(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def custom(group: str, version: str, plural: str, kind: str, namespaced: bool = True) -> ResourceDescriptor:
+    return ResourceDescriptor(group, version, plural, kind, namespaced)
+
+
+CONFIGMAPS = ResourceDescriptor("", "v1", "configmaps", "ConfigMap")
+SECRETS = ResourceDescriptor("", "v1", "secrets", "Secret")
+SERVICES = ResourceDescriptor("", "v1", "services", "Service")
+SERVICEACCOUNTS = ResourceDescriptor("", "v1", "serviceaccounts", "ServiceAccount")
+PODS = ResourceDescriptor("", "v1", "pods", "Pod")
+EVENTS = ResourceDescriptor("", "v1", "events", "Event")
+PVCS = ResourceDescriptor("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+NAMESPACES = ResourceDescriptor("", "v1", "namespaces", "Namespace", namespaced=False)
+DEPLOYMENTS = ResourceDescriptor("apps", "v1", "deployments", "Deployment")
+LEASES = ResourceDescriptor("coordination.k8s.io", "v1", "leases", "Lease")
+ROLES = ResourceDescriptor("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLEBINDINGS = ResourceDescriptor("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+HPAS = ResourceDescriptor("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
+
+
+def load_api_client(
+    kubeconfig: str | None = None,
+    context: str | None = None,
+    pool_maxsize: int = DEFAULT_POOL_MAXSIZE,
+    client_side_retries: bool = True,
+) -> ApiClient:
+    """Kubeconfig (explicit path, else ``$KUBECONFIG``, else ``~/.kube/config``) or the in-cluster service
+    account.
+
+    In a pod (``KUBERNETES_SERVICE_HOST`` set) without an explicit kubeconfig the in-cluster config wins, like
+    controller-runtime's ``GetConfig``.  The urllib3 pool is sized for the informers' long-running watches
+    (one connection each) plus the workers' requests; the default (cpu*5) starves on small nodes.
+    """
+    cfg = Configuration()
+    explicit = kubeconfig or os.environ.get("KUBECONFIG")
+    if not explicit and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        kubernetes.config.load_incluster_config(client_configuration=cfg)
+    else:
+        path = explicit.split(os.pathsep)[0] if explicit else None
+        kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
+    cfg.connection_pool_maxsize = pool_maxsize
+    if client_side_retries and hasattr(cfg, "client_go_retries"):
+        cfg.client_go_retries = True
+    return ApiClient(cfg)
+
+
+class ResourceClient:
+    """JSON-dict CRUD + list/watch for any ``ResourceDescriptor``."""
+
+    def __init__(self, api_client: ApiClient, request_timeout: float = 30.0):
+        self.api_client = api_client
+        self.request_timeout = request_timeout
+
+    # -- transport ------------------------------------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, Any]] | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        timeout: Any = None,
+        stream: bool = False,
+    ) -> Any:
+        headers = {"Accept": "application/json"}
+        if body is not None:
+            headers["Content-Type"] = content_type or "application/json"
+        query = [(k, v) for k, v in (query or []) if v is not None and v != ""]
+        timeout = timeout if timeout is not None else self.request_timeout
+        ac = self.api_client
+        if hasattr(ac, "param_serialize"):  # kubernetes >= 35 (pydantic generator)
+            method_, url, hdrs, body_, _post = ac.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=query,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            resp = ac.call_api(method_, url, header_params=hdrs, body=body_, _request_timeout=timeout)
+            raw = resp.response
+        else:  # older generator: call_api raises on non-2xx itself
+            raw = ac.call_api(
+                path,
+                method,
+                query_params=query,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=timeout,
+            )
+        if not 200 <= raw.status <= 299:
+            data = raw.data
+            raise ApiException(status=raw.status, reason=raw.reason, http_resp=_Preloaded(raw, data))
+        if stream:
+            return raw
+        data = raw.data
+        return json.loads(data) if data else None
+
+    # -- verbs ----------------------------------------------------------------------------------------------
+    def list(
+        self,
+        res: ResourceDescriptor,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+        limit: int | None = None,
+        continue_: str | None = None,
+    ) -> dict:
+        query = [
+            ("labelSelector", label_selector),
+            ("fieldSelector", field_selector),
+            ("resourceVersion", resource_version),
+            ("limit", limit),
+            ("continue", continue_),
+        ]
+        return self.request("GET", res.base_path(namespace), query)
+
+    def list_all(self, res: ResourceDescriptor, namespace: str | None = None, **kw: Any) -> tuple[list, str]:
+        """Paginated list; returns (items, resourceVersion of the list)."""
+        items: list = []
+        cont = None
+        while True:
+            out = self.list(res, namespace, limit=500, continue_=cont, **kw)
+            for it in out.get("items") or []:
+                it.setdefault("apiVersion", res.api_version)
+                it.setdefault("kind", res.kind)
+                items.append(it)
+            cont = (out.get("metadata") or {}).get("continue")
+            if not cont:
+                return items, (out.get("metadata") or {}).get("resourceVersion", "")
+
+    def watch(
+        self,
+        res: ResourceDescriptor,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
+        bookmarks: bool = True,
+    ) -> WatchStream:
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("allowWatchBookmarks", "true" if bookmarks else None),
+            ("labelSelector", label_selector),
+            ("fieldSelector", field_selector),
+            ("timeoutSeconds", timeout_seconds),
+        ]
+        raw = self.request(
+            "GET", res.base_path(namespace), query, timeout=(10, timeout_seconds + 30), stream=True
+        )
+        return WatchStream(raw)
+
+    def get(self, res: ResourceDescriptor, name: str, namespace: str | None = None) -> dict:
+        return self.request("GET", res.object_path(name, namespace))
+
+    def create(self, res: ResourceDescriptor, body: dict, namespace: str | None = None) -> dict:
+        body.setdefault("apiVersion", res.api_version)
+        body.setdefault("kind", res.kind)
+        ns = namespace or (body.get("metadata") or {}).get("namespace")
+        return self.request("POST", res.base_path(ns), body=body)
+
+    def replace(self, res: ResourceDescriptor, body: dict, subresource: str | None = None) -> dict:
+        md = body["metadata"]
+        return self.request("PUT", res.object_path(md["name"], md.get("namespace"), subresource), body=body)
+
+    def patch(
+        self,
+        res: ResourceDescriptor,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        subresource: str | None = None,
+        patch_type: str = "application/merge-patch+json",
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> dict:
+        query = [("fieldManager", field_manager), ("force", "true" if force else None)]
+        return self.request(
+            "PATCH",
+            res.object_path(name, namespace, subresource),
+            query,
+            body=patch,
+            content_type=patch_type,
+        )
+
+    def apply(self, res: ResourceDescriptor, body: dict, field_manager: str, subresource: str | None = None):
+        """Server-side apply (JSON is valid YAML for the apply-patch content type)."""
+        md = body["metadata"]
+        body.setdefault("apiVersion", res.api_version)
+        body.setdefault("kind", res.kind)
+        return self.patch(
+            res,
+            md["name"],
+            body,
+            md.get("namespace"),
+            subresource,
+            patch_type="application/apply-patch+yaml",
+            field_manager=field_manager,
+            force=True,
+        )
+
+    def delete(
+        self,
+        res: ResourceDescriptor,
+        name: str,
+        namespace: str | None = None,
+        propagation: str | None = "Background",
+        preconditions: dict | None = None,
+    ) -> dict | None:
+        body: dict = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation:
+            body["propagationPolicy"] = propagation
+        if preconditions:
+            body["preconditions"] = preconditions
+        return self.request("DELETE", res.object_path(name, namespace), body=body)
+
+    def create_raw(self, path: str, body: dict) -> dict:
+        """POST to an arbitrary path (TokenReview, SubjectAccessReview, TokenRequest...)."""
+        return self.request("POST", path, body=body)
+
+
+class _Preloaded:
+    """Adapter so ApiException can read status/reason/headers/body from an already-read urllib3 response."""
+
+    def __init__(self, raw: Any, data: bytes):
+        self.status = raw.status
+        self.reason = raw.reason
+        self.headers = raw.headers
+        self.data = data
+
+
+class WatchStream:
+    """Iterates watch events (dicts with ``type`` and ``object``) from a streaming response; ``close()`` stops
+    it from another thread."""
+
+    def __init__(self, raw: Any):
+        self._raw = raw
+        self.closed = False
+
+    def __iter__(self) -> Iterator[dict]:
+        buf = bytearray()
+        try:
+            for chunk in self._raw.stream(amt=None, decode_content=True):
+                if self.closed:
+                    return
+                buf.extend(chunk)
+                while True:
+                    nl = buf.find(b"\n")
+                    if nl < 0:
+                        break
+                    line = bytes(buf[:nl]).strip()
+                    del buf[: nl + 1]
+                    if line:
+                        yield json.loads(line)
+        except Exception:
+            if self.closed:
+                return
+            raise
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        # shutdown() (urllib3 >= 2.3) unblocks a read in progress on another thread; the connection is then
+        # dropped rather than returned to the pool.
+        for meth in ("shutdown", "close"):
+            fn = getattr(self._raw, meth, None)
+            if fn is not None:
+                with contextlib.suppress(Exception):
+                    fn()
+
+
+def is_status(exc: BaseException, *codes: int) -> bool:
+    return isinstance(exc, ApiException) and exc.status in codes
+
+
+def owner_controller(obj: dict) -> dict | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def obj_key(obj: dict) -> str:
+    md = obj.get("metadata") or {}
+    ns = md.get("namespace")
+    return f"{ns}/{md.get('name')}" if ns else str(md.get("name"))

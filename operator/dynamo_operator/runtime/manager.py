@@ -1,0 +1,404 @@
+"""The Manager: shared caches, controllers, leader election, namespace-scope markers, metrics and health
+servers.
+
+Start order (``start()``):
+
+1. health-probe and metrics servers (every replica);
+2. namespace mode: restricted → create the marker Lease synchronously (startup fails if it cannot), renew it
+   in the background, exit when renewals keep failing; cluster-wide → watch the markers in all namespaces;
+3. informers (every replica: readiness waits for their first list) and runnables with ``needs_leader=False``
+   (webhook servers);
+4. leader election (or, when disabled, leadership at once) → controllers' workers and ``needs_leader=True``
+   runnables start only on the leader.
+
+Fatal conditions (leader lease lost, marker renewal failing) stop the manager with ``exit_code = 1``;
+``run()`` returns it and the CLI exits with it, as controller-runtime exits on "leader election lost".
+SIGTERM/SIGINT stop it cleanly (exit code 0): controllers drain, the leader Lease is released so a successor
+takes over at once, and the marker Lease is deleted so a cluster-wide operator takes the namespace back at
+once.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes.client import ApiClient
+
+from .client import LEASES, ResourceClient, ResourceDescriptor, load_api_client
+from .controller import Controller, MapFunc, Reconciler, Watch
+from .informer import ClientListWatcher, Informer
+from .leaderelection import LeaderElector
+from .log import get_logger
+from .metrics import OperatorMetrics
+from .nsscope import NamespaceExclusions, NamespaceExclusionWatcher, NamespaceScopeMarker, holder_identity
+from .servers import HealthServer, MetricsServer
+from .settings import RuntimeSettings
+
+_DEFAULT = object()
+
+
+@dataclass
+class _Runnable:
+    name: str
+    start: Callable[[threading.Event], Any]
+    needs_leader: bool
+    stop: Callable[[], Any] | None
+    thread: threading.Thread | None = None
+
+
+class Manager:
+    def __init__(
+        self,
+        settings: RuntimeSettings | None = None,
+        api_client: ApiClient | None = None,
+    ):
+        self.settings = settings or RuntimeSettings()
+        self.api_client = api_client or load_api_client(self.settings.kubeconfig)
+        self.client = ResourceClient(self.api_client)
+        self.metrics = OperatorMetrics()
+        self.registry = self.metrics.registry
+        self.identity = self.settings.identity
+        self.log = get_logger("manager")
+        self.exit_code: int | None = None
+        self.stop_reason = ""
+        self._informers: dict[tuple, Informer] = {}
+        self._controllers: dict[str, Controller] = {}
+        self._runnables: list[_Runnable] = []
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._stopped = threading.Event()
+        self._started = False
+        self._leading = threading.Event()
+        self.health = HealthServer(self.settings.health_probe_bind_address)
+        self.metrics_server = MetricsServer(
+            self.settings.metrics_bind_address,
+            self.registry,
+            secure=self.settings.metrics_secure,
+            client=self.client,
+            cert_dir=self.settings.metrics_cert_dir,
+        )
+        self.health.ready_checks["informers-synced"] = self._caches_synced
+        self.elector: LeaderElector | None = None
+        self.marker: NamespaceScopeMarker | None = None
+        self.exclusions: NamespaceExclusions | None = None
+        self.exclusion_watcher: NamespaceExclusionWatcher | None = None
+        if self.settings.cluster_wide:
+            self.exclusions = NamespaceExclusions(on_released=self._namespace_released)
+            self.exclusion_watcher = NamespaceExclusionWatcher(
+                self.client, self.exclusions, sweep_interval=self.settings.scope_sweep_interval
+            )
+
+    # -- registration ---------------------------------------------------------------------------------------
+    def informer(
+        self,
+        res: ResourceDescriptor,
+        namespace: Any = _DEFAULT,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resync_period: float | None = None,
+    ) -> Informer:
+        """The shared informer for a resource/scope/selector (created on first use). ``namespace`` defaults to
+        the manager's watch scope: the restricted namespace, or all namespaces."""
+        ns = self.settings.watch_namespace if namespace is _DEFAULT else namespace
+        if not res.namespaced:
+            ns = None
+        key = (res, ns, label_selector, field_selector)
+        with self._lock:
+            inf = self._informers.get(key)
+            if inf is None:
+                inf = Informer(
+                    res,
+                    ClientListWatcher(self.client, res, ns, label_selector, field_selector),
+                    resync_period=self.settings.sync_period if resync_period is None else resync_period,
+                    name=f"{res}" + (f"@{ns}" if ns else ""),
+                )
+                self._informers[key] = inf
+                if self._started:
+                    inf.start()
+            elif resync_period and (not inf.resync_period or resync_period < inf.resync_period):
+                inf.resync_period = resync_period
+            return inf
+
+    def add_controller(
+        self,
+        name: str,
+        primary: ResourceDescriptor,
+        reconcile: Reconciler,
+        owns: Iterable[ResourceDescriptor | tuple[ResourceDescriptor, str]] = (),
+        workers: int = 1,
+        watches: Iterable[tuple[ResourceDescriptor, MapFunc]] = (),
+        label_selector: str | None = None,
+        resource_type: str | None = None,
+        predicate: Callable[[dict | None, dict], bool] | None = None,
+    ) -> Controller:
+        """Register a controller; it runs on the leader only. ``owns``: child kinds whose events enqueue their
+        controller owner (an entry may be ``(resource, label_selector)`` to cache only labelled children);
+        ``watches``: (resource, map_fn(obj) -> [Request]) for other relations."""
+        if name in self._controllers:
+            raise ValueError(f"controller {name!r} already registered")
+        primary_inf = self.informer(
+            primary, label_selector=label_selector, resync_period=self.settings.sync_period
+        )
+        owned = []
+        for entry in owns:
+            res, sel = entry if isinstance(entry, tuple) else (entry, None)
+            owned.append((res, self.informer(res, label_selector=sel, resync_period=0)))
+        extra = [Watch(self.informer(res, resync_period=0), fn) for res, fn in watches]
+        ctl = Controller(
+            name,
+            primary,
+            primary_inf,
+            reconcile,
+            owned=owned,
+            watches=extra,
+            workers=workers,
+            metrics=self.metrics,
+            resource_type=resource_type,
+            is_excluded=self.is_namespace_excluded,
+            predicate=predicate,
+        )
+        with self._lock:
+            self._controllers[name] = ctl
+            if self._started and self._leading.is_set():
+                ctl.start()
+        return ctl
+
+    def add_runnable(
+        self,
+        start_fn: Callable[[threading.Event], Any],
+        needs_leader: bool = False,
+        stop_fn: Callable[[], Any] | None = None,
+        name: str | None = None,
+    ) -> None:
+        """``start_fn(stop_event)`` runs in its own daemon thread (it may block until ``stop_event`` is set,
+        or return after starting its own threads; ``stop_fn`` is then called at shutdown).
+        ``needs_leader=False`` runnables (webhook servers) run on every replica."""
+        r = _Runnable(name or getattr(start_fn, "__name__", "runnable"), start_fn, needs_leader, stop_fn)
+        with self._lock:
+            self._runnables.append(r)
+            if self._started and (not needs_leader or self._leading.is_set()):
+                self._start_runnable(r)
+
+    def add_readiness_check(self, name: str, check: Callable[[], bool | None]) -> None:
+        self.health.ready_checks[name] = check
+
+    def add_health_check(self, name: str, check: Callable[[], bool | None]) -> None:
+        self.health.health_checks[name] = check
+
+    # -- queries --------------------------------------------------------------------------------------------
+    def is_namespace_excluded(self, namespace: str | None) -> bool:
+        """True when a namespace-restricted operator claims ``namespace`` (cluster-wide mode), or when the
+        namespace is outside this operator's restricted namespace (restricted mode)."""
+        if not namespace:
+            return False
+        if self.settings.restricted_namespace:
+            return namespace != self.settings.restricted_namespace
+        return self.exclusions is not None and self.exclusions.contains(namespace)
+
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    @property
+    def controllers(self) -> dict[str, Controller]:
+        return dict(self._controllers)
+
+    def _caches_synced(self) -> bool:
+        infs = list(self._informers.values())
+        if self.exclusion_watcher is not None:
+            infs.append(self.exclusion_watcher.informer)
+        return all(i.has_synced() for i in infs)
+
+    def wait_for_cache_sync(self, timeout: float = 60.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._caches_synced():
+                return True
+            if self._stop.wait(0.05):
+                return False
+        return self._caches_synced()
+
+    def wait_for_leadership(self, timeout: float) -> bool:
+        return self._leading.wait(timeout)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        s = self.settings
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        self.log.info(
+            "starting manager",
+            identity=self.identity,
+            version=s.operator_version,
+            mode="namespace-restricted" if s.restricted_namespace else "cluster-wide",
+            namespace=s.restricted_namespace,
+            leaderElection=s.leader_elect,
+        )
+        if s.restricted_namespace:
+            self.log.warning(
+                "namespace-restricted mode is deprecated and for DEVELOPMENT AND TESTING ONLY",
+                namespace=s.restricted_namespace,
+            )
+        self.health.start()
+        self.metrics_server.start()
+        if s.restricted_namespace:
+            self.marker = NamespaceScopeMarker(
+                self.client,
+                s.restricted_namespace,
+                holder_identity(s.operator_version, s.pod_name),
+                lease_duration=s.scope_lease_duration,
+                renew_interval=s.scope_lease_renew_interval,
+                on_fatal=self.fatal,
+            )
+            self.marker.start()
+        elif self.exclusion_watcher is not None:
+            self.exclusion_watcher.start()
+        with self._lock:
+            for inf in self._informers.values():
+                inf.start()
+            for r in self._runnables:
+                if not r.needs_leader:
+                    self._start_runnable(r)
+        if s.leader_elect:
+            self.elector = LeaderElector(
+                self.client,
+                s.resolved_leader_election_namespace(),
+                s.leader_election_id,
+                self.identity,
+                lease_duration=s.lease_duration,
+                renew_deadline=s.renew_deadline,
+                retry_period=s.retry_period,
+                on_started_leading=self._became_leader,
+                on_stopped_leading=lambda: self.fatal("leader election lost"),
+                on_new_leader=lambda who: self.log.info("new leader observed", leader=who),
+            )
+            self.elector.start()
+        else:
+            threading.Thread(target=self._became_leader, name="leader-start", daemon=True).start()
+
+    def _became_leader(self) -> None:
+        if self._stop.is_set():
+            return
+        self.metrics.leader.labels(self.settings.leader_election_id).set(1)
+        self._leading.set()
+        # workers start after the first list so the initial replay covers the whole cache
+        self.wait_for_cache_sync(timeout=120)
+        with self._lock:
+            if self._stop.is_set():
+                return
+            for ctl in self._controllers.values():
+                ctl.start()
+            for r in self._runnables:
+                if r.needs_leader:
+                    self._start_runnable(r)
+        self.log.info("leading: controllers started", controllers=sorted(self._controllers))
+
+    def _start_runnable(self, r: _Runnable) -> None:
+        def run() -> None:
+            try:
+                r.start(self._stop)
+            except Exception as e:
+                self.log.exception("runnable failed", runnable=r.name)
+                self.fatal(f"runnable {r.name} failed: {e}")
+
+        r.thread = threading.Thread(target=run, name=f"runnable-{r.name}", daemon=True)
+        r.thread.start()
+
+    def _namespace_released(self, namespace: str) -> None:
+        for ctl in list(self._controllers.values()):
+            if ctl.running:
+                n = ctl.enqueue_namespace(namespace)
+                self.log.info("namespace taken back", namespace=namespace, controller=ctl.name, objects=n)
+
+    def fatal(self, reason: str) -> None:
+        """Stop everything with exit code 1 (called from background threads)."""
+        self.log.error("fatal, stopping the manager", reason=reason)
+        if self.exit_code is None:
+            self.exit_code = 1
+        self.stop_reason = reason
+        # lost leadership: stop reconciling immediately, before the slower teardown
+        for ctl in list(self._controllers.values()):
+            ctl._stop.set()
+            if ctl.queue is not None:
+                ctl.queue.shutdown()
+        threading.Thread(
+            target=self.stop, kwargs={"release": False}, name="manager-stop", daemon=True
+        ).start()
+
+    def stop(self, release: bool = True) -> None:
+        """Idempotent shutdown; ``release`` gives the leader lease and the namespace marker back."""
+        with self._lock:
+            if self._stop.is_set():
+                already = True
+            else:
+                already = False
+                self._stop.set()
+        if already:
+            self._stopped.wait(self.settings.graceful_shutdown_timeout + 10)
+            return
+        try:
+            self.log.info("stopping manager", release=release)
+            for ctl in list(self._controllers.values()):
+                ctl.stop(timeout=min(10.0, self.settings.graceful_shutdown_timeout))
+            for r in self._runnables:
+                if r.stop is not None:
+                    try:
+                        r.stop()
+                    except Exception:
+                        self.log.exception("runnable stop failed", runnable=r.name)
+            if self.elector is not None:
+                self.elector.stop(release=release)
+            self._leading.clear()
+            self.metrics.leader.labels(self.settings.leader_election_id).set(0)
+            if self.marker is not None:
+                self.marker.stop(delete=release)
+            if self.exclusion_watcher is not None:
+                self.exclusion_watcher.stop()
+            for inf in list(self._informers.values()):
+                inf.stop(timeout=2.0)
+            self.metrics_server.stop()
+            self.health.stop()
+        finally:
+            if self.exit_code is None:
+                self.exit_code = 0
+            self._stopped.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._stopped.wait(timeout)
+
+    def run(self, install_signal_handlers: bool = True) -> int:
+        """Start, block until stopped (signal or fatal error), return the exit code."""
+        if install_signal_handlers:
+
+            def _on_signal(signum: int, _frame: Any) -> None:
+                self.log.info("signal received, shutting down", signal=signal.Signals(signum).name)
+                threading.Thread(target=self.stop, name="manager-stop", daemon=True).start()
+
+            signal.signal(signal.SIGTERM, _on_signal)
+            signal.signal(signal.SIGINT, _on_signal)
+        try:
+            self.start()
+        except Exception as e:
+            self.log.exception("manager failed to start")
+            self.exit_code = 1
+            self.stop_reason = str(e)
+            self.stop(release=True)
+            return 1
+        while not self._stopped.wait(0.5):
+            pass
+        return self.exit_code or 0
+
+    # -- convenience for leases (tests, tooling) -----------------------------------------------------------
+    def leader_lease(self) -> dict | None:
+        try:
+            return self.client.get(
+                LEASES, self.settings.leader_election_id, self.settings.resolved_leader_election_namespace()
+            )
+        except Exception:
+            return None

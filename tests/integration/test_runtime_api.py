@@ -1,0 +1,469 @@
+"""Controller runtime against a real kube-apiserver (the ``api`` profile): informers, leader election between
+managers and between ``dynamo-operator run`` processes, namespace-scope markers, secure metrics.
+
+Every wait is bounded; every server binds 127.0.0.1; subprocesses are killed in ``finally``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+from dynamo_operator.runtime.client import CONFIGMAPS, LEASES, NAMESPACES, SERVICEACCOUNTS, ResourceClient
+from dynamo_operator.runtime.informer import ClientListWatcher, Informer, wait_until
+from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
+from dynamo_operator.runtime.settings import RuntimeSettings
+from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
+from kubernetes.client.exceptions import ApiException
+
+pytestmark = pytest.mark.api
+
+FAST_LEASE = {"lease_duration": 4.0, "renew_deadline": 3.0, "retry_period": 0.5}
+
+
+@pytest.fixture
+def client(api_cluster):
+    return ResourceClient(api_cluster.api_client())
+
+
+@pytest.fixture
+def make_ns(client):
+    created = []
+
+    def make(prefix="rt"):
+        name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        client.create(NAMESPACES, {"metadata": {"name": name}})
+        created.append(name)
+        return name
+
+    yield make
+    for ns in created:
+        with contextlib.suppress(ApiException):
+            client.delete(NAMESPACES, ns)
+
+
+def parent_cm(client, ns, name="p", data=None):
+    return client.create(
+        CONFIGMAPS,
+        {
+            "metadata": {"name": name, "namespace": ns, "labels": {TEST_LABEL: "true"}},
+            "data": data or {"k": "v"},
+        },
+    )
+
+
+def child_data(client, ns, name="p"):
+    try:
+        return client.get(CONFIGMAPS, name + ECHO_SUFFIX, ns).get("data") or {}
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def settings(**kw):
+    base = dict(
+        metrics_bind_address="0",
+        health_probe_bind_address="127.0.0.1:0",
+        metrics_secure=False,
+        scope_sweep_interval=0.2,
+    )
+    base.update(kw)
+    return RuntimeSettings(**base)
+
+
+@contextlib.contextmanager
+def running(mgr: Manager):
+    mgr.start()
+    try:
+        yield mgr
+    finally:
+        mgr.stop()
+        assert mgr.wait(30)
+
+
+# -- informer ------------------------------------------------------------------------------------------------
+
+
+def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
+    ns = make_ns()
+    events = []
+    inf = Informer(CONFIGMAPS, ClientListWatcher(client, CONFIGMAPS, ns, watch_timeout=(5, 6)))
+    inf.add_event_handler(
+        on_add=lambda o: events.append(("add", o["metadata"]["name"])),
+        on_update=lambda a, b: events.append(("update", b["metadata"]["name"], b.get("data"))),
+        on_delete=lambda o: events.append(("delete", o["metadata"]["name"])),
+    )
+    client.create(CONFIGMAPS, {"metadata": {"name": "before", "namespace": ns}})
+    inf.start()
+    try:
+        assert inf.wait_for_sync(10)
+        assert ("add", "before") in events
+        client.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": ns}, "data": {"x": "1"}})
+        assert wait_until(lambda: ("add", "a") in events, 10)
+        client.patch(CONFIGMAPS, "a", {"data": {"x": "2"}}, ns)
+        assert wait_until(lambda: ("update", "a", {"x": "2"}) in events, 10)
+        client.delete(CONFIGMAPS, "a", ns)
+        assert wait_until(lambda: ("delete", "a") in events, 10)
+        assert inf.store.get(ns, "a") is None and inf.store.get(ns, "before") is not None
+        # the server ends the watch after timeoutSeconds (5-6s): the informer resumes without losing events
+        time.sleep(7)
+        client.create(CONFIGMAPS, {"metadata": {"name": "after-resume", "namespace": ns}})
+        assert wait_until(lambda: ("add", "after-resume") in events, 10)
+        assert inf.relists == 1
+    finally:
+        inf.stop()
+
+
+# -- controllers and leader election in one process ----------------------------------------------------------
+
+
+def test_two_managers_one_leader_and_handover_on_release(api_cluster, client, make_ns):
+    ns = make_ns()
+    mgrs = []
+    for _ in range(2):
+        m = Manager(
+            settings(leader_elect=True, leader_election_namespace=ns, **FAST_LEASE), api_cluster.api_client()
+        )
+        setup_echo_controller(m)
+        mgrs.append(m)
+    a, b = mgrs
+    a.start()
+    b.start()
+    try:
+        assert wait_until(lambda: a.is_leader() or b.is_leader(), 15)
+        time.sleep(1.5)
+        assert a.is_leader() != b.is_leader(), "exactly one leader"
+        leader, follower = (a, b) if a.is_leader() else (b, a)
+        lease = client.get(LEASES, "dynamo.nvidia.com", ns)
+        assert lease["spec"]["holderIdentity"] == leader.identity
+        parent_cm(client, ns)
+        assert wait_until(lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader.identity, 15)
+        # the follower has caches (ready) but no workers
+        assert follower.controllers["configmap-echo"].reconciles == 0
+        assert follower.wait_for_cache_sync(10)
+        # a clean stop releases the lease: the follower takes over well before the lease would expire
+        t0 = time.monotonic()
+        leader.stop()
+        assert wait_until(follower.is_leader, FAST_LEASE["lease_duration"])
+        assert time.monotonic() - t0 < FAST_LEASE["lease_duration"]
+        client.patch(CONFIGMAPS, "p", {"data": {"k": "changed"}}, ns)
+        assert wait_until(
+            lambda: child_data(client, ns) == {"k": "changed", "reconciledBy": follower.identity}, 15
+        )
+    finally:
+        for m in mgrs:
+            m.stop()
+        for m in mgrs:
+            assert m.wait(30)
+
+
+def test_owned_child_edit_is_put_back_and_metrics_count(api_cluster, client, make_ns):
+    ns = make_ns()
+    mgr = Manager(settings(), api_cluster.api_client())
+    setup_echo_controller(mgr)
+    with running(mgr):
+        assert mgr.wait_for_cache_sync(15)
+        parent_cm(client, ns)
+        assert wait_until(lambda: child_data(client, ns) is not None, 15)
+        client.patch(CONFIGMAPS, "p" + ECHO_SUFFIX, {"data": {"k": "hand-edit"}}, ns)
+        assert wait_until(lambda: (child_data(client, ns) or {}).get("k") == "v", 15)
+        got = mgr.registry.get_sample_value(
+            "dynamo_operator_reconcile_total",
+            {"resource_type": "ConfigMap", "namespace": ns, "result": "success"},
+        )
+        assert got and got >= 2
+
+
+# -- two `dynamo-operator run` processes ---------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, str]:
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(
+            req, timeout=timeout, context=ctx if url.startswith("https") else None
+        ) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError as e:
+        return 0, str(e)
+
+
+def _spawn(api_cluster, name, ns, tmp_path, extra=()):
+    health, metrics = _free_port(), _free_port()
+    env = dict(api_cluster.env)
+    env.update(POD_NAME=name, DYNAMO_RUNTIME_TEST_IDENTITY=name)
+    argv = [
+        sys.executable,
+        "-m",
+        "dynamo_operator.cli",
+        "run",
+        "--kubeconfig",
+        api_cluster.kubeconfig,
+        "--health-probe-bind-address",
+        f"127.0.0.1:{health}",
+        "--metrics-bind-address",
+        f"127.0.0.1:{metrics}",
+        "--metrics-insecure",
+        "--no-default-controllers",
+        "--setup",
+        "dynamo_operator.runtime.testing:setup",
+        "--leader-elect",
+        "--leader-election-namespace",
+        ns,
+        "--leader-elect-lease-duration",
+        str(FAST_LEASE["lease_duration"]),
+        "--leader-elect-renew-deadline",
+        str(FAST_LEASE["renew_deadline"]),
+        "--leader-elect-retry-period",
+        str(FAST_LEASE["retry_period"]),
+        *extra,
+    ]
+    log = open(tmp_path / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc.health, proc.metrics, proc.logfile = health, metrics, log  # type: ignore[attr-defined]
+    return proc
+
+
+def _kill(proc):
+    if proc.poll() is None:
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(10)
+    proc.logfile.close()
+
+
+def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, tmp_path):
+    ns = make_ns()
+    procs = {n: _spawn(api_cluster, n, ns, tmp_path) for n in ("op-a", "op-b")}
+    try:
+        for p in procs.values():
+            assert wait_until(lambda p=p: _http(f"http://127.0.0.1:{p.health}/readyz")[0] == 200, 30), (
+                tmp_path / "op-a.log"
+            ).read_text()[-3000:]
+
+        def holder():
+            try:
+                return client.get(LEASES, "dynamo.nvidia.com", ns)["spec"].get("holderIdentity") or ""
+            except ApiException:
+                return ""
+
+        assert wait_until(lambda: holder().split("_")[0] in procs, 20)
+        leader_name = holder().split("_")[0]
+        other = "op-b" if leader_name == "op-a" else "op-a"
+        parent_cm(client, ns)
+        assert wait_until(lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader_name, 20)
+        time.sleep(1.5)
+        assert child_data(client, ns)["reconciledBy"] == leader_name  # the follower never wrote
+        status, body = _http(f"http://127.0.0.1:{procs[leader_name].metrics}/metrics")
+        assert status == 200
+        assert any(
+            ln.startswith("dynamo_operator_reconcile_total{") and f'namespace="{ns}"' in ln
+            for ln in body.splitlines()
+        )
+
+        procs[leader_name].send_signal(signal.SIGKILL)
+        t0 = time.monotonic()
+        client.patch(CONFIGMAPS, "p", {"data": {"k": "while-leaderless"}}, ns)  # changed meanwhile
+        assert wait_until(lambda: holder().split("_")[0] == other, FAST_LEASE["lease_duration"] + 3)
+        assert time.monotonic() - t0 <= FAST_LEASE["lease_duration"] + 3
+        assert wait_until(
+            lambda: child_data(client, ns) == {"k": "while-leaderless", "reconciledBy": other}, 15
+        )
+        # SIGTERM releases the lease: holder becomes empty at once, exit code 0
+        procs[other].send_signal(signal.SIGTERM)
+        assert procs[other].wait(20) == 0
+        assert holder() == ""
+    finally:
+        for p in procs.values():
+            _kill(p)
+
+
+# -- namespace-restricted + cluster-wide ---------------------------------------------------------------------
+
+
+def test_restricted_and_cluster_wide_coexist_and_takeover(api_cluster, client, make_ns):
+    team, shared = make_ns("team"), make_ns("shared")
+    restricted = Manager(
+        settings(
+            restricted_namespace=team,
+            scope_lease_duration=3.0,
+            scope_lease_renew_interval=1.0,
+            operator_version="9.9.9-test",
+            pod_name="restricted-pod",
+        ),
+        api_cluster.api_client(),
+    )
+    setup_echo_controller(restricted)
+    cluster = Manager(settings(), api_cluster.api_client())
+    setup_echo_controller(cluster)
+    restricted.start()
+    try:
+        marker = client.get(LEASES, MARKER_LEASE_NAME, team)
+        assert marker["spec"]["holderIdentity"] == "namespace-restricted-operator-9.9.9-test/restricted-pod"
+        assert marker["spec"]["leaseDurationSeconds"] == 3
+        cluster.start()
+        assert cluster.wait_for_cache_sync(15)
+        assert wait_until(lambda: cluster.is_namespace_excluded(team), 5)
+        assert not cluster.is_namespace_excluded(shared)
+        assert restricted.is_namespace_excluded(shared) and not restricted.is_namespace_excluded(team)
+        parent_cm(client, team)
+        parent_cm(client, shared)
+        assert wait_until(
+            lambda: (child_data(client, shared) or {}).get("reconciledBy") == cluster.identity, 15
+        )
+        assert wait_until(
+            lambda: (child_data(client, team) or {}).get("reconciledBy") == restricted.identity, 15
+        )
+        # renewals keep the claim alive past one lease duration
+        time.sleep(4)
+        assert cluster.is_namespace_excluded(team)
+        assert child_data(client, team)["reconciledBy"] == restricted.identity
+        # the restricted operator dies without cleaning up: its marker expires and the namespace comes back
+        restricted.stop(release=False)
+        assert restricted.wait(30)
+        client.patch(CONFIGMAPS, "p", {"data": {"k": "orphaned"}}, team)
+        t0 = time.monotonic()
+        assert wait_until(lambda: not cluster.is_namespace_excluded(team), 3.0 + 3)
+        assert wait_until(
+            lambda: child_data(client, team) == {"k": "orphaned", "reconciledBy": cluster.identity}, 15
+        )
+        assert time.monotonic() - t0 < 15
+    finally:
+        restricted.stop()
+        cluster.stop()
+        assert restricted.wait(30) and cluster.wait(30)
+
+
+def test_clean_restricted_stop_deletes_marker_and_returns_namespace_at_once(api_cluster, client, make_ns):
+    team = make_ns("team")
+    restricted = Manager(settings(restricted_namespace=team), api_cluster.api_client())  # default 30s marker
+    cluster = Manager(settings(), api_cluster.api_client())
+    setup_echo_controller(cluster)
+    restricted.start()
+    cluster.start()
+    try:
+        assert wait_until(lambda: cluster.is_namespace_excluded(team), 10)
+        parent_cm(client, team)
+        time.sleep(1)
+        assert child_data(client, team) is None  # nobody reconciles it: restricted has no controller here
+        restricted.stop()  # deletes the marker
+        assert restricted.wait(30)
+        assert wait_until(lambda: not cluster.is_namespace_excluded(team), 5)  # not 30s
+        assert wait_until(
+            lambda: (child_data(client, team) or {}).get("reconciledBy") == cluster.identity, 15
+        )
+    finally:
+        restricted.stop()
+        cluster.stop()
+        assert restricted.wait(30) and cluster.wait(30)
+
+
+# -- secure metrics ------------------------------------------------------------------------------------------
+
+
+def _token_for(client, ns, sa):
+    client.create(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": ns}})
+    tr = client.create_raw(
+        f"/api/v1/namespaces/{ns}/serviceaccounts/{sa}/token",
+        {
+            "apiVersion": "authentication.k8s.io/v1",
+            "kind": "TokenRequest",
+            "spec": {"expirationSeconds": 600},
+        },
+    )
+    return tr["status"]["token"]
+
+
+def test_secure_metrics_refuses_anonymous_and_serves_authorized(api_cluster, client, make_ns):
+    ns = make_ns()
+    reader, nobody = _token_for(client, ns, "reader"), _token_for(client, ns, "nobody")
+    role = f"metrics-reader-{ns}"
+    client.request(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles",
+        body={"metadata": {"name": role}, "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+    )
+    client.request(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
+        body={
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": "reader", "namespace": ns}],
+        },
+    )
+    mgr = Manager(settings(metrics_bind_address="127.0.0.1:0", metrics_secure=True), api_cluster.api_client())
+    setup_echo_controller(mgr)
+    try:
+        with running(mgr):
+            url = mgr.metrics_server.url + "/metrics"
+            assert url.startswith("https://127.0.0.1:")
+            assert wait_until(lambda: _http(mgr.health.url + "/readyz")[0] == 200, 15)
+            parent_cm(client, ns)
+            assert wait_until(lambda: child_data(client, ns) is not None, 15)
+            assert _http(url)[0] == 401
+            assert _http(url, "not-a-token")[0] == 401
+            assert _http(url, nobody)[0] == 403
+            status, body = 0, ""
+
+            def scraped():
+                nonlocal status, body
+                status, body = _http(url, reader)
+                return status == 200 and f'namespace="{ns}"' in body
+
+            assert wait_until(scraped, 15), (status, body[:500])
+            line = next(
+                ln
+                for ln in body.splitlines()
+                if ln.startswith("dynamo_operator_reconcile_total{") and f'namespace="{ns}"' in ln
+            )
+            assert 'resource_type="ConfigMap"' in line and 'result="success"' in line
+            assert float(line.rsplit(" ", 1)[1]) >= 1
+            assert 'workqueue_adds_total{name="configmap-echo"}' in body
+    finally:
+        for path in ("clusterrolebindings", "clusterroles"):
+            with contextlib.suppress(ApiException):
+                client.request("DELETE", f"/apis/rbac.authorization.k8s.io/v1/{path}/{role}")
+
+
+def test_process_exits_nonzero_when_marker_cannot_be_created(api_cluster, tmp_path):
+    env = dict(api_cluster.env)
+    argv = [
+        sys.executable,
+        "-m",
+        "dynamo_operator.cli",
+        "run",
+        "--kubeconfig",
+        api_cluster.kubeconfig,
+        "--health-probe-bind-address",
+        "0",
+        "--metrics-bind-address",
+        "0",
+        "--no-default-controllers",
+        "--namespace-restricted",
+        f"missing-{uuid.uuid4().hex[:6]}",
+    ]
+    r = subprocess.run(argv, env=env, capture_output=True, timeout=60)
+    assert r.returncode == 1, r.stderr.decode()[-2000:]

@@ -1,0 +1,182 @@
+"""Informer against a scripted list/watch source (the only way to force a 410 Gone deterministically)."""
+
+from __future__ import annotations
+
+import threading
+
+from dynamo_operator.runtime.client import CONFIGMAPS
+from dynamo_operator.runtime.informer import FakeWatch, Indexer, Informer, wait_until
+from kubernetes.client.exceptions import ApiException
+
+
+def cm(name, rv, ns="default", owner_uid=None, data=None):
+    md = {"name": name, "namespace": ns, "resourceVersion": str(rv), "uid": f"uid-{name}"}
+    if owner_uid:
+        md["ownerReferences"] = [{"uid": owner_uid, "kind": "ConfigMap", "name": "o", "controller": True}]
+    return {"metadata": md, "data": data or {}}
+
+
+class ScriptedLW:
+    """list() results and watch() scripts are consumed in order; the last watch blocks until closed."""
+
+    def __init__(self, lists, watches):
+        self.lists = list(lists)
+        self.watches = list(watches)
+        self.watch_rvs = []
+        self.list_calls = 0
+        self.lock = threading.Lock()
+
+    def list(self):
+        with self.lock:
+            self.list_calls += 1
+            return self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+
+    def watch(self, rv):
+        with self.lock:
+            self.watch_rvs.append(rv)
+            script = self.watches.pop(0) if self.watches else None
+        if isinstance(script, Exception):
+            raise script
+        return FakeWatch(script or [], block=script is None)
+
+
+class Recorder:
+    def __init__(self):
+        self.events = []
+
+    def handlers(self):
+        return {
+            "on_add": lambda o: self.events.append(("add", o["metadata"]["name"])),
+            "on_update": lambda a, b: self.events.append(
+                ("resync" if a is b else "update", b["metadata"]["name"])
+            ),
+            "on_delete": lambda o: self.events.append(("delete", o["metadata"]["name"])),
+        }
+
+
+def test_list_watch_bookmark_and_410_relist():
+    lw = ScriptedLW(
+        lists=[
+            ([cm("a", 1), cm("b", 2)], "10"),
+            ([cm("a", 11), cm("c", 12)], "20"),  # after the 410: b gone, a changed, c new
+        ],
+        watches=[
+            [
+                {"type": "ADDED", "object": cm("d", 11)},
+                {"type": "MODIFIED", "object": cm("a", 12, data={"k": "v"})},
+                {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "15"}}},
+                {"type": "DELETED", "object": cm("d", 16)},
+                {
+                    "type": "ERROR",
+                    "object": {"kind": "Status", "code": 410, "message": "too old resource version"},
+                },
+            ],
+        ],
+    )
+    inf = Informer(CONFIGMAPS, lw)
+    rec = Recorder()
+    inf.add_event_handler(**rec.handlers())
+    inf.start()
+    try:
+        assert inf.wait_for_sync(2)
+        assert wait_until(lambda: lw.list_calls >= 2 and len(lw.watch_rvs) >= 2, 3)
+        assert lw.watch_rvs[:2] == ["10", "20"]  # resumed from the relist's resourceVersion
+        assert inf.relists == 2
+        assert rec.events[:6] == [
+            ("add", "a"),
+            ("add", "b"),
+            ("add", "d"),
+            ("update", "a"),
+            ("delete", "d"),
+            ("update", "a"),  # relist: a changed (rv 12 → 11 differs)
+        ]
+        assert ("add", "c") in rec.events and ("delete", "b") in rec.events
+        assert sorted(inf.store.keys()) == ["default/a", "default/c"]
+        assert inf.store.get("default", "a")["metadata"]["resourceVersion"] == "11"
+    finally:
+        inf.stop()
+
+
+def test_bookmark_advances_resource_version_for_resume():
+    lw = ScriptedLW(
+        lists=[([], "5")],
+        watches=[[{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "42"}}}]],
+    )
+    inf = Informer(CONFIGMAPS, lw)
+    inf.start()
+    try:
+        assert wait_until(lambda: len(lw.watch_rvs) >= 2, 3)
+        assert lw.watch_rvs[:2] == ["5", "42"]  # a normal watch end resumes, no relist
+        assert lw.list_calls == 1
+    finally:
+        inf.stop()
+
+
+def test_http_410_on_watch_start_relists_and_errors_back_off():
+    lw = ScriptedLW(
+        lists=[([cm("a", 1)], "1"), ([cm("a", 1)], "7")],
+        watches=[ApiException(status=410, reason="Gone"), ApiException(status=500, reason="boom")],
+    )
+    inf = Informer(CONFIGMAPS, lw, backoff=(0.05, 0.1))
+    inf.start()
+    try:
+        assert wait_until(lambda: len(lw.watch_rvs) >= 3, 3)
+        assert lw.list_calls == 2
+        assert lw.watch_rvs[:3] == ["1", "7", "7"]
+    finally:
+        inf.stop()
+
+
+def test_handler_added_late_gets_replay_and_resync():
+    lw = ScriptedLW(lists=[([cm("a", 1), cm("b", 1)], "1")], watches=[])
+    inf = Informer(CONFIGMAPS, lw, resync_period=0.1)
+    inf.start()
+    try:
+        assert inf.wait_for_sync(2)
+        rec = Recorder()
+        inf.add_event_handler(**rec.handlers())
+        assert sorted(rec.events) == [("add", "a"), ("add", "b")]
+        assert wait_until(lambda: ("resync", "a") in rec.events, 2)
+    finally:
+        inf.stop()
+
+
+def test_handler_exception_does_not_kill_informer():
+    lw = ScriptedLW(lists=[([cm("a", 1)], "1")], watches=[[{"type": "ADDED", "object": cm("b", 2)}]])
+    inf = Informer(CONFIGMAPS, lw)
+
+    def bad(_o):
+        raise RuntimeError("handler bug")
+
+    inf.add_event_handler(on_add=bad)
+    inf.start()
+    try:
+        assert wait_until(lambda: inf.store.get("default", "b") is not None, 2)
+    finally:
+        inf.stop()
+
+
+def test_stop_is_prompt():
+    lw = ScriptedLW(lists=[([], "1")], watches=[])
+    inf = Informer(CONFIGMAPS, lw)
+    inf.start()
+    assert inf.wait_for_sync(2)
+    inf.stop(timeout=2)
+    assert not inf._thread.is_alive()
+
+
+def test_indexer_by_namespace_and_owner():
+    idx = Indexer()
+    idx.upsert(cm("a", 1, ns="x", owner_uid="p1"))
+    idx.upsert(cm("b", 1, ns="x", owner_uid="p2"))
+    idx.upsert(cm("c", 1, ns="y", owner_uid="p1"))
+    assert [o["metadata"]["name"] for o in idx.by_index("namespace", "x")] == ["a", "b"]
+    assert [o["metadata"]["name"] for o in idx.by_index("owner", "p1")] == ["a", "c"]
+    idx.upsert(cm("a", 2, ns="x", owner_uid="p2"))  # owner changed: re-indexed
+    assert [o["metadata"]["name"] for o in idx.by_index("owner", "p1")] == ["c"]
+    idx.delete(cm("c", 3, ns="y"))
+    assert idx.by_index("owner", "p1") == []
+    assert idx.by_index("namespace", "y") == []
+    idx.add_indexer("name", lambda o: [o["metadata"]["name"]])
+    assert len(idx.by_index("name", "a")) == 1
+    assert len(idx.list("x")) == 2 and len(idx) == 2

@@ -1,0 +1,292 @@
+"""Work queue: de-duplication, delays, rate limiting, shutdown; controller requeue/error semantics."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from dynamo_operator.runtime.client import CONFIGMAPS, ResourceDescriptor
+from dynamo_operator.runtime.controller import Controller, Request, Result, owner_requests
+from dynamo_operator.runtime.informer import FakeWatch, Informer, wait_until
+from dynamo_operator.runtime.metrics import OperatorMetrics
+from dynamo_operator.runtime.workqueue import (
+    BucketRateLimiter,
+    ItemExponentialFailureRateLimiter,
+    MaxOfRateLimiter,
+    WorkQueue,
+)
+
+
+@pytest.fixture
+def q():
+    wq = WorkQueue("test")
+    yield wq
+    wq.shutdown()
+
+
+def test_dedup_while_waiting(q):
+    q.add("a")
+    q.add("a")
+    q.add("b")
+    assert len(q) == 2
+    assert q.get(timeout=1) == ("a", False)
+    assert q.get(timeout=1) == ("b", False)
+    assert q.get(timeout=0.05) == (None, False)
+
+
+def test_item_added_while_processing_is_requeued_once_after_done(q):
+    q.add("a")
+    item, _ = q.get(timeout=1)
+    q.add("a")
+    q.add("a")
+    assert len(q) == 0  # never handed to a second worker while in flight
+    q.done(item)
+    assert len(q) == 1
+    assert q.get(timeout=1) == ("a", False)
+    q.done("a")
+    assert len(q) == 0
+
+
+def test_add_after_delays_and_earliest_wins(q):
+    q.add_after("x", 0.3)
+    q.add_after("x", 0.1)
+    assert q.get(timeout=0.02) == (None, False)
+    t0 = time.monotonic()
+    assert q.get(timeout=2) == ("x", False)
+    assert 0.05 <= time.monotonic() - t0 < 0.28
+    q.done("x")
+    # the later (0.3s) deadline was superseded: no second delivery
+    assert q.get(timeout=0.4) == (None, False)
+
+
+def test_exponential_backoff_and_forget():
+    rl = ItemExponentialFailureRateLimiter(base_delay=0.005, max_delay=0.05)
+    assert [rl.when("a") for _ in range(5)] == [0.005, 0.01, 0.02, 0.04, 0.05]
+    assert rl.num_requeues("a") == 5
+    assert rl.when("b") == 0.005  # per item
+    rl.forget("a")
+    assert rl.num_requeues("a") == 0
+    assert rl.when("a") == 0.005
+
+
+def test_bucket_limiter_burst_then_qps():
+    now = [0.0]
+    b = BucketRateLimiter(qps=10, burst=3, clock=lambda: now[0])
+    assert [b.when(i) for i in range(3)] == [0.0, 0.0, 0.0]
+    assert b.when(3) == pytest.approx(0.1)
+    assert b.when(4) == pytest.approx(0.2)
+    now[0] = 10.0
+    assert b.when(5) == 0.0
+
+
+def test_max_of_limiters():
+    m = MaxOfRateLimiter(ItemExponentialFailureRateLimiter(1.0, 100), BucketRateLimiter(10, 100))
+    assert m.when("a") == 1.0
+    assert m.when("a") == 2.0
+    m.forget("a")
+    assert m.num_requeues("a") == 0
+
+
+def test_add_rate_limited_uses_backoff(q):
+    q.rate_limiter = ItemExponentialFailureRateLimiter(0.05, 1)
+    q.add_rate_limited("r")
+    assert q.get(timeout=0.01) == (None, False)
+    assert q.get(timeout=1) == ("r", False)
+    assert q.num_requeues("r") == 1
+
+
+def test_shutdown_wakes_getters_and_rejects_adds():
+    wq = WorkQueue("s")
+    out = []
+    t = threading.Thread(target=lambda: out.append(wq.get()))
+    t.start()
+    time.sleep(0.05)
+    wq.shutdown()
+    t.join(2)
+    assert not t.is_alive()
+    assert out == [(None, True)]
+    wq.add("late")
+    assert len(wq) == 0
+
+
+def test_shutdown_drain_waits_for_in_flight():
+    wq = WorkQueue("d")
+    wq.add("a")
+    item, _ = wq.get(timeout=1)
+    threading.Timer(0.1, wq.done, args=(item,)).start()
+    t0 = time.monotonic()
+    assert wq.shutdown(drain=True, timeout=2)
+    assert time.monotonic() - t0 >= 0.08
+    wq2 = WorkQueue("d2")
+    wq2.add("b")
+    wq2.get(timeout=1)
+    assert wq2.shutdown(drain=True, timeout=0.1) is False  # bounded
+
+
+def test_queue_metrics_recorded():
+    m = OperatorMetrics()
+    wq = WorkQueue("metered", metrics=m.queue("metered"))
+    wq.add("a")
+    wq.add("b")
+    assert m.registry.get_sample_value("workqueue_depth", {"name": "metered"}) == 2
+    item, _ = wq.get(timeout=1)
+    wq.done(item)
+    wq.add_rate_limited("c")
+    assert m.registry.get_sample_value("workqueue_adds_total", {"name": "metered"}) >= 2
+    assert m.registry.get_sample_value("workqueue_retries_total", {"name": "metered"}) == 1
+    assert m.registry.get_sample_value("workqueue_queue_duration_seconds_count", {"name": "metered"}) == 1
+    assert m.registry.get_sample_value("workqueue_work_duration_seconds_count", {"name": "metered"}) == 1
+    wq.shutdown()
+
+
+# -- controller semantics against a scripted informer ------------------------------------------------------
+
+
+class _LW:
+    def __init__(self, items):
+        self.items = items
+
+    def list(self):
+        return list(self.items), "1"
+
+    def watch(self, rv):
+        return FakeWatch([], block=True)
+
+
+def _cm(name, ns="default", owner=None, uid=None):
+    md = {"name": name, "namespace": ns, "resourceVersion": "1", "uid": uid or f"uid-{name}"}
+    if owner:
+        md["ownerReferences"] = [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "name": owner,
+                "uid": f"uid-{owner}",
+                "controller": True,
+            }
+        ]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md}
+
+
+def _controller(reconcile, items, owned_items=(), excluded=()):
+    prim = Informer(CONFIGMAPS, _LW(items))
+    owned = Informer(CONFIGMAPS, _LW(list(owned_items)), name="owned")
+    prim.start()
+    owned.start()
+    assert prim.wait_for_sync(2) and owned.wait_for_sync(2)
+    m = OperatorMetrics()
+    ctl = Controller(
+        "test",
+        CONFIGMAPS,
+        prim,
+        reconcile,
+        owned=[(CONFIGMAPS, owned)],
+        workers=2,
+        metrics=m,
+        is_excluded=lambda ns: ns in excluded,
+    )
+    return ctl, m, (prim, owned)
+
+
+def _stop(ctl, infs):
+    ctl.stop(timeout=2)
+    for i in infs:
+        i.stop()
+
+
+def test_controller_requeues_errors_with_backoff_and_counts_them():
+    calls = []
+
+    def reconcile(req):
+        calls.append((req, time.monotonic()))
+        if len(calls) < 3:
+            raise RuntimeError("boom")
+        return Result()
+
+    ctl, m, infs = _controller(reconcile, [_cm("a")])
+    ctl.rate_limiter_factory = lambda: ItemExponentialFailureRateLimiter(0.05, 1)
+    ctl.start()
+    try:
+        assert wait_until(lambda: len(calls) >= 3, 5)
+        time.sleep(0.2)
+        assert len(calls) == 3  # success → forgotten, no more requeues
+        assert calls[2][1] - calls[1][1] >= 0.09  # second retry waited ~0.1s
+        r = m.registry
+        lbl = {"resource_type": "ConfigMap", "namespace": "default"}
+        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "error"}) == 2
+        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "success"}) == 1
+        assert (
+            r.get_sample_value("dynamo_operator_reconcile_errors_total", {**lbl, "error_type": "internal"})
+            == 2
+        )
+    finally:
+        _stop(ctl, infs)
+
+
+def test_controller_requeue_after():
+    calls = []
+
+    def reconcile(req):
+        calls.append(time.monotonic())
+        return Result(requeue_after=0.2) if len(calls) == 1 else Result()
+
+    ctl, m, infs = _controller(reconcile, [_cm("a")])
+    ctl.start()
+    try:
+        assert wait_until(lambda: len(calls) >= 2, 3)
+        assert calls[1] - calls[0] >= 0.18
+        assert (
+            m.registry.get_sample_value(
+                "dynamo_operator_reconcile_total",
+                {"resource_type": "ConfigMap", "namespace": "default", "result": "requeue"},
+            )
+            == 1
+        )
+    finally:
+        _stop(ctl, infs)
+
+
+def test_owned_child_enqueues_controller_owner_and_exclusions_drop():
+    seen = []
+    ctl, _m, infs = _controller(
+        lambda req: seen.append(req),
+        [_cm("parent"), _cm("other", ns="claimed")],
+        owned_items=[_cm("child", owner="parent"), _cm("orphan")],
+        excluded={"claimed"},
+    )
+    ctl.start()
+    try:
+        assert wait_until(lambda: Request("default", "parent") in seen, 3)
+        time.sleep(0.2)
+        assert Request("claimed", "other") not in seen
+        assert Request("default", "orphan") not in seen
+        assert Request("default", "child") not in seen
+    finally:
+        _stop(ctl, infs)
+
+
+def test_owner_requests_match_group_and_kind_only():
+    dgd = ResourceDescriptor("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
+    child = {
+        "metadata": {
+            "namespace": "ns",
+            "name": "c",
+            "ownerReferences": [
+                {
+                    "apiVersion": "nvidia.com/v1alpha1",
+                    "kind": "DynamoGraphDeployment",
+                    "name": "g",
+                    "controller": True,
+                },
+                {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment", "name": "h"},
+                {
+                    "apiVersion": "other.io/v1",
+                    "kind": "DynamoGraphDeployment",
+                    "name": "x",
+                    "controller": True,
+                },
+            ],
+        }
+    }
+    assert owner_requests(dgd, child) == [Request("ns", "g")]
