@@ -1,0 +1,71 @@
+"""Pure rendering (no I/O) shared by the controllers and ``dynamo-operator render``.
+
+* ``render_graph(dgd, ctx)``: a DynamoGraphDeployment -> its DynamoComponentDeployments.
+* ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet when
+  multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured), the model headless
+  Service and the EPP ConfigMap.
+* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children.
+
+Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
+Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
+annotation, and no ownerReferences (controllers add those). Bad input raises ``RenderError``.
+"""
+
+from __future__ import annotations
+
+from . import names
+from .component import render_dcd_children
+from .context import RenderContext
+from .errors import RenderError
+from .graph import render_dgd_children
+from .hashing import content_hash
+from .pullsecrets import PullSecretIndex, build_index
+from .validate import to_v1beta1
+
+
+def render_graph(dgd: dict, ctx: RenderContext | None = None) -> list[dict]:
+    """The DynamoComponentDeployments of a DynamoGraphDeployment."""
+    obj = to_v1beta1(dgd)
+    if obj["kind"] != names.DGD_KIND:
+        raise RenderError(obj, "kind", f"expected {names.DGD_KIND}", "pass a DynamoGraphDeployment")
+    return render_dgd_children(obj, ctx or RenderContext())
+
+
+def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
+    """The workload and companions of a DynamoComponentDeployment."""
+    obj = to_v1beta1(dcd)
+    if obj["kind"] != names.DCD_KIND:
+        raise RenderError(obj, "kind", f"expected {names.DCD_KIND}", "pass a DynamoComponentDeployment")
+    return render_dcd_children(obj, ctx or RenderContext())
+
+
+def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
+    """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
+    ctx = ctx or RenderContext()
+    if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
+        out: list[dict] = []
+        for dcd in render_graph(obj, ctx):
+            out.append(dcd)
+            out.extend(render_component(dcd, ctx))
+    else:
+        out = render_component(obj, ctx)
+    seen: set[tuple] = set()
+    unique = []
+    for o in out:
+        key = (o["apiVersion"], o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"])
+        if key not in seen:  # e.g. one planner-serviceaccount shared by several components
+            seen.add(key)
+            unique.append(o)
+    return unique
+
+
+__all__ = [
+    "PullSecretIndex",
+    "RenderContext",
+    "RenderError",
+    "build_index",
+    "content_hash",
+    "render_all",
+    "render_component",
+    "render_graph",
+]

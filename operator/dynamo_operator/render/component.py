@@ -1,0 +1,214 @@
+"""DCD -> Deployment (or LeaderWorkerSet when multinode), Service, ServiceAccount, model headless
+Service and EPP ConfigMap."""
+
+from __future__ import annotations
+
+import copy
+
+import yaml
+
+from . import names
+from .context import RenderContext
+from .errors import RenderError
+from .hashing import stamp
+from .info import ComponentInfo, component_info
+from .pod import EPP_CONFIG_KEY, build_pod_template, epp_config_source
+from .ports import SYSTEM_PORT, service_ports
+
+# DCD metadata annotations that are not copied to children.
+CONVERSION_ANNOTATION_PREFIX = "nvidia.com/conversion-from-"
+_NOT_PROPAGATED = {names.ANN_SPEC_HASH, "kubectl.kubernetes.io/last-applied-configuration"}
+
+
+def child_metadata(
+    info: ComponentInfo, ctx: RenderContext, name: str, extra_labels: dict | None = None
+) -> dict:
+    dcd_meta = info.dcd.get("metadata") or {}
+    labels = dict(dcd_meta.get("labels") or {})
+    labels.update(
+        {
+            names.LABEL_DGD_NAME: info.dgd_name or info.name,
+            names.LABEL_COMPONENT: info.component_name,
+            names.LABEL_COMPONENT_TYPE: names.component_type_label(info.component_type),
+            names.LABEL_DYNAMO_NAMESPACE: info.dynamo_namespace,
+            names.LABEL_MANAGED_BY: names.MANAGED_BY,
+        }
+    )
+    labels.update(extra_labels or {})
+    annotations = {
+        k: v
+        for k, v in (dcd_meta.get("annotations") or {}).items()
+        if k not in _NOT_PROPAGATED and not k.startswith(CONVERSION_ANNOTATION_PREFIX)
+    }
+    annotations[names.ANN_OPERATOR_VERSION] = ctx.operator_version
+    return {
+        "name": name,
+        "namespace": info.namespace,
+        "labels": dict(sorted(labels.items())),
+        "annotations": dict(sorted(annotations.items())),
+    }
+
+
+def _replicas(info: ComponentInfo) -> int:
+    r = info.spec.get("replicas")
+    return 1 if r is None else int(r)
+
+
+def deployment_strategy(info: ComponentInfo) -> dict:
+    ann = info.annotations
+    if ann.get(names.ANN_DEPLOYMENT_STRATEGY) == "Recreate":
+        return {"type": "Recreate"}
+
+    def _iv(v: str) -> int | str:
+        return int(v) if v.isdigit() else v
+
+    return {
+        "type": "RollingUpdate",
+        "rollingUpdate": {
+            "maxSurge": _iv(ann.get(names.ANN_MAX_SURGE, "25%")),
+            "maxUnavailable": _iv(ann.get(names.ANN_MAX_UNAVAILABLE, "25%")),
+        },
+    }
+
+
+def build_deployment(info: ComponentInfo, ctx: RenderContext) -> dict:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": child_metadata(info, ctx, info.name, {names.LABEL_SELECTOR: info.name}),
+        "spec": {
+            "replicas": _replicas(info),
+            "selector": {"matchLabels": {names.LABEL_SELECTOR: info.name}},
+            "strategy": deployment_strategy(info),
+            "template": build_pod_template(info, ctx, "main"),
+        },
+    }
+
+
+def build_leaderworkerset(info: ComponentInfo, ctx: RenderContext) -> dict:
+    if not ctx.config("orchestrators", "lws", "enabled", default=False):
+        raise RenderError(
+            info.dcd,
+            "spec.multinode.nodeCount",
+            f"{info.node_count} nodes need a multinode orchestrator (LeaderWorkerSet), which is not enabled",
+            "set orchestrators.lws.enabled: true in the operator configuration, or use one node",
+        )
+    name = f"{info.name}-0"
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": child_metadata(info, ctx, name, {names.LABEL_SELECTOR: info.name}),
+        "spec": {
+            "replicas": _replicas(info),
+            "startupPolicy": "LeaderCreated",
+            "leaderWorkerTemplate": {
+                "size": info.node_count,
+                "leaderTemplate": build_pod_template(info, ctx, "leader"),
+                "workerTemplate": build_pod_template(info, ctx, "worker"),
+            },
+        },
+    }
+
+
+def build_service(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    ports = service_ports(info.component_type)
+    if not ports:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": child_metadata(info, ctx, names.dns_label(info.name)),
+        "spec": {"selector": {names.LABEL_SELECTOR: info.name}, "ports": ports},
+    }
+
+
+def build_model_service(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    model = (info.spec.get("modelRef") or {}).get("name")
+    if not model:
+        return None
+    h = names.model_hash(model)
+    meta = child_metadata(info, ctx, names.model_service_name(info.name), {names.LABEL_BASE_MODEL_HASH: h})
+    meta["annotations"][names.ANN_BASE_MODEL] = model
+    revision = (info.spec.get("modelRef") or {}).get("revision")
+    if revision:
+        meta["annotations"]["nvidia.com/dynamo-base-model-revision"] = str(revision)
+    meta["annotations"] = dict(sorted(meta["annotations"].items()))
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": meta,
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {names.LABEL_SELECTOR: info.name, names.LABEL_BASE_MODEL_HASH: h},
+            "ports": [{"name": "system", "port": SYSTEM_PORT, "targetPort": SYSTEM_PORT, "protocol": "TCP"}],
+        },
+    }
+
+
+def build_service_account(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    sa = {"planner": names.PLANNER_SERVICE_ACCOUNT, "epp": names.EPP_SERVICE_ACCOUNT}.get(
+        info.component_type or ""
+    )
+    if not sa:
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {
+            "name": sa,
+            "namespace": info.namespace,
+            "labels": {names.LABEL_MANAGED_BY: names.MANAGED_BY},
+            "annotations": {names.ANN_OPERATOR_VERSION: ctx.operator_version},
+        },
+    }
+
+
+def build_role_binding(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    """Binds the planner / epp ServiceAccount to the ClusterRole named in ``rbac`` (when configured)."""
+    key = {"planner": "plannerClusterRoleName", "epp": "eppClusterRoleName"}.get(info.component_type or "")
+    role = ctx.config("rbac", key) if key else None
+    if not role:
+        return None
+    sa = names.PLANNER_SERVICE_ACCOUNT if info.component_type == "planner" else names.EPP_SERVICE_ACCOUNT
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {
+            "name": sa,
+            "namespace": info.namespace,
+            "labels": {names.LABEL_MANAGED_BY: names.MANAGED_BY},
+            "annotations": {names.ANN_OPERATOR_VERSION: ctx.operator_version},
+        },
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": str(role)},
+        "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": info.namespace}],
+    }
+
+
+def build_epp_configmap(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    if info.component_type != "epp":
+        return None
+    config = (info.spec.get("eppConfig") or {}).get("config")
+    if config is None:
+        return None  # configMapRef: the user's ConfigMap
+    name, _ = epp_config_source(info)
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": child_metadata(info, ctx, name),
+        "data": {EPP_CONFIG_KEY: yaml.safe_dump(copy.deepcopy(config), sort_keys=False)},
+    }
+
+
+def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
+    """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
+    info = component_info(dcd, ctx.discovery_backend)
+    out: list[dict | None] = [
+        build_service_account(info, ctx),
+        build_role_binding(info, ctx),
+        build_epp_configmap(info, ctx),
+        build_leaderworkerset(info, ctx) if info.multinode else build_deployment(info, ctx),
+        build_service(info, ctx),
+        build_model_service(info, ctx),
+    ]
+    return [stamp(o) for o in out if o is not None]

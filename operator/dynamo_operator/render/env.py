@@ -1,0 +1,164 @@
+"""Operator-injected environment variables (defaults document, "Environment Variables")."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from . import names
+from .context import RenderContext
+from .info import ComponentInfo, vllm_multinode_mode
+from .ports import (
+    FRONTEND_HTTP_PORT,
+    NIXL_PORT,
+    PLANNER_METRICS_PORT,
+    SYSTEM_PORT,
+)
+
+DEFAULT_CHECKPOINT_BASE_PATH = "/checkpoints"
+DEFAULT_CHECKPOINT_PVC = "chrek-pvc"
+
+
+def _v(name: str, value: str) -> dict:
+    return {"name": name, "value": value}
+
+
+def _field(name: str, path: str) -> dict:
+    return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
+
+
+def common_env(info: ComponentInfo) -> list[dict]:
+    """Injected into every component."""
+    if info.checkpoint:
+        # A restored process was checkpointed in another pod: read the namespace from this pod's annotation.
+        dyn_ns = _field("DYN_NAMESPACE", f"metadata.annotations['{names.ANN_DYNAMO_NAMESPACE}']")
+    else:
+        dyn_ns = _v("DYN_NAMESPACE", info.dynamo_namespace)
+    env = [dyn_ns]
+    if info.component_type:
+        env.append(_v("DYN_COMPONENT", info.component_type))
+    env += [
+        _v("DYN_PARENT_DGD_K8S_NAME", info.dgd_name or info.name),
+        _v("DYN_PARENT_DGD_K8S_NAMESPACE", info.namespace),
+        _field("POD_NAME", "metadata.name"),
+        _field("POD_NAMESPACE", "metadata.namespace"),
+        _field("POD_UID", "metadata.uid"),
+        _v("DYN_DISCOVERY_BACKEND", info.discovery_backend),
+    ]
+    return env
+
+
+INFRASTRUCTURE_ENV = (
+    ("NATS_SERVER", "natsAddress"),
+    ("ETCD_ENDPOINTS", "etcdAddress"),
+    ("MODEL_EXPRESS_URL", "modelExpressURL"),
+    ("PROMETHEUS_ENDPOINT", "prometheusEndpoint"),
+)
+
+
+def infrastructure_env(ctx: RenderContext) -> list[dict]:
+    """Injected into every component when the OperatorConfiguration configures the service."""
+    env = []
+    for var, key in INFRASTRUCTURE_ENV:
+        value = ctx.config("infrastructure", key)
+        if value:
+            env.append(_v(var, str(value)))
+    return env
+
+
+def type_env(info: ComponentInfo) -> list[dict]:
+    t = info.component_type
+    if t == "frontend":
+        return [
+            _v("DYNAMO_PORT", str(FRONTEND_HTTP_PORT)),
+            _v("DYN_HTTP_PORT", str(FRONTEND_HTTP_PORT)),
+            _v("DYN_NAMESPACE_PREFIX", info.dynamo_namespace),
+        ]
+    if t in names.WORKER_TYPES:
+        env = [
+            _v("DYN_SYSTEM_ENABLED", "true"),
+            _v("DYN_SYSTEM_USE_ENDPOINT_HEALTH_STATUS", '["generate"]'),
+            _v("DYN_SYSTEM_PORT", str(SYSTEM_PORT)),
+            _v("DYN_HEALTH_CHECK_ENABLED", "false"),
+            _v("NIXL_TELEMETRY_ENABLE", "n"),
+            _v("NIXL_TELEMETRY_EXPORTER", "prometheus"),
+            _v("NIXL_TELEMETRY_PROMETHEUS_PORT", str(NIXL_PORT)),
+        ]
+        if info.worker_hash:
+            env.append(_v("DYN_NAMESPACE_WORKER_SUFFIX", info.worker_hash))
+        return env
+    if t == "planner":
+        return [_v("PLANNER_PROMETHEUS_PORT", str(PLANNER_METRICS_PORT))]
+    if t == "epp":
+        return [_v("USE_STREAMING", "true"), _v("RUST_LOG", "debug,dynamo_llm::kv_router=trace")]
+    return []
+
+
+def vllm_executor(info: ComponentInfo) -> str:
+    """Distributed executor of multinode TP/PP vLLM: Ray unless the annotation asks for ``mp``."""
+    return "mp" if info.annotations.get(names.ANN_VLLM_EXECUTOR) == "mp" else "ray"
+
+
+def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -> list[dict]:
+    env: list[dict] = []
+    if info.backend == "vllm":
+        if cache_mount_path:
+            env.append(_v("VLLM_CACHE_ROOT", cache_mount_path))
+        if (
+            info.multinode
+            and info.is_worker
+            and vllm_multinode_mode(main) == "tp-pp"
+            and vllm_executor(info) == "mp"
+        ):
+            env.append(_field("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
+    elif info.backend == "trtllm" and info.multinode:
+        env.append(_v("OMPI_MCA_orte_keep_fqdn_hostnames", "1"))
+    return env
+
+
+def checkpoint_identity_hash(info: ComponentInfo, main: dict) -> str:
+    """16 hex chars identifying what a checkpoint captures (explicit identity, else the main container)."""
+    cp = info.checkpoint or {}
+    identity = cp.get("identity") or {
+        "backendFramework": info.backend,
+        "image": main.get("image"),
+        "command": main.get("command"),
+        "args": main.get("args"),
+    }
+    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def checkpoint_env(info: ComponentInfo, ctx: RenderContext, main: dict) -> list[dict]:
+    cp = info.checkpoint
+    if not cp:
+        return []
+    storage = str(ctx.config("checkpoint", "storage", "type", default="pvc")).lower()
+    ref = cp.get("checkpointRef")
+    ident = ctx.checkpoint_hashes.get(ref) if ref else checkpoint_identity_hash(info, main)
+    env: list[dict] = []
+    if storage == "pvc":
+        base = ctx.config("checkpoint", "storage", "pvc", "basePath", default=DEFAULT_CHECKPOINT_BASE_PATH)
+        env.append(_v("DYN_CHECKPOINT_PATH", str(base)))
+    else:
+        uri = ctx.config("checkpoint", "storage", storage, "uri")
+        if uri:
+            location = f"{str(uri).rstrip('/')}/{ident}" if ident else str(uri)
+            env.append(_v("DYN_CHECKPOINT_LOCATION", location))
+    if ident:
+        env.append(_v("DYN_CHECKPOINT_HASH", ident))
+    env.append(_v("SKIP_WAIT_FOR_CHECKPOINT", "true"))
+    return env
+
+
+def default_env(
+    info: ComponentInfo, ctx: RenderContext, main: dict, cache_mount_path: str | None
+) -> list[dict]:
+    """All operator env for the ``main`` container, in table order (user env is merged over it)."""
+    return (
+        common_env(info)
+        + infrastructure_env(ctx)
+        + type_env(info)
+        + backend_env(info, main, cache_mount_path)
+        + checkpoint_env(info, ctx, main)
+    )

@@ -1,0 +1,160 @@
+"""DGD -> one DynamoComponentDeployment per component."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from . import names
+from .context import RenderContext
+from .errors import RenderError
+from .hashing import stamp
+from .merge import merge_env
+from .pod import split_containers
+
+_BACKEND_RE = re.compile(r"python[0-9.]*\s+(?:\S+\s+)*?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
+
+
+def detect_backend(component: dict) -> str | None:
+    """Backend named by a worker's ``python -m dynamo.<backend>`` command, if any."""
+    main, _ = split_containers(((component.get("podTemplate") or {}).get("spec")) or {})
+    if not main:
+        return None
+    words = " ".join(str(w) for w in (main.get("command") or []) + (main.get("args") or []))
+    found = set(_BACKEND_RE.findall(words))
+    return found.pop() if len(found) == 1 else None
+
+
+def graph_backend(dgd: dict) -> str | None:
+    spec = dgd.get("spec") or {}
+    explicit = spec.get("backendFramework")
+    detected: dict[str, str] = {}
+    for i, comp in enumerate(spec.get("components") or []):
+        if comp.get("type") not in names.WORKER_TYPES:
+            continue
+        b = detect_backend(comp)
+        if b:
+            detected.setdefault(b, f"spec.components[{i}]")
+    if len(detected) > 1:
+        where = ", ".join(f"{p} runs dynamo.{b}" for b, p in detected.items())
+        raise RenderError(
+            dgd, "spec.components", f"workers use different backends ({where})", "use one backend"
+        )
+    if detected and explicit and explicit not in detected:
+        ((b, p),) = detected.items()
+        raise RenderError(
+            dgd,
+            "spec.backendFramework",
+            f"is {explicit!r} but {p} runs dynamo.{b}",
+            f"set backendFramework: {b} or change the worker command",
+        )
+    return explicit or (next(iter(detected)) if detected else None)
+
+
+def _propagated_annotations(dgd: dict) -> dict:
+    ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    return {k: ann[k] for k in names.PROPAGATED_DGD_ANNOTATIONS if k in ann}
+
+
+def validate_graph(dgd: dict) -> None:
+    """Checks the renderer depends on, with the DGD's field paths."""
+    meta = dgd.get("metadata") or {}
+    if not meta.get("name"):
+        raise RenderError(dgd, "metadata.name", "missing", "give the DynamoGraphDeployment a name")
+    components = (dgd.get("spec") or {}).get("components")
+    if not components:
+        raise RenderError(dgd, "spec.components", "no components", "list at least one component")
+    seen: dict[str, int] = {}
+    epp = 0
+    for i, comp in enumerate(components):
+        cname = comp.get("name")
+        if not cname:
+            raise RenderError(dgd, f"spec.components[{i}].name", "missing", "name every component")
+        if cname.lower() in seen:
+            raise RenderError(
+                dgd,
+                f"spec.components[{i}].name",
+                f"{cname!r} repeats spec.components[{seen[cname.lower()]}] (compared case-insensitively)",
+                "give every component a distinct name",
+            )
+        seen[cname.lower()] = i
+        if comp.get("type") == "epp":
+            epp += 1
+            if epp > 1:
+                raise RenderError(dgd, f"spec.components[{i}].type", "a second epp component", "keep one epp")
+        main, sidecars = split_containers(((comp.get("podTemplate") or {}).get("spec")) or {})
+        if not main or not main.get("image"):
+            raise RenderError(
+                dgd,
+                f"spec.components[{i}].podTemplate.spec.containers",
+                f"component {cname!r} has no container named 'main' with an image",
+                "add {name: main, image: <dynamo runtime image>} to podTemplate.spec.containers",
+            )
+        for c in sidecars:
+            if not c.get("image"):
+                raise RenderError(
+                    dgd,
+                    f"spec.components[{i}].podTemplate.spec.containers[{c.get('name')}].image",
+                    "a sidecar container needs an image (defaults go only into 'main')",
+                    "set image on the sidecar",
+                )
+
+
+def build_dcd(dgd: dict, component: dict, backend: str | None, ctx: RenderContext) -> dict:
+    meta = dgd.get("metadata") or {}
+    dgd_name, namespace = meta["name"], meta.get("namespace") or "default"
+    gspec = dgd.get("spec") or {}
+    graph_labels = dict(gspec.get("labels") or {})
+    graph_annotations = dict(gspec.get("annotations") or {})
+    propagated = _propagated_annotations(dgd)
+
+    spec = copy.deepcopy(component)
+    if backend:
+        spec["backendFramework"] = backend
+    template = spec.setdefault("podTemplate", {})
+    tmeta = template.setdefault("metadata", {})
+    tmeta["labels"] = {**graph_labels, **(tmeta.get("labels") or {})}
+    tmeta["annotations"] = {**propagated, **graph_annotations, **(tmeta.get("annotations") or {})}
+    for key in ("labels", "annotations"):
+        if not tmeta[key]:
+            del tmeta[key]
+    if not tmeta:
+        del template["metadata"]
+    graph_env = gspec.get("env") or []
+    if graph_env:
+        pspec = template.setdefault("spec", {})
+        containers = pspec.setdefault("containers", [])
+        main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
+        if main is None:
+            main = {"name": names.MAIN_CONTAINER}
+            containers.insert(0, main)
+        main["env"] = merge_env([], graph_env, main.get("env") or [])
+
+    dyn_ns = names.dynamo_namespace(namespace, dgd_name, bool(component.get("globalDynamoNamespace")))
+    labels = {
+        **graph_labels,
+        names.LABEL_DGD_NAME: dgd_name,
+        names.LABEL_COMPONENT: component["name"],
+        names.LABEL_COMPONENT_TYPE: names.component_type_label(component.get("type")),
+        names.LABEL_DYNAMO_NAMESPACE: dyn_ns,
+        names.LABEL_MANAGED_BY: names.MANAGED_BY,
+    }
+    annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
+    return {
+        "apiVersion": names.V1BETA1,
+        "kind": names.DCD_KIND,
+        "metadata": {
+            "name": names.component_resource_name(dgd_name, component["name"]),
+            "namespace": namespace,
+            "labels": dict(sorted(labels.items())),
+            "annotations": dict(sorted(annotations.items())),
+        },
+        "spec": spec,
+    }
+
+
+def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
+    """The DCDs of a (validated, v1beta1) DGD, hash-stamped, in component order."""
+    validate_graph(dgd)
+    backend = graph_backend(dgd)
+    return [stamp(build_dcd(dgd, c, backend, ctx)) for c in dgd["spec"]["components"]]

@@ -1,0 +1,121 @@
+"""What the builders need to know about one component, read once from a (validated) DCD dict."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from . import names
+from .errors import RenderError
+
+
+@dataclass(frozen=True)
+class ComponentInfo:
+    dcd: dict = field(repr=False)
+    name: str  # DCD metadata.name (= Deployment / Service name)
+    namespace: str
+    component_name: str  # spec.name, as written
+    component_type: str | None
+    backend: str | None
+    dgd_name: str | None  # parent DGD, from the graph label
+    dynamo_namespace: str
+    node_count: int
+    annotations: dict  # DCD metadata annotations + pod template annotations (pod template wins)
+    discovery_backend: str
+
+    @property
+    def spec(self) -> dict:
+        return self.dcd.get("spec") or {}
+
+    @property
+    def is_worker(self) -> bool:
+        return self.component_type in names.WORKER_TYPES
+
+    @property
+    def multinode(self) -> bool:
+        return self.node_count > 1
+
+    @property
+    def worker_hash(self) -> str | None:
+        return ((self.dcd.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
+
+    @property
+    def checkpoint(self) -> dict | None:
+        cp = (self.spec.get("experimental") or {}).get("checkpoint")
+        return cp if isinstance(cp, dict) and cp.get("enabled") else None
+
+
+def component_info(dcd: dict, discovery_default: str = "kubernetes") -> ComponentInfo:
+    meta = dcd.get("metadata") or {}
+    spec = dcd.get("spec") or {}
+    labels = meta.get("labels") or {}
+    name = meta.get("name")
+    namespace = meta.get("namespace") or "default"
+    if not name:
+        raise RenderError(dcd, "metadata.name", "missing", "give the DynamoComponentDeployment a name")
+    dgd_name = labels.get(names.LABEL_DGD_NAME)
+    pod_meta = (spec.get("podTemplate") or {}).get("metadata") or {}
+    annotations = {**(meta.get("annotations") or {}), **(pod_meta.get("annotations") or {})}
+    dyn_ns = names.dynamo_namespace(namespace, dgd_name or name, bool(spec.get("globalDynamoNamespace")))
+    node_count = int((spec.get("multinode") or {}).get("nodeCount") or 1)
+    discovery = annotations.get(names.ANN_DISCOVERY_BACKEND) or discovery_default
+    return ComponentInfo(
+        dcd=dcd,
+        name=name,
+        namespace=namespace,
+        component_name=spec.get("name") or name,
+        component_type=spec.get("type"),
+        backend=spec.get("backendFramework"),
+        dgd_name=dgd_name,
+        dynamo_namespace=dyn_ns,
+        node_count=node_count,
+        annotations=annotations,
+        discovery_backend=discovery,
+    )
+
+
+_FLAG = re.compile(r"^--(tensor-parallel-size|pipeline-parallel-size|data-parallel-size)(?:=(\d+))?$")
+
+
+def parallel_sizes(container: dict) -> dict[str, int]:
+    """``--tensor/pipeline/data-parallel-size`` from a container's command + args (default 1 each)."""
+    words: list[str] = []
+    for part in (container.get("command") or []) + (container.get("args") or []):
+        try:
+            words.extend(shlex.split(str(part)))
+        except ValueError:
+            words.extend(str(part).split())
+    sizes = {"tensor-parallel-size": 1, "pipeline-parallel-size": 1, "data-parallel-size": 1}
+    for i, word in enumerate(words):
+        m = _FLAG.match(word)
+        if not m:
+            continue
+        value = m.group(2) or (words[i + 1] if i + 1 < len(words) else "")
+        if value.isdigit():
+            sizes[m.group(1)] = int(value)
+    return sizes
+
+
+def gpus_per_node(container: dict) -> int:
+    res = container.get("resources") or {}
+    for section in ("limits", "requests"):
+        value = (res.get(section) or {}).get("nvidia.com/gpu")
+        if value is not None:
+            try:
+                return int(str(value))
+            except ValueError:
+                return 0
+    return 0
+
+
+def vllm_multinode_mode(container: dict) -> str | None:
+    """ "tp-pp" when TP x PP exceeds the GPUs of a node, "dp" when TP x PP x DP does, else None."""
+    sizes = parallel_sizes(container)
+    gpus = gpus_per_node(container)
+    world = sizes["tensor-parallel-size"] * sizes["pipeline-parallel-size"]
+    if world > gpus:
+        return "tp-pp"
+    if world * sizes["data-parallel-size"] > gpus:
+        return "dp"
+    return None

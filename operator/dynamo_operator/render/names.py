@@ -1,0 +1,103 @@
+"""Child names, label and annotation keys, and the Dynamo runtime namespace."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+GROUP = "nvidia.com"
+V1BETA1 = "nvidia.com/v1beta1"
+V1ALPHA1 = "nvidia.com/v1alpha1"
+DGD_KIND = "DynamoGraphDeployment"
+DCD_KIND = "DynamoComponentDeployment"
+
+# Labels
+LABEL_COMPONENT_TYPE = "nvidia.com/dynamo-component-type"
+LABEL_COMPONENT = "nvidia.com/dynamo-component"
+LABEL_DGD_NAME = "nvidia.com/dynamo-graph-deployment-name"
+LABEL_DYNAMO_NAMESPACE = "nvidia.com/dynamo-namespace"
+LABEL_SELECTOR = "nvidia.com/selector"
+LABEL_METRICS_ENABLED = "nvidia.com/metrics-enabled"
+LABEL_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
+LABEL_DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
+LABEL_WORKER_HASH = "nvidia.com/dynamo-worker-hash"
+LABEL_BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY = "dynamo-operator"
+
+# Annotations
+ANN_SPEC_HASH = "nvidia.com/dynamo-spec-hash"
+ANN_OPERATOR_VERSION = "nvidia.com/dynamo-operator-version"
+ANN_DISABLE_PULL_SECRET_DISCOVERY = "nvidia.com/disable-image-pull-secret-discovery"
+ANN_ENABLE_METRICS = "nvidia.com/enable-metrics"
+ANN_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
+ANN_KUBE_DISCOVERY_MODE = "nvidia.com/dynamo-kube-discovery-mode"
+ANN_ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
+ANN_VLLM_EXECUTOR = "nvidia.com/vllm-distributed-executor-backend"
+ANN_DEPLOYMENT_STRATEGY = "nvidia.com/deployment-strategy"
+ANN_MAX_SURGE = "nvidia.com/deployment-rolling-update-max-surge"
+ANN_MAX_UNAVAILABLE = "nvidia.com/deployment-rolling-update-max-unavailable"
+ANN_BASE_MODEL = "nvidia.com/dynamo-base-model"
+ANN_DYNAMO_NAMESPACE = "nvidia.com/dynamo-namespace"
+
+# DGD metadata annotations copied to every component's pod template when absent there.
+PROPAGATED_DGD_ANNOTATIONS = (
+    ANN_ENABLE_METRICS,
+    ANN_DISCOVERY_BACKEND,
+    ANN_KUBE_DISCOVERY_MODE,
+    ANN_ORIGIN_VERSION,
+    ANN_VLLM_EXECUTOR,
+    ANN_DISABLE_PULL_SECRET_DISCOVERY,
+)
+
+MAIN_CONTAINER = "main"
+PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
+EPP_SERVICE_ACCOUNT = "epp-serviceaccount"
+GLOBAL_DYNAMO_NAMESPACE = "dynamo"
+
+COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode", "planner", "epp")
+WORKER_TYPES = frozenset({"worker", "prefill", "decode"})
+DEFAULT_COMPONENT_TYPE = "default"
+
+_DNS_BAD = re.compile(r"[^a-z0-9-]+")
+
+
+def short_hash(text: str, n: int = 8) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+def dns_label(name: str, limit: int = 63) -> str:
+    """Lowercase, dots and other invalid characters to '-', at most ``limit`` chars (hash-suffixed if cut)."""
+    out = _DNS_BAD.sub("-", name.lower()).strip("-")
+    if len(out) <= limit:
+        return out
+    suffix = short_hash(name, 8)
+    return f"{out[: limit - 9].rstrip('-')}-{suffix}"
+
+
+def component_resource_name(dgd_name: str, component_name: str) -> str:
+    """DCD / Deployment / Service name of a DGD component: ``<dgd>-<lowercased component name>``."""
+    return dns_label(f"{dgd_name}-{component_name.lower()}")
+
+
+def dynamo_namespace(k8s_namespace: str, dgd_name: str, global_namespace: bool = False) -> str:
+    """``DYN_NAMESPACE``: ``<k8s namespace>-<dgd name>`` (dots to dashes), or ``dynamo`` when global."""
+    if global_namespace:
+        return GLOBAL_DYNAMO_NAMESPACE
+    return f"{k8s_namespace}-{dgd_name.replace('.', '-')}"
+
+
+def component_type_label(component_type: str | None) -> str:
+    return component_type or DEFAULT_COMPONENT_TYPE
+
+
+def model_hash(model_name: str) -> str:
+    return short_hash(model_name, 16)
+
+
+def model_service_name(dcd_name: str) -> str:
+    return dns_label(f"{dcd_name}-model")
+
+
+def epp_configmap_name(dcd_name: str) -> str:
+    return dns_label(f"{dcd_name}-epp-config", 253)

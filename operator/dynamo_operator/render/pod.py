@@ -1,0 +1,325 @@
+"""Pod template assembly: base container, user merge, volumes, pod-level defaults and precedence."""
+
+from __future__ import annotations
+
+import copy
+
+from . import names
+from .context import RenderContext
+from .env import DEFAULT_CHECKPOINT_BASE_PATH, DEFAULT_CHECKPOINT_PVC, default_env
+from .errors import RenderError
+from .info import ComponentInfo
+from .merge import merge_container, merge_env
+from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
+from .probes import PROBE_KINDS, default_probes, multinode_probes
+from .pullsecrets import discover_pull_secrets
+from .quantity import parse_quantity
+
+TERMINATION_GRACE_PERIOD_SECONDS = 60
+RESTART_POLICY = "Always"
+DEFAULT_FS_GROUP = 1000
+SHM_VOLUME = "shared-memory"
+SHM_MOUNT_PATH = "/dev/shm"
+SHM_DEFAULT_SIZE = "8Gi"
+COMPILATION_CACHE_VOLUME = "compilation-cache"
+VLLM_COMPILATION_CACHE_PATH = "/root/.cache/vllm"
+CHECKPOINT_VOLUME = "checkpoint-storage"
+EPP_CONFIG_VOLUME = "epp-config"
+EPP_CONFIG_DIR = "/etc/epp"
+EPP_CONFIG_KEY = "epp-config.yaml"
+MPI_SSH_MOUNT_PATH = "/ssh-pk"
+FRONTEND_COMMAND = ("python3",)
+FRONTEND_ARGS = ("-m", "dynamo.frontend")
+_CONTAINER_ORDER = (
+    "name",
+    "image",
+    "imagePullPolicy",
+    "command",
+    "args",
+    "workingDir",
+    "env",
+    "envFrom",
+    "ports",
+)
+
+
+def split_containers(pod_spec: dict) -> tuple[dict | None, list[dict]]:
+    """(the user's ``main`` container or None, the sidecars in order)."""
+    main, sidecars = None, []
+    for c in pod_spec.get("containers") or []:
+        if c.get("name") == names.MAIN_CONTAINER and main is None:
+            main = c
+        else:
+            sidecars.append(c)
+    return main, sidecars
+
+
+def shared_memory_size(spec: dict, obj: dict, path: str = "spec.sharedMemorySize") -> str | None:
+    """The /dev/shm size, or None when disabled with ``"0"``. Absent means 8Gi."""
+    value = spec.get("sharedMemorySize")
+    if value is None:
+        return SHM_DEFAULT_SIZE
+    try:
+        amount = parse_quantity(value)
+    except ValueError as exc:
+        raise RenderError(obj, path, str(exc), 'use a quantity such as "16Gi", or "0" to disable') from exc
+    if amount < 0:
+        raise RenderError(obj, path, f"negative size {value!r}", 'use a positive quantity or "0" to disable')
+    return None if amount == 0 else str(value)
+
+
+def compilation_cache_mount(info: ComponentInfo) -> tuple[str, str] | None:
+    """(pvcName, mountPath) of the compilation cache, or None."""
+    cc = info.spec.get("compilationCache")
+    if not cc:
+        return None
+    pvc = cc.get("pvcName")
+    if not pvc:
+        raise RenderError(info.dcd, "spec.compilationCache.pvcName", "missing", "name an existing PVC")
+    mount = cc.get("mountPath")
+    if not mount:
+        if info.backend != "vllm":
+            raise RenderError(
+                info.dcd,
+                "spec.compilationCache.mountPath",
+                f"no default mount path for backend {info.backend or '(none)'}",
+                "set compilationCache.mountPath",
+            )
+        mount = VLLM_COMPILATION_CACHE_PATH
+    return pvc, mount
+
+
+def epp_config_source(info: ComponentInfo) -> tuple[str, str] | None:
+    """(ConfigMap name, key) holding the EPP config."""
+    if info.component_type != "epp":
+        return None
+    epp = info.spec.get("eppConfig") or {}
+    ref = epp.get("configMapRef")
+    if ref and epp.get("config") is not None:
+        raise RenderError(
+            info.dcd, "spec.eppConfig", "configMapRef and config are both set", "keep only one of them"
+        )
+    if ref:
+        if not ref.get("name"):
+            raise RenderError(info.dcd, "spec.eppConfig.configMapRef.name", "empty", "name the ConfigMap")
+        return ref["name"], ref.get("key") or EPP_CONFIG_KEY
+    if epp.get("config") is not None:
+        return names.epp_configmap_name(info.name), EPP_CONFIG_KEY
+    raise RenderError(
+        info.dcd,
+        "spec.eppConfig",
+        "an epp component needs its config",
+        "set eppConfig.config or configMapRef",
+    )
+
+
+def epp_args(info: ComponentInfo, config_key: str) -> list[str]:
+    return [
+        "-pool-name",
+        info.dgd_name or info.name,
+        "-pool-namespace",
+        info.namespace,
+        "-pool-group",
+        "inference.networking.k8s.io",
+        "-v",
+        "4",
+        "--zap-encoder",
+        "json",
+        "-grpc-port",
+        str(EPP_GRPC_PORT),
+        "-grpc-health-port",
+        str(EPP_GRPC_HEALTH_PORT),
+        "-config-file",
+        f"{EPP_CONFIG_DIR}/{config_key}",
+    ]
+
+
+def _replace_named(items: list[dict], new: dict, key: str = "name") -> list[dict]:
+    return [i for i in items if i.get(key) != new.get(key)] + [new]
+
+
+def base_container(info: ComponentInfo, ctx: RenderContext, user_main: dict | None, cache) -> dict:
+    main_for_env = user_main or {}
+    container: dict = {"name": names.MAIN_CONTAINER}
+    if info.component_type == "epp":
+        src = epp_config_source(info)
+        container["args"] = epp_args(info, src[1])
+    elif (
+        info.component_type == "frontend" and not main_for_env.get("command") and not main_for_env.get("args")
+    ):
+        container["command"] = list(FRONTEND_COMMAND)
+        container["args"] = list(FRONTEND_ARGS)
+    container["env"] = default_env(info, ctx, main_for_env, cache[1] if cache else None)
+    ports = default_ports(info.component_type)
+    if ports:
+        container["ports"] = ports
+    container.update(default_probes(info.component_type))
+    return container
+
+
+def build_pod_template(info: ComponentInfo, ctx: RenderContext, role: str = "main") -> dict:
+    """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker"."""
+    spec = info.spec
+    template = spec.get("podTemplate") or {}
+    user_spec = copy.deepcopy(template.get("spec") or {})
+    user_main, sidecars = split_containers(user_spec)
+    for i, c in enumerate(sidecars):
+        if not c.get("image"):
+            raise RenderError(
+                info.dcd,
+                f"spec.podTemplate.spec.containers[{c.get('name') or i}].image",
+                "a sidecar container needs an image (the operator injects defaults only into 'main')",
+                "set image on the sidecar",
+            )
+    cache = compilation_cache_mount(info)
+    main = merge_container(base_container(info, ctx, user_main, cache), user_main)
+    main["name"] = names.MAIN_CONTAINER
+    if not main.get("image"):
+        raise RenderError(
+            info.dcd,
+            "spec.podTemplate.spec.containers[main].image",
+            "the main container has no image",
+            "add a container named 'main' with an image to podTemplate.spec.containers",
+        )
+    if role != "main":
+        probes = multinode_probes({k: main[k] for k in PROBE_KINDS if k in main}, info.backend, role)
+        for k in PROBE_KINDS:
+            main.pop(k, None)
+        main.update(probes)
+    for i, m in enumerate(main.get("volumeMounts") or []):
+        if not m.get("name") or not m.get("mountPath"):
+            raise RenderError(
+                info.dcd,
+                f"spec.podTemplate.spec.containers[main].volumeMounts[{i}]",
+                "a volume mount needs name and mountPath",
+                "set both",
+            )
+
+    volumes: list[dict] = []  # operator-owned volumes; they replace user volumes of the same name
+    mounts: list[dict] = []
+    if cache:
+        volumes.append({"name": COMPILATION_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": cache[0]}})
+        mounts.append({"name": COMPILATION_CACHE_VOLUME, "mountPath": cache[1]})
+    if info.checkpoint and str(ctx.config("checkpoint", "storage", "type", default="pvc")).lower() == "pvc":
+        claim = ctx.config("checkpoint", "storage", "pvc", "pvcName", default=DEFAULT_CHECKPOINT_PVC)
+        base = ctx.config("checkpoint", "storage", "pvc", "basePath", default=DEFAULT_CHECKPOINT_BASE_PATH)
+        volumes.append({"name": CHECKPOINT_VOLUME, "persistentVolumeClaim": {"claimName": str(claim)}})
+        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": str(base)})
+    if info.component_type == "epp":
+        cm, _ = epp_config_source(info)
+        volumes.append({"name": EPP_CONFIG_VOLUME, "configMap": {"name": cm}})
+        mounts.append({"name": EPP_CONFIG_VOLUME, "mountPath": EPP_CONFIG_DIR, "readOnly": True})
+    if info.backend == "trtllm" and info.multinode:
+        secret = ctx.config("mpi", "sshSecretName")
+        if not secret:
+            raise RenderError(
+                info.dcd,
+                "spec.multinode",
+                "multinode TensorRT-LLM needs the MPI SSH secret",
+                "set mpi.sshSecretName in the operator configuration",
+            )
+        volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
+        mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
+    shm = shared_memory_size(spec, info.dcd)
+    if shm:
+        volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH})
+    main_mounts = list(main.get("volumeMounts") or [])
+    for m in mounts:
+        main_mounts = [
+            x for x in main_mounts if x.get("name") != m["name"] and x.get("mountPath") != m["mountPath"]
+        ]
+        main_mounts.append(m)
+    if main_mounts:
+        main["volumeMounts"] = main_mounts
+
+    # Pod level: defaults, then every user podTemplate.spec field except containers over them.
+    pod: dict = {
+        "terminationGracePeriodSeconds": TERMINATION_GRACE_PERIOD_SECONDS,
+        "restartPolicy": RESTART_POLICY,
+    }
+    if info.component_type == "planner":
+        pod["serviceAccountName"] = names.PLANNER_SERVICE_ACCOUNT
+    elif info.component_type == "epp":
+        pod["serviceAccountName"] = names.EPP_SERVICE_ACCOUNT
+    for key, value in user_spec.items():
+        if key != "containers" and value is not None:
+            pod[key] = value
+    if "securityContext" not in user_spec or user_spec.get("securityContext") is None:
+        pod["securityContext"] = {"fsGroup": DEFAULT_FS_GROUP}
+    pod_volumes = list(pod.get("volumes") or [])
+    for v in volumes:
+        pod_volumes = _replace_named(pod_volumes, v)
+    have = {v.get("name") for v in pod_volumes}
+    for m in main.get("volumeMounts") or []:
+        if m["name"] not in have:  # a mount of a PVC by name (v1alpha1 volumeMounts)
+            have.add(m["name"])
+            pod_volumes.append({"name": m["name"], "persistentVolumeClaim": {"claimName": m["name"]}})
+    if pod_volumes:
+        pod["volumes"] = pod_volumes
+    main = {**{k: main[k] for k in _CONTAINER_ORDER if k in main}, **main}
+    pod["containers"] = [main, *sidecars]
+    if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
+        secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
+        if secrets:
+            pod["imagePullSecrets"] = secrets
+    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+
+
+def system_labels(info: ComponentInfo) -> dict:
+    labels = {
+        names.LABEL_SELECTOR: info.name,
+        names.LABEL_DGD_NAME: info.dgd_name or info.name,
+        names.LABEL_COMPONENT: info.component_name,
+        names.LABEL_COMPONENT_TYPE: names.component_type_label(info.component_type),
+        names.LABEL_DYNAMO_NAMESPACE: info.dynamo_namespace,
+    }
+    if info.discovery_backend == "kubernetes":
+        labels[names.LABEL_DISCOVERY_BACKEND] = "kubernetes"
+        labels[names.LABEL_DISCOVERY_ENABLED] = "true"
+    if info.worker_hash:
+        labels[names.LABEL_WORKER_HASH] = info.worker_hash
+    model = (info.spec.get("modelRef") or {}).get("name")
+    if model:
+        labels[names.LABEL_BASE_MODEL_HASH] = names.model_hash(model)
+    return labels
+
+
+def pod_metadata(info: ComponentInfo, template: dict) -> dict:
+    meta = template.get("metadata") or {}
+    labels: dict = {}
+    if info.annotations.get(names.ANN_ENABLE_METRICS, "").lower() != "false":
+        labels[names.LABEL_METRICS_ENABLED] = "true"
+    labels.update(meta.get("labels") or {})
+    labels.update(system_labels(info))  # users cannot override the labels selectors depend on
+    annotations = dict(meta.get("annotations") or {})
+    model = (info.spec.get("modelRef") or {}).get("name")
+    if model:
+        annotations.setdefault(names.ANN_BASE_MODEL, model)
+    if info.checkpoint:
+        annotations[names.ANN_DYNAMO_NAMESPACE] = info.dynamo_namespace
+    out: dict = {"labels": dict(sorted(labels.items()))}
+    if annotations:
+        out["annotations"] = dict(sorted(annotations.items()))
+    return out
+
+
+_POD_ORDER = (
+    "serviceAccountName",
+    "terminationGracePeriodSeconds",
+    "restartPolicy",
+    "securityContext",
+    "imagePullSecrets",
+    "initContainers",
+    "containers",
+    "volumes",
+)
+
+
+def _ordered_pod(pod: dict) -> dict:
+    out = {k: pod[k] for k in _POD_ORDER if k in pod}
+    out.update({k: v for k, v in pod.items() if k not in out})
+    return out
+
+
+__all__ = ["build_pod_template", "merge_env", "shared_memory_size", "split_containers"]
