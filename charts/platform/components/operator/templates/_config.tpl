@@ -1,0 +1,71 @@
+{{/* The OperatorConfiguration file (operator.config.dynamo.nvidia.com/v1alpha1), also hashed into the
+     Deployment's checksum/config annotation so a change rolls the operator. */}}
+{{- define "dynamo-operator.operatorConfiguration" -}}
+apiVersion: operator.config.dynamo.nvidia.com/v1alpha1
+kind: OperatorConfiguration
+server:
+  metrics:
+    bindAddress: 0.0.0.0
+    port: 8080
+    secure: {{ .Values.metricsService.secure }}
+  healthProbe:
+    bindAddress: 0.0.0.0
+    port: 8081
+  webhook:
+    host: 0.0.0.0
+    port: 9443
+    certDir: /tmp/k8s-webhook-server/serving-certs
+    certProvisionMode: {{ include "dynamo-operator.certProvisionMode" . }}
+    secretName: {{ .Values.webhook.certificateSecret.name }}
+    serviceName: {{ include "dynamo-operator.webhookServiceName" . }}
+leaderElection:
+  enabled: {{ .Values.controllerManager.leaderElection.enabled }}
+  id: {{ include "dynamo-operator.leaderElectionID" . }}
+  namespace: {{ include "dynamo-operator.leaderElectionNamespace" . }}
+{{- if .Values.namespaceRestriction.enabled }}
+namespace:
+  restricted: {{ include "dynamo-operator.targetNamespace" . }}
+  scope:
+    leaseDuration: {{ .Values.namespaceRestriction.lease.duration }}
+    leaseRenewInterval: {{ .Values.namespaceRestriction.lease.renewInterval }}
+{{- end }}
+orchestrators:
+  grove:
+    terminationDelay: {{ .Values.dynamo.groveTerminationDelay }}
+infrastructure:
+  natsAddress: {{ include "dynamo-operator.natsAddress" . | quote }}
+  etcdAddress: {{ include "dynamo-operator.etcdAddress" . | quote }}
+  {{- with .Values.modelExpressURL }}
+  modelExpressURL: {{ . | quote }}
+  {{- end }}
+  {{- with .Values.dynamo.metrics.prometheusEndpoint }}
+  prometheusEndpoint: {{ . | quote }}
+  {{- end }}
+ingress:
+  {{- if and .Values.dynamo.istio.enabled .Values.dynamo.istio.gateway }}
+  virtualServiceGateway: {{ .Values.dynamo.istio.gateway | quote }}
+  {{- end }}
+  {{- if .Values.dynamo.ingress.enabled }}
+  controllerClassName: {{ .Values.dynamo.ingress.className | default "" | quote }}
+  controllerTLSSecretName: {{ .Values.dynamo.ingress.tlsSecretName | default "" | quote }}
+  {{- end }}
+  hostSuffix: {{ .Values.dynamo.ingressHostSuffix | quote }}
+{{- if not .Values.namespaceRestriction.enabled }}
+rbac:
+  plannerClusterRoleName: {{ include "dynamo-operator.plannerClusterRole" . }}
+  dgdrProfilingClusterRoleName: {{ include "dynamo-operator.profilingClusterRole" . }}
+  eppClusterRoleName: {{ include "dynamo-operator.eppClusterRole" . }}
+{{- end }}
+mpi:
+  sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}
+  sshSecretNamespace: {{ .Release.Namespace }}
+discovery:
+  backend: {{ .Values.discoveryBackend }}
+gpu:
+  discoveryEnabled: {{ .Values.gpuDiscovery.enabled }}
+logging:
+  level: {{ .Values.logging.level }}
+  format: {{ .Values.logging.format }}
+security:
+  enableHTTP2: {{ .Values.security.enableHTTP2 }}
+{{- end -}}

@@ -1,0 +1,163 @@
+{{/* Chart name. */}}
+{{- define "dynamo-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Full name: <release>-dynamo-operator, or the release name when it already contains the chart name. */}}
+{{- define "dynamo-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Prefix of cluster-scoped objects: unique per release and namespace. */}}
+{{- define "dynamo-operator.clusterName" -}}
+{{- printf "%s-%s" (include "dynamo-operator.fullname" .) .Release.Namespace | trunc 200 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "dynamo-operator.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "dynamo-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "dynamo-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+control-plane: controller-manager
+{{- end }}
+
+{{- define "dynamo-operator.labels" -}}
+helm.sh/chart: {{ include "dynamo-operator.chart" . }}
+{{ include "dynamo-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: dynamo-operator
+{{- end }}
+
+{{- define "dynamo-operator.serviceAccountName" -}}
+{{- printf "%s-controller-manager" (include "dynamo-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "dynamo-operator.image" -}}
+{{- $img := .Values.controllerManager.manager.image -}}
+{{- printf "%s:%s" $img.repository (default .Chart.AppVersion $img.tag) }}
+{{- end }}
+
+{{/* The namespace the operator manages in restricted mode. */}}
+{{- define "dynamo-operator.targetNamespace" -}}
+{{- default .Release.Namespace .Values.namespaceRestriction.targetNamespace }}
+{{- end }}
+
+{{- define "dynamo-operator.restricted" -}}
+{{- if .Values.namespaceRestriction.enabled }}true{{ end }}
+{{- end }}
+
+{{/* Webhook Service name: fixed by contract (the operator and the hooks use it). */}}
+{{- define "dynamo-operator.webhookServiceName" -}}
+dynamo-operator-webhook-service
+{{- end }}
+
+{{- define "dynamo-operator.leaderElectionID" -}}
+{{- default "dynamo.nvidia.com" .Values.controllerManager.leaderElection.id }}
+{{- end }}
+
+{{- define "dynamo-operator.leaderElectionNamespace" -}}
+{{- if .Values.namespaceRestriction.enabled }}
+{{- include "dynamo-operator.targetNamespace" . }}
+{{- else }}
+{{- default "kube-system" .Values.controllerManager.leaderElection.namespace }}
+{{- end }}
+{{- end }}
+
+{{/* NATS / etcd addresses: natsAddr / etcdAddr when set, else the bundled subchart's Service. A
+     subchart cannot see its siblings' switches, so the umbrella chart fails the render when NATS or
+     etcd is disabled and its address is empty (templates/validate-values.yaml). */}}
+{{- define "dynamo-operator.natsAddress" -}}
+{{- if .Values.natsAddr }}
+{{- .Values.natsAddr }}
+{{- else }}
+{{- printf "nats://%s-nats.%s.svc.%s:4222" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
+{{- end }}
+{{- end }}
+
+{{- define "dynamo-operator.etcdAddress" -}}
+{{- if .Values.etcdAddr }}
+{{- .Values.etcdAddr }}
+{{- else }}
+{{- printf "http://%s-etcd.%s.svc.%s:2379" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
+{{- end }}
+{{- end }}
+
+{{/* Certificate provisioning mode written to the OperatorConfiguration. */}}
+{{- define "dynamo-operator.certProvisionMode" -}}
+{{- if eq .Values.webhook.certificateMode "auto" }}auto{{ else }}manual{{ end }}
+{{- end }}
+
+{{- define "dynamo-operator.plannerClusterRole" -}}
+{{ include "dynamo-operator.clusterName" . }}-planner
+{{- end }}
+{{- define "dynamo-operator.eppClusterRole" -}}
+{{ include "dynamo-operator.clusterName" . }}-epp
+{{- end }}
+{{- define "dynamo-operator.profilingClusterRole" -}}
+{{ include "dynamo-operator.clusterName" . }}-dgdr-profiling
+{{- end }}
+{{- define "dynamo-operator.validatingName" -}}
+{{ include "dynamo-operator.clusterName" . }}-validating
+{{- end }}
+{{- define "dynamo-operator.mutatingName" -}}
+{{ include "dynamo-operator.clusterName" . }}-mutating
+{{- end }}
+
+{{- define "dynamo-operator.regcredName" -}}
+{{- if .Values.dynamo.dockerRegistry.existingSecretName }}
+{{- .Values.dynamo.dockerRegistry.existingSecretName }}
+{{- else }}
+{{- printf "%s-regcred" (include "dynamo-operator.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* Scheduling of the operator pod, shared by the install hook Jobs. */}}
+{{- define "dynamo-operator.scheduling" -}}
+{{- with .Values.controllerManager.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.controllerManager.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.controllerManager.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Render-time validation, included by the Deployment. */}}
+{{- define "dynamo-operator.validate" -}}
+{{- if and (not .Values.namespaceRestriction.enabled) .Values.controllerManager.leaderElection.id (ne .Values.controllerManager.leaderElection.id "dynamo.nvidia.com") }}
+{{- fail (printf "controllerManager.leaderElection.id=%q: every cluster-wide Dynamo operator must use the SAME leader election ID (dynamo.nvidia.com), otherwise two operators lead at once (split-brain). Leave it empty." .Values.controllerManager.leaderElection.id) }}
+{{- end }}
+{{- if and .Values.dynamo.dockerRegistry.useKubernetesSecret (not .Values.dynamo.dockerRegistry.existingSecretName) (not (and .Values.dynamo.dockerRegistry.server .Values.dynamo.dockerRegistry.password)) }}
+{{- fail "dynamo.dockerRegistry.useKubernetesSecret=true needs dynamo.dockerRegistry.existingSecretName, or server, username and password" }}
+{{- end }}
+{{- if and .Values.natsAddr (not (regexMatch "^(nats|tls)://[^/]+$" .Values.natsAddr)) }}
+{{- fail (printf "natsAddr=%q must look like nats://host:port" .Values.natsAddr) }}
+{{- end }}
+{{- if and .Values.etcdAddr (not (regexMatch "^https?://[^/]+(,https?://[^/]+)*$" .Values.etcdAddr)) }}
+{{- fail (printf "etcdAddr=%q must look like http://host:port or https://host:port" .Values.etcdAddr) }}
+{{- end }}
+{{- if and (eq .Values.webhook.certificateMode "cert-manager") .Values.webhook.clientConfigURL }}
+{{- fail "webhook.clientConfigURL is for an operator outside the cluster; cert-manager certificates name the in-cluster Service. Use certificateMode auto or manual with it." }}
+{{- end }}
+{{- end }}
