@@ -127,10 +127,9 @@ EOF
 }
 
 build_ct() {
-  local d="$stage/gomod/ct"; mkdir -p "$d"
-  GOBIN="$d" go install -ldflags "-s -w -X github.com/helm/chart-testing/v3/ct/cmd.Version=$CT_VERSION" \
-    "github.com/helm/chart-testing/v3/ct@$CT_VERSION"
-  mv "$d/ct" "$tmp"
+  local d; d=$(wrapper_dir ct)
+  ( cd "$d" && go build -p "$jobs" -ldflags "-s -w -X github.com/helm/chart-testing/v3/ct/cmd.Version=$CT_VERSION" \
+      -o "$tmp" github.com/helm/chart-testing/v3/ct )
   local src; src=$(go env GOMODCACHE)/github.com/helm/chart-testing/v3@$CT_VERSION/etc
   cp "$src/chart_schema.yaml" "$src/lintconf.yaml" "$stage/ct/"; chmod u+w "$stage/ct/"*
 }
