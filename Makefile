@@ -14,7 +14,7 @@ export HELM_CACHE_HOME  := $(HELM_HOME)/cache
 export HELM_DATA_HOME   := $(HELM_HOME)/data
 export HELM_PLUGINS     := $(HELM_HOME)/plugins
 export PATH := $(CURDIR)/.tools/bin:$(CURDIR)/$(VENV)/bin:$(PATH)
-CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml))
+CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml charts/*/components/*/Chart.yaml))
 
 .PHONY: help
 help:
