@@ -1,0 +1,175 @@
+"""`dynamo-hooks`: the commands the chart's pre-install / pre-upgrade hook Jobs run.
+
+The argv is a contract with the chart templates:
+
+    dynamo-hooks check-conflicts --release-namespace NS --release-name R \
+        [--namespace-restricted] [--target-namespace NS]
+    dynamo-hooks ensure-mpi-ssh-secret --namespace NS --secret-name NAME
+    dynamo-hooks ensure-webhook-certs --namespace NS --secret-name NAME --service-name SVC
+
+Exit status: 0 done (or nothing blocks), 1 the install must stop (the reason is printed on stderr, which
+`kubectl logs` of the failed hook Job shows), 2 usage error, 3 the API could not be used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from typing import Any
+
+import click
+
+from .chart import load_chart
+from .checks import Status, run_checks
+from .cluster import ClusterError, connect
+from .preflight import PreflightInput, build_context
+from .report import EXIT_BLOCKED, EXIT_OK, summarize
+from .secrets import EnsureResult, HookError, ensure_mpi_ssh_secret, ensure_webhook_certs
+
+EXIT_API = 3
+
+
+def _emit(output: str, payload: dict[str, Any], text: str, *, err: bool = False) -> None:
+    if output == "json":
+        click.echo(json.dumps(payload, indent=2))
+    else:
+        click.echo(text, err=err)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.option(
+    "--kubeconfig",
+    envvar="KUBECONFIG",
+    default=None,
+    help="Kubeconfig path; in a hook Job, none (in-cluster).",
+)
+@click.option("--context", "kube_context", default=None, help="Kubeconfig context.")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.pass_context
+def main(ctx: click.Context, kubeconfig: str | None, kube_context: str | None, output: str) -> None:
+    """Install hooks of the dynamo-platform chart: conflict guard, MPI SSH key, webhook certificates."""
+    ctx.obj = {"kubeconfig": kubeconfig, "context": kube_context, "output": output}
+
+
+@main.command("check-conflicts")
+@click.option("--release-namespace", required=True, help="Namespace of the Helm release being installed.")
+@click.option(
+    "--release-name", required=True, help="Name of the Helm release (its own operator is not a conflict)."
+)
+@click.option("--namespace-restricted", is_flag=True, help="The new operator is namespace-restricted.")
+@click.option(
+    "--target-namespace", default=None, help="Namespace a restricted operator manages (default: release ns)."
+)
+@click.option(
+    "--leader-election-id", default=None, help="Leader-election Lease name (default dynamo.nvidia.com)."
+)
+@click.option("--leader-election-namespace", default=None, help="Its namespace (default kube-system).")
+@click.pass_context
+def check_conflicts(
+    ctx: click.Context,
+    release_namespace: str,
+    release_name: str,
+    namespace_restricted: bool,
+    target_namespace: str | None,
+    leader_election_id: str | None,
+    leader_election_namespace: str | None,
+) -> None:
+    """Block the install when another Dynamo operator conflicts (the chart document's matrix)."""
+    opts = ctx.obj
+    sets = []
+    if leader_election_id:
+        sets.append(f"dynamo-operator.controllerManager.leaderElection.id={leader_election_id}")
+    if leader_election_namespace:
+        sets.append(f"dynamo-operator.controllerManager.leaderElection.namespace={leader_election_namespace}")
+    inp = PreflightInput(
+        release_name=release_name,
+        release_namespace=release_namespace,
+        set_values=sets,
+        kubeconfig=opts["kubeconfig"],
+        kube_context=opts["context"],
+        namespace_restricted=namespace_restricted,
+        target_namespace=target_namespace,
+    )
+    context = build_context(inp, load_chart(None))
+    results = run_checks(context, only={"cluster.api-reachable", "operators.conflicts"})
+    payload = {"summary": summarize(results), "results": [r.to_dict() for r in results]}
+    if not context.reachable:
+        _emit(
+            opts["output"],
+            payload,
+            f"dynamo-hooks: cannot reach the Kubernetes API: {context.connect_error}",
+            err=True,
+        )
+        sys.exit(EXIT_API)
+    blocked = [r for r in results if r.blocking]
+    lines = []
+    for r in results:
+        if r.id == "cluster.api-reachable":
+            continue
+        mark = {"pass": "ok", "skip": "skipped", "fail": r.severity.value}[r.status.value]
+        lines.append(f"[{mark}] {r.found}")
+        if r.fix and r.status is Status.FAIL:
+            lines.append(f"        fix: {r.fix}")
+    if blocked:
+        lines.insert(0, f"dynamo-hooks: install of release {release_name} in {release_namespace} is BLOCKED")
+        _emit(opts["output"], payload, "\n".join(lines), err=True)
+        sys.exit(EXIT_BLOCKED)
+    _emit(opts["output"], payload, "\n".join(lines))
+    sys.exit(EXIT_OK)
+
+
+def _run_ensure(ctx: click.Context, action: Any) -> None:
+    opts = ctx.obj
+    try:
+        cluster = connect(opts["kubeconfig"], opts["context"])
+        result: EnsureResult = action(cluster)
+    except HookError as exc:
+        _emit(opts["output"], {"error": str(exc)}, f"dynamo-hooks: {exc}", err=True)
+        sys.exit(EXIT_BLOCKED)
+    except ClusterError as exc:
+        _emit(opts["output"], {"error": str(exc)}, f"dynamo-hooks: Kubernetes API error: {exc}", err=True)
+        sys.exit(EXIT_API)
+    _emit(opts["output"], result.to_dict(), f"{result.secret}: {result.action.value} ({result.reason})")
+
+
+@main.command("ensure-mpi-ssh-secret")
+@click.option("--namespace", required=True, help="Namespace of the Secret (the release namespace).")
+@click.option("--secret-name", required=True, help="dynamo-operator.dynamo.mpiRun.secretName.")
+@click.pass_context
+def ensure_mpi(ctx: click.Context, namespace: str, secret_name: str) -> None:
+    """Create the MPI SSH keypair Secret if missing; never rotate an existing key."""
+    _run_ensure(ctx, lambda cluster: ensure_mpi_ssh_secret(cluster, namespace, secret_name))
+
+
+@main.command("ensure-webhook-certs")
+@click.option("--namespace", required=True, help="Namespace of the Secret and the webhook Service.")
+@click.option("--secret-name", default="webhook-server-cert", show_default=True)
+@click.option("--service-name", required=True, help="The webhook Service the certificate must name.")
+@click.option("--cluster-domain", default="cluster.local", show_default=True)
+@click.option("--renew-before-days", type=click.IntRange(1, 3650), default=30, show_default=True)
+@click.pass_context
+def ensure_certs(
+    ctx: click.Context,
+    namespace: str,
+    secret_name: str,
+    service_name: str,
+    cluster_domain: str,
+    renew_before_days: int,
+) -> None:
+    """Issue a CA and serving certificate into a kubernetes.io/tls Secret; reuse them while valid."""
+    _run_ensure(
+        ctx,
+        lambda cluster: ensure_webhook_certs(
+            cluster,
+            namespace,
+            secret_name,
+            service_name,
+            cluster_domain=cluster_domain,
+            renew_before=dt.timedelta(days=renew_before_days),
+        ),
+    )
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,226 @@
+"""Idempotent Secret writers for the install hooks: the MPI SSH key and the webhook serving certificate.
+
+Both run on every `helm install` and `helm upgrade`, so running them again must change nothing: an existing
+SSH key is never rotated (running MPI jobs would lose their peers), and a webhook certificate is reused while
+it is valid for more than 30 days and covers the Service names. Writes use the Secret's resourceVersion, so
+two hook runs racing each other cannot overwrite one another silently.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from . import certs, sshkeys
+from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+
+MANAGED_BY = "dynamo-hooks"
+TLS_TYPE = "kubernetes.io/tls"
+MAX_ATTEMPTS = 4
+
+
+class Action(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+    REPLACED = "replaced"  # deleted and re-created because the Secret type had to change
+
+
+@dataclass
+class EnsureResult:
+    """What a hook did, for the log line and the JSON output."""
+
+    secret: str
+    action: Action
+    reason: str
+    resource_version: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "secret": self.secret,
+            "action": self.action.value,
+            "reason": self.reason,
+            "resourceVersion": self.resource_version,
+            **self.details,
+        }
+
+
+class HookError(Exception):
+    """A condition the hook refuses to repair on its own; the message names the object, field and fix."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _decoded(secret: Obj, key: str) -> bytes | None:
+    raw = (secret.get("data") or {}).get(key)
+    if not raw:
+        return None
+    try:
+        return base64.b64decode(raw)
+    except ValueError:
+        return None
+
+
+def _labels(component: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "app.kubernetes.io/part-of": "dynamo-platform",
+        "app.kubernetes.io/component": component,
+    }
+
+
+def _secret_body(namespace: str, name: str, data: dict[str, bytes], secret_type: str, component: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace, "labels": _labels(component)},
+        "type": secret_type,
+        "data": {k: _b64(v) for k, v in data.items()},
+    }
+
+
+def _write(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    decide: Any,
+) -> EnsureResult:
+    """Read-decide-write loop: `decide(secret_or_None)` returns (action, reason, body_or_None).
+
+    A 409 on create (someone created it meanwhile) or on update (resourceVersion moved) re-reads and decides
+    again, so concurrent hook runs converge on one value instead of the last writer winning.
+    """
+    path = object_path("v1", "secrets", name, namespace)
+    ref = f"Secret {namespace}/{name}"
+    for _ in range(MAX_ATTEMPTS):
+        current = cluster.get(path)
+        action, reason, body = decide(current)
+        try:
+            if action is Action.UNCHANGED:
+                rv = str(((current or {}).get("metadata") or {}).get("resourceVersion", ""))
+                return EnsureResult(ref, action, reason, rv)
+            if action is Action.CREATED:
+                created = cluster.create(collection_path("v1", "secrets", namespace), body)
+                return EnsureResult(ref, action, reason, str(created["metadata"].get("resourceVersion", "")))
+            if action is Action.REPLACED:
+                cluster.delete(path)
+                created = cluster.create(collection_path("v1", "secrets", namespace), body)
+                return EnsureResult(ref, action, reason, str(created["metadata"].get("resourceVersion", "")))
+            updated = cluster.replace(path, body)
+            return EnsureResult(ref, action, reason, str(updated["metadata"].get("resourceVersion", "")))
+        except ClusterError as exc:
+            if exc.status == 409:
+                continue
+            if exc.forbidden:
+                raise HookError(
+                    f"{ref}: the API refused the write ({exc.message}). Fix: grant the hook's ServiceAccount "
+                    f"get, create and update (delete too, to change a Secret's type) on secrets in namespace "
+                    f"{namespace}."
+                ) from exc
+            raise
+    raise HookError(
+        f"{ref}: kept changing while being written ({MAX_ATTEMPTS} attempts); run the hook again."
+    )
+
+
+def ensure_mpi_ssh_secret(cluster: Cluster, namespace: str, name: str) -> EnsureResult:
+    """Create the MPI SSH Secret once; afterwards only complete missing public entries, never rotate."""
+
+    def decide(current: Obj | None) -> tuple[Action, str, Obj | None]:
+        if current is None:
+            pair = sshkeys.generate_keypair()
+            body = _secret_body(namespace, name, pair.secret_data(), "Opaque", "mpi-ssh")
+            return Action.CREATED, "no Secret yet: generated a new RSA keypair", body
+        private = _decoded(current, sshkeys.PRIVATE_KEY)
+        if private is None:
+            # Nothing to rotate: an empty placeholder (e.g. made by GitOps) gets its first key.
+            pair = sshkeys.generate_keypair()
+            reason = f"Secret had no {sshkeys.PRIVATE_KEY}: generated a new RSA keypair"
+        else:
+            try:
+                pair = sshkeys.keypair_from_private(private)
+            except (ValueError, TypeError) as exc:
+                raise HookError(
+                    f"Secret {namespace}/{name}: field data.{sshkeys.PRIVATE_KEY} is not a readable "
+                    "unencrypted "
+                    f"private key ({exc}). It is never rotated automatically, because running MPI workers "
+                    f"trust it. Fix: kubectl -n {namespace} delete secret {name}, then re-run the install "
+                    f"or upgrade so the hook generates a new one."
+                ) from exc
+            reason = "existing key kept"
+        wanted = pair.secret_data()
+        data = dict(current.get("data") or {})
+        if private is None:
+            changed = list(wanted)
+        else:
+            changed = [
+                k for k in (sshkeys.PUBLIC_KEY, sshkeys.AUTHORIZED_KEYS) if _decoded(current, k) is None
+            ]
+        if not changed:
+            return Action.UNCHANGED, reason, None
+        for key in changed:
+            data[key] = _b64(wanted[key])
+        body = dict(current)
+        body["data"] = data
+        if private is not None:
+            reason = f"existing key kept; added {', '.join(changed)}"
+        return Action.UPDATED, reason, body
+
+    return _write(cluster, namespace, name, decide)
+
+
+def ensure_webhook_certs(
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    service: str,
+    *,
+    cluster_domain: str = "cluster.local",
+    renew_before: dt.timedelta = certs.RENEW_BEFORE,
+    now: dt.datetime | None = None,
+) -> EnsureResult:
+    """Keep a `kubernetes.io/tls` Secret with `tls.crt`, `tls.key` and `ca.crt` valid for the "
+    "webhook Service."""
+    dns_names = certs.webhook_dns_names(service, namespace, cluster_domain)
+
+    def decide(current: Obj | None) -> tuple[Action, str, Obj | None]:
+        if current is not None:
+            why = certs.cert_needs_renewal(
+                _decoded(current, "tls.crt"),
+                _decoded(current, "tls.key"),
+                _decoded(current, "ca.crt"),
+                dns_names,
+                renew_before=renew_before,
+                now=now,
+            )
+            if why is None and current.get("type") == TLS_TYPE:
+                return Action.UNCHANGED, "certificate valid and covers the Service names: reused", None
+        else:
+            why = "no Secret yet"
+        ca = certs.issue_ca(now=now)
+        leaf = certs.issue_serving_cert(ca, dns_names, now=now)
+        data = {"tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem, "ca.crt": ca.cert_pem}
+        body = _secret_body(namespace, name, data, TLS_TYPE, "webhook")
+        if current is None:
+            return Action.CREATED, "no Secret yet: issued a CA and a serving certificate", body
+        if current.get("type", "Opaque") != TLS_TYPE:
+            # The type field is immutable: the Secret has to be re-created.
+            return (
+                Action.REPLACED,
+                f"type was {current.get('type', 'Opaque')}, needs {TLS_TYPE}; re-issued",
+                body,
+            )
+        meta = dict(current.get("metadata") or {})
+        meta["labels"] = {**(meta.get("labels") or {}), **_labels("webhook")}
+        body["metadata"] = meta
+        return Action.UPDATED, f"re-issued: {why}", body
+
+    result = _write(cluster, namespace, name, decide)
+    result.details["dnsNames"] = dns_names
+    return result

@@ -1,0 +1,62 @@
+"""The MPI SSH keypair, made with `cryptography` (no ssh-keygen binary or extra image needed).
+
+TensorRT-LLM multinode workers mount the Secret at /ssh-pk and read `private.key` and `private.key.pub`
+(the names upstream's keygen Job and operator use); `authorized_keys` is added so sshd can point at the
+mounted file directly. RSA 3072 rather than Ed25519: FIPS-mode OpenSSH builds in some images refuse Ed25519,
+which broke upstream's keygen Job once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+PRIVATE_KEY = "private.key"
+PUBLIC_KEY = "private.key.pub"
+AUTHORIZED_KEYS = "authorized_keys"
+KEY_COMMENT = "dynamo-mpi-run"
+
+
+@dataclass(frozen=True)
+class SshKeyPair:
+    private_openssh: bytes  # "-----BEGIN OPENSSH PRIVATE KEY-----", as ssh-keygen writes it
+    public_openssh: bytes  # "ssh-rsa AAAA... dynamo-mpi-run\n"
+
+    def secret_data(self) -> dict[str, bytes]:
+        return {
+            PRIVATE_KEY: self.private_openssh,
+            PUBLIC_KEY: self.public_openssh,
+            AUTHORIZED_KEYS: self.public_openssh,
+        }
+
+
+def generate_keypair(key_size: int = 3072, comment: str = KEY_COMMENT) -> SshKeyPair:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=key_size)
+    return _pair(key, comment)
+
+
+def _pair(key: object, comment: str) -> SshKeyPair:
+    private = key.private_bytes(  # type: ignore[attr-defined]
+        serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption()
+    )
+    public = key.public_key().public_bytes(  # type: ignore[attr-defined]
+        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
+    )
+    return SshKeyPair(private, public + b" " + comment.encode() + b"\n")
+
+
+def keypair_from_private(private_pem: bytes, comment: str = KEY_COMMENT) -> SshKeyPair:
+    """Rebuild the public half from a stored private key (OpenSSH or PEM); raises ValueError if unreadable.
+
+    Used to complete a Secret that has the private key but lost a public entry, without rotating the key.
+    The stored private bytes are returned unchanged.
+    """
+    try:
+        key = serialization.load_ssh_private_key(private_pem, password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        key = serialization.load_pem_private_key(private_pem, password=None)  # raises ValueError if not PEM
+    derived = _pair(key, comment)
+    return SshKeyPair(private_pem, derived.public_openssh)

@@ -1,0 +1,239 @@
+"""Install hooks against the local cluster, run exactly as the chart's hook Jobs would run them.
+
+kwok nodes never execute containers (a hook Job "completes" without running), so the hook command is run
+here with the argv taken from the rendered chart, and blocking is asserted on its exit status and message.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from kubernetes import client
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "platform"
+
+
+def skip_if_shared_cluster_has_operators(cluster_or_env) -> None:
+    """The session cluster is shared; a matrix run needs a cluster without other Dynamo operators."""
+    from dynamo_hooks.cluster import KubeCluster, connect
+    from dynamo_hooks.conflicts import discover
+
+    if isinstance(cluster_or_env, dict):
+        kube = connect(cluster_or_env["KUBECONFIG"])
+    else:
+        kube = KubeCluster(cluster_or_env.api_client())
+    found = discover(kube, leader_election_id="dynamo.nvidia.com").operators
+    if found:
+        pytest.skip(
+            "another test left Dynamo operators in the shared cluster: "
+            + "; ".join(o.describe() for o in found)
+        )
+
+
+def ensure_namespace(api: client.ApiClient, name: str) -> None:
+    core = client.CoreV1Api(api)
+    try:
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    except client.ApiException as exc:
+        if exc.status != 409:
+            raise
+
+
+def hooks(cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["dynamo-hooks", *args], env=cluster.env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dict[str, list[str]]:
+    """The argv of each install-hook Job in `helm template` output: the contract with the chart."""
+    cmd = ["helm", "template", release, str(CHART), "--namespace", namespace]
+    for s in sets:
+        cmd += ["--set", s]
+    out = subprocess.run(cmd, env=cluster.env, capture_output=True, text=True, timeout=120, check=True).stdout
+    jobs = {}
+    for doc in yaml.safe_load_all(out):
+        if not doc or doc.get("kind") != "Job":
+            continue
+        container = doc["spec"]["template"]["spec"]["containers"][0]
+        if container.get("command") == ["dynamo-hooks"]:
+            jobs[container["args"][0]] = container["args"]
+    return jobs
+
+
+def operator_deployment(api: client.ApiClient, release: str, namespace: str, restricted: bool) -> None:
+    """What the chart's operator Deployment and config look like, without helm (fast matrix setup)."""
+    ensure_namespace(api, namespace)
+    name = f"{release}-dynamo-operator-controller-manager"
+    config = {"apiVersion": "operator.config.dynamo.nvidia.com/v1alpha1", "kind": "OperatorConfiguration"}
+    if restricted:
+        config["namespace"] = {"restricted": namespace}
+    client.CoreV1Api(api).create_namespaced_config_map(
+        namespace,
+        client.V1ConfigMap(
+            metadata=client.V1ObjectMeta(name=f"{name}-config"), data={"config.yaml": yaml.safe_dump(config)}
+        ),
+    )
+    labels = {"app.kubernetes.io/name": "dynamo-operator", "app.kubernetes.io/instance": release}
+    client.AppsV1Api(api).create_namespaced_deployment(
+        namespace,
+        client.V1Deployment(
+            metadata=client.V1ObjectMeta(
+                name=name,
+                labels=labels,
+                annotations={
+                    "meta.helm.sh/release-name": release,
+                    "meta.helm.sh/release-namespace": namespace,
+                },
+            ),
+            spec=client.V1DeploymentSpec(
+                replicas=0,
+                selector=client.V1LabelSelector(match_labels=labels),
+                template=client.V1PodTemplateSpec(
+                    metadata=client.V1ObjectMeta(labels=labels),
+                    spec=client.V1PodSpec(
+                        containers=[client.V1Container(name="manager", image="dynamo-operator:0.1.0")],
+                        volumes=[
+                            client.V1Volume(
+                                name="config",
+                                config_map=client.V1ConfigMapVolumeSource(name=f"{name}-config"),
+                            )
+                        ],
+                    ),
+                ),
+            ),
+        ),
+    )
+
+
+def delete_operator(api: client.ApiClient, release: str, namespace: str) -> None:
+    name = f"{release}-dynamo-operator-controller-manager"
+    client.AppsV1Api(api).delete_namespaced_deployment(name, namespace)
+    client.CoreV1Api(api).delete_namespaced_config_map(f"{name}-config", namespace)
+
+
+def test_conflict_matrix_with_the_charts_argv(kube_cluster) -> None:
+    api = kube_cluster.api_client()
+    skip_if_shared_cluster_has_operators(kube_cluster)
+
+    def check(release: str, ns: str, restricted: bool) -> subprocess.CompletedProcess[str]:
+        sets = ["dynamo-operator.namespaceRestriction.enabled=true"] if restricted else []
+        args = rendered_hook_args(kube_cluster, release, ns, *sets)["check-conflicts"]
+        return hooks(kube_cluster, *args)
+
+    # 1. none -> cluster-wide: allowed
+    first = check("hm-a", "hm-a", restricted=False)
+    assert first.returncode == 0, first.stderr
+    assert "No other Dynamo operator" in first.stdout
+    # 2. none -> namespace-restricted: allowed
+    assert check("hm-r", "hm-r", restricted=True).returncode == 0
+
+    operator_deployment(api, "hm-a", "hm-a", restricted=False)
+    # An upgrade of the same release is not a conflict.
+    assert check("hm-a", "hm-a", restricted=False).returncode == 0
+    # 3. cluster-wide -> cluster-wide: blocked
+    third = check("hm-b", "hm-b", restricted=False)
+    assert third.returncode == 1 and "Multiple cluster managers" in third.stderr
+    assert "helm uninstall hm-a -n hm-a" in third.stderr
+    # 4. cluster-wide -> namespace-restricted: blocked
+    fourth = check("hm-c", "hm-c", restricted=True)
+    assert fourth.returncode == 1 and "Cluster-wide already manages target namespace" in fourth.stderr
+    delete_operator(api, "hm-a", "hm-a")
+
+    operator_deployment(api, "hm-c", "hm-c", restricted=True)
+    # 5. namespace-restricted -> cluster-wide: blocked
+    fifth = check("hm-d", "hm-d", restricted=False)
+    assert fifth.returncode == 1 and "Would conflict with existing namespace operators" in fifth.stderr
+    # 6. namespace-restricted A -> namespace-restricted B in another namespace: allowed
+    sixth = check("hm-e", "hm-e", restricted=True)
+    assert sixth.returncode == 0 and "Different scopes" in sixth.stdout
+    delete_operator(api, "hm-c", "hm-c")
+
+
+def test_namespace_scope_lease_blocks_until_it_expires(kube_cluster) -> None:
+    api = kube_cluster.api_client()
+    ensure_namespace(api, "hm-lease")
+    coordination = client.CoordinationV1Api(api)
+    import datetime as dt
+
+    def lease(renewed: dt.datetime) -> client.V1Lease:
+        return client.V1Lease(
+            metadata=client.V1ObjectMeta(name="dynamo-operator-namespace-scope"),
+            spec=client.V1LeaseSpec(
+                holder_identity="namespace-restricted-operator-pod-0.1.0",
+                lease_duration_seconds=30,
+                renew_time=renewed,
+            ),
+        )
+
+    coordination.create_namespaced_lease("hm-lease", lease(dt.datetime.now(dt.UTC)))
+    blocked = hooks(
+        kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
+    )
+    assert blocked.returncode == 1 and "Lease hm-lease/dynamo-operator-namespace-scope" in blocked.stderr
+    coordination.replace_namespaced_lease(
+        "dynamo-operator-namespace-scope",
+        "hm-lease",
+        lease(dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)),
+    )
+    allowed = hooks(
+        kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
+    )
+    assert allowed.returncode == 0 and "expired" in allowed.stdout
+    coordination.delete_namespaced_lease("dynamo-operator-namespace-scope", "hm-lease")
+
+
+def test_secret_hooks_twice_change_nothing(kube_cluster) -> None:
+    api = kube_cluster.api_client()
+    ensure_namespace(api, "hm-secrets")
+    jobs = rendered_hook_args(kube_cluster, "hm-secrets", "hm-secrets")
+    core = client.CoreV1Api(api)
+
+    for name, secret in (
+        ("ensure-mpi-ssh-secret", "mpi-run-ssh-secret"),
+        ("ensure-webhook-certs", "webhook-server-cert"),
+    ):
+        first = hooks(kube_cluster, *jobs[name])
+        assert first.returncode == 0 and "created" in first.stdout, first.stderr
+        before = core.read_namespaced_secret(secret, "hm-secrets")
+        second = hooks(kube_cluster, *jobs[name])
+        assert second.returncode == 0 and "unchanged" in second.stdout
+        after = core.read_namespaced_secret(secret, "hm-secrets")
+        assert after.metadata.resource_version == before.metadata.resource_version
+        assert after.data == before.data
+
+    tls = core.read_namespaced_secret("webhook-server-cert", "hm-secrets")
+    assert tls.type == "kubernetes.io/tls" and set(tls.data) == {"tls.crt", "tls.key", "ca.crt"}
+    mpi = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-secrets")
+    assert {"private.key", "private.key.pub", "authorized_keys"} <= set(mpi.data)
+
+
+def test_existing_ssh_key_is_kept(kube_cluster) -> None:
+    import base64
+
+    from dynamo_hooks import sshkeys
+
+    api = kube_cluster.api_client()
+    ensure_namespace(api, "hm-keep")
+    pair = sshkeys.generate_keypair(key_size=2048)
+    core = client.CoreV1Api(api)
+    core.create_namespaced_secret(
+        "hm-keep",
+        client.V1Secret(
+            metadata=client.V1ObjectMeta(name="mpi-run-ssh-secret"),
+            data={"private.key": base64.b64encode(pair.private_openssh).decode()},
+        ),
+    )
+    out = hooks(
+        kube_cluster, "ensure-mpi-ssh-secret", "--namespace", "hm-keep", "--secret-name", "mpi-run-ssh-secret"
+    )
+    assert out.returncode == 0 and "existing key kept" in out.stdout
+    stored = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-keep").data
+    assert base64.b64decode(stored["private.key"]) == pair.private_openssh
+    assert base64.b64decode(stored["private.key.pub"]) == pair.public_openssh
