@@ -116,6 +116,6 @@ def test_every_node_and_pod_address_is_loopback(kube_cluster, namespace):
     pods = core.list_pod_for_all_namespaces().items
     assert pods
     for p in pods:
-        for ip in [p.status.pod_ip, p.status.host_ip, *[x.ip for x in p.status.pod_i_ps or []]]:
+        for ip in [p.status.pod_ip, p.status.host_ip, *[x.ip for x in p.status.pod_ips or []]]:
             if ip:
                 assert ipaddress.ip_address(ip) in LOOPBACK, (p.metadata.namespace, p.metadata.name, ip)

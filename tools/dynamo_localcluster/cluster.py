@@ -423,7 +423,19 @@ class LocalCluster:
             [str(bin_dir / "kube-scheduler"), *common, f"--secure-port={free_port()}"],
         )
         kwok_cfg = self.dir / "kwok.yaml"
-        docs: list[dict] = [{"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokConfiguration"}]
+        docs: list[dict] = [
+            {
+                "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+                "kind": "KwokConfiguration",
+                # Defaults that kwokctl fills in but the bare kwok binary leaves at zero (and then refuses).
+                "options": {
+                    "podPlayStageParallelism": 4,
+                    "nodePlayStageParallelism": 4,
+                    "nodeLeaseParallelism": 4,
+                    "podsOnNodeSyncParallelism": 2,
+                },
+            }
+        ]
         stage_dir = kwok_stage_dir(bin_dir)
         for rel in KWOK_STAGES:
             docs.extend(d for d in yaml.safe_load_all((stage_dir / rel).read_text()) if d)
