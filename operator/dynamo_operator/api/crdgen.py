@@ -156,6 +156,9 @@ def schema_for_model(model: type[BaseModel]) -> dict[str, Any]:
 
 def _root_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = schema_for_model(model)
+    # The apiserver owns metadata's schema and refuses anything but `type: object` there.
+    if "metadata" in schema.get("properties", {}):
+        schema["properties"]["metadata"] = {"type": "object"}
     doc = (model.__doc__ or "").strip()
     return {"description": doc, **schema} if doc else schema
 
