@@ -95,6 +95,55 @@ def running(mgr: Manager):
 # -- informer ------------------------------------------------------------------------------------------------
 
 
+def test_resource_client_verbs_and_errors(client, make_ns):
+    ns = make_ns("rc")
+    created = client.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": ns}, "data": {"x": "1"}})
+    assert created["metadata"]["uid"]
+    got = client.get(CONFIGMAPS, "a", ns)
+    got["data"] = {"x": "2"}
+    client.replace(CONFIGMAPS, got)
+    with pytest.raises(ApiException) as e:
+        client.replace(CONFIGMAPS, got)  # stale resourceVersion
+    assert e.value.status == 409
+    client.patch(CONFIGMAPS, "a", {"data": {"y": "3"}}, ns)
+    items, rv = client.list_all(CONFIGMAPS, ns)
+    mine = [i for i in items if i["metadata"]["name"] == "a"]
+    assert [i["data"] for i in mine] == [{"x": "2", "y": "3"}] and rv
+    assert mine[0]["kind"] == "ConfigMap"
+    with pytest.raises(ApiException) as e:
+        client.get(CONFIGMAPS, "missing", ns)
+    assert e.value.status == 404 and "NotFound" in e.value.body
+    client.delete(CONFIGMAPS, "a", ns)
+    assert (
+        LEASES.object_path("x", "kube-system")
+        == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/x"
+    )
+
+
+def test_watch_stream_and_close_from_another_thread(client, make_ns):
+    import threading
+
+    ns = make_ns("w")
+    _, rv = client.list_all(CONFIGMAPS, ns)
+    w = client.watch(CONFIGMAPS, ns, resource_version=rv, timeout_seconds=20)
+    got = []
+
+    def consume():
+        for ev in w:
+            if ev["type"] in ("ADDED", "DELETED") and ev["object"]["metadata"]["name"] == "w1":
+                got.append((ev["type"], ev["object"]["metadata"]["name"]))
+
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    client.create(CONFIGMAPS, {"metadata": {"name": "w1", "namespace": ns}})
+    client.delete(CONFIGMAPS, "w1", ns)
+    assert wait_until(lambda: len(got) == 2, 10)
+    assert got == [("ADDED", "w1"), ("DELETED", "w1")]
+    w.close()  # from another thread: the consumer ends promptly
+    t.join(5)
+    assert not t.is_alive()
+
+
 def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
     ns = make_ns()
     events = []
