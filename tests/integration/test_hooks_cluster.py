@@ -177,10 +177,10 @@ def test_namespace_scope_lease_blocks_until_it_expires(kube_cluster) -> None:
         kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
     )
     assert blocked.returncode == 1 and "Lease hm-lease/dynamo-operator-namespace-scope" in blocked.stderr
-    coordination.replace_namespaced_lease(
+    coordination.patch_namespaced_lease(
         "dynamo-operator-namespace-scope",
         "hm-lease",
-        lease(dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)),
+        {"spec": {"renewTime": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).isoformat()}},
     )
     allowed = hooks(
         kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
