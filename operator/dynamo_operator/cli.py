@@ -94,6 +94,21 @@ def register_default_controllers(mgr) -> None:
     help="module:function called with the Manager (extra controllers, tests).",
 )
 @click.option("--no-default-controllers", is_flag=True, hidden=True)
+@click.option(
+    "--webhooks/--no-webhooks",
+    "webhooks",
+    default=None,
+    help="Admission/conversion webhook server (default: on, unless --no-default-controllers).",
+)
+@click.option("--webhook-host", default=None, help="Webhook bind host (config server.webhook.host).")
+@click.option("--webhook-port", type=int, default=None, help="Webhook port (config server.webhook.port).")
+@click.option("--webhook-cert-dir", default=None, help="Webhook certificate directory (manual mode).")
+@click.option(
+    "--webhook-url-base",
+    default=None,
+    help="https://HOST:PORT the API server uses to reach the webhook by URL (local runs); added to the "
+    "serving certificate's SANs.",
+)
 def run(
     kubeconfig,
     config_path,
@@ -114,6 +129,11 @@ def run(
     scope_lease_renew_interval,
     setups,
     no_default_controllers,
+    webhooks,
+    webhook_host,
+    webhook_port,
+    webhook_cert_dir,
+    webhook_url_base,
 ) -> None:
     """Run the operator: caches, controllers (on the leader), health and metrics servers."""
     from dynamo_operator.runtime.manager import Manager
@@ -150,6 +170,17 @@ def run(
         mgr = Manager(settings)
         if not no_default_controllers:
             register_default_controllers(mgr)
+        if webhooks if webhooks is not None else not no_default_controllers:
+            from dynamo_operator.webhooks import setup_webhooks
+
+            setup_webhooks(
+                mgr,
+                settings,
+                host=webhook_host,
+                port=webhook_port,
+                cert_dir=webhook_cert_dir,
+                url_base=webhook_url_base,
+            )
         for spec in setups:
             _load_setup(spec)(mgr)
     except Exception as e:

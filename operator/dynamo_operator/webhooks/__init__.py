@@ -1,0 +1,185 @@
+"""Admission (validating, defaulting) and conversion webhooks over TLS, with self-managed certificates.
+
+``setup_webhooks(manager, settings)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
+
+* the HTTPS server (:mod:`.server`) on every replica (``server.webhook.host``/``port``, default
+  ``0.0.0.0:9443``), ready once it serves a certificate (readiness check ``webhook-server``);
+* the certificate manager (:mod:`.certs`): every replica serves what the Secret (``auto``) or ``certDir``
+  (``manual``) holds; the leader creates/rotates the Secret and injects the CA bundle;
+* admission skips namespaces held by a namespace-restricted operator (``manager.is_namespace_excluded``).
+
+Local runs reach the webhook by URL (``clientConfig.url: https://127.0.0.1:9443/...``): pass ``url_base``
+(CLI ``--webhook-url-base``) so the serving certificate also carries that host (and ``localhost``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any
+
+from dynamo_operator.api import registry
+from dynamo_operator.runtime.settings import cfg_get
+
+from .certs import CertManager, CertPolicy, TLSContextHolder
+from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
+
+DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
+DEFAULT_SECRET_NAME = "webhook-server-cert"
+GROVE_GROUP = "grove.io"
+
+__all__ = [
+    "CertManager",
+    "CertPolicy",
+    "TLSContextHolder",
+    "WebhookApp",
+    "WebhookServer",
+    "Webhooks",
+    "admission_path",
+    "admission_routes",
+    "service_hosts",
+    "setup_webhooks",
+]
+
+
+def _value(v: Any) -> Any:
+    return getattr(v, "value", v)
+
+
+def service_hosts(service: str, namespace: str, url_base: str | None = None) -> list[str]:
+    """Serving-certificate hosts: the Service's DNS names, plus the URL's host (and localhost) when given."""
+    hosts = [
+        f"{service}.{namespace}.svc",
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc.cluster.local",
+    ]
+    if url_base:
+        host = urllib.parse.urlsplit(url_base).hostname
+        if host:
+            hosts.append(host)
+        if host in ("127.0.0.1", "::1", "localhost"):
+            hosts += ["localhost", "127.0.0.1"]
+    return list(dict.fromkeys(hosts))
+
+
+class _GroveDetector:
+    """Grove enabled: the configuration's ``orchestrators.grove.enabled`` when set, else API discovery of the
+    ``grove.io`` group (re-checked at most once a minute)."""
+
+    def __init__(self, client: Any, configured: bool | None, ttl: float = 60.0):
+        self.client, self.configured, self.ttl = client, configured, ttl
+        self._value, self._at = False, -1e9
+        self._lock = threading.Lock()
+
+    def __call__(self) -> bool:
+        if self.configured is not None:
+            return bool(self.configured)
+        with self._lock:
+            if time.monotonic() - self._at < self.ttl:
+                return self._value
+            try:
+                self.client.request("GET", f"/apis/{GROVE_GROUP}")
+                self._value = True
+            except Exception as e:
+                if getattr(e, "status", None) == 404:
+                    self._value = False
+                # other errors keep the last answer
+            self._at = time.monotonic()
+            return self._value
+
+
+@dataclass
+class Webhooks:
+    app: WebhookApp
+    server: WebhookServer
+    certs: CertManager
+    tls: TLSContextHolder
+
+
+def operator_usernames(namespace: str | None, extra: tuple[str, ...] = ()) -> frozenset[str]:
+    """The operator's service account (downward API ``POD_SERVICE_ACCOUNT`` + namespace), plus ``extra``."""
+    names = set(extra)
+    sa = os.environ.get("POD_SERVICE_ACCOUNT")
+    if sa and namespace:
+        names.add(f"system:serviceaccount:{namespace}:{sa}")
+    return frozenset(names)
+
+
+def setup_webhooks(
+    manager: Any,
+    settings: Any = None,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    cert_dir: str | None = None,
+    cert_mode: str | None = None,
+    url_base: str | None = None,
+    namespace: str | None = None,
+    policy: CertPolicy | None = None,
+    extra_operator_usernames: tuple[str, ...] = (),
+    checkpoint_enabled: bool | None = None,
+) -> Webhooks:
+    """Create the webhook server and certificate manager and register them with ``manager``.
+
+    Arguments override the OperatorConfiguration (``settings.config``): ``server.webhook.{host,port,certDir,
+    certProvisionMode,secretName,serviceName}``, ``security.enableHTTP2``, ``orchestrators.grove.enabled``,
+    ``checkpoint.enabled``. ``namespace`` (where the Secret lives and what the configurations' namespace
+    label must say) defaults to ``POD_NAMESPACE``, then the restricted namespace, then ``dynamo-system``.
+    """
+    settings = settings or manager.settings
+    cfg = getattr(settings, "config", None)
+    host = (
+        host or cfg_get(cfg, "server.webhook.host") or cfg_get(cfg, "server.webhook.bindAddress") or "0.0.0.0"
+    )
+    port = port if port is not None else int(cfg_get(cfg, "server.webhook.port", 9443))
+    cert_dir = cert_dir or cfg_get(cfg, "server.webhook.certDir") or DEFAULT_CERT_DIR
+    mode = str(cert_mode or _value(cfg_get(cfg, "server.webhook.certProvisionMode", "auto"))).lower()
+    if mode not in ("auto", "manual"):
+        raise ValueError(f"server.webhook.certProvisionMode must be auto or manual, got {mode!r}")
+    secret_name = cfg_get(cfg, "server.webhook.secretName") or DEFAULT_SECRET_NAME
+    service = cfg_get(cfg, "server.webhook.serviceName") or registry.CONVERSION_SERVICE_NAME
+    namespace = (
+        namespace
+        or getattr(settings, "pod_namespace", None)
+        or getattr(settings, "restricted_namespace", None)
+        or registry.CONVERSION_SERVICE_NAMESPACE
+    )
+    enable_http2 = bool(getattr(settings, "enable_http2", False))
+    cluster_wide = bool(getattr(settings, "cluster_wide", True))
+    grove_cfg = cfg_get(cfg, "orchestrators.grove.enabled")
+    if checkpoint_enabled is None:
+        checkpoint_enabled = bool(cfg_get(cfg, "checkpoint.enabled", False))
+
+    tls = TLSContextHolder(enable_http2=enable_http2)
+    app = WebhookApp(
+        AdmissionSettings(
+            operator_usernames=operator_usernames(namespace, extra_operator_usernames),
+            operator_version=getattr(settings, "operator_version", None),
+            grove_enabled=_GroveDetector(manager.client, grove_cfg),
+            checkpoint_enabled=checkpoint_enabled,
+            is_namespace_excluded=manager.is_namespace_excluded,
+            metrics=getattr(manager, "metrics", None),
+        )
+    )
+    server = WebhookServer(app, host=host, port=port, tls=tls, enable_http2=enable_http2)
+    certs = CertManager(
+        client=manager.client,
+        namespace=namespace,
+        hosts=service_hosts(service, namespace, url_base),
+        holder=tls,
+        mode=mode,
+        secret_name=secret_name,
+        cert_dir=cert_dir,
+        policy=policy or CertPolicy(),
+        inject_webhooks=True,
+        inject_crds=cluster_wide,
+    )
+    manager.add_runnable(server.run, needs_leader=False, name="webhook-server")
+    manager.add_runnable(certs.run_loader, needs_leader=False, name="webhook-cert-loader")
+    manager.add_runnable(certs.run_leader, needs_leader=True, name="webhook-cert-manager")
+    manager.add_readiness_check("webhook-server", server.ready)
+    return Webhooks(app, server, certs, tls)

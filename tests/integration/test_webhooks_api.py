@@ -1,0 +1,779 @@
+"""The webhooks on a real kube-apiserver: it calls our server at ``https://127.0.0.1:PORT`` for admission and
+for CRD conversion, with the CA bundle the operator's certificate manager injected itself.
+
+Isolation from the rest of the session (the ``api`` cluster is shared):
+
+* the Validating/MutatingWebhookConfigurations are this module's own (URL clientConfig, the injection and
+  operator-namespace labels, a namespaceSelector matching only this module's namespace) and are deleted at
+  the end;
+* CRDs are cluster-scoped: the module installs them from ``crds/`` (server-side apply, idempotent), points the
+  multi-version CRDs' conversion at its live server for the module's duration and restores each CRD's
+  original ``spec.conversion`` at teardown, after deleting the objects it created. Other modules therefore
+  see the CRDs exactly as generated (no webhook reachable), as before.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import datetime as dt
+import json
+import subprocess
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from cryptography import x509
+from dynamo_operator.api import registry
+from dynamo_operator.runtime.client import SECRETS as _SECRETS
+from dynamo_operator.runtime.client import ResourceClient
+from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.runtime.settings import RuntimeSettings
+from dynamo_operator.webhooks import CertPolicy, admission_routes, setup_webhooks
+from dynamo_operator.webhooks.certs import CRDS, MUTATING, VALIDATING
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+pytestmark = [pytest.mark.api, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[2]
+GROUP = "nvidia.com"
+UID = uuid.uuid4().hex[:6]
+NS = f"wh-{UID}"
+OPNS = f"wh-op-{UID}"
+OPERATOR_SA = f"system:serviceaccount:{OPNS}:dynamo-operator"
+PLANNER_SA = f"system:serviceaccount:{NS}:planner-serviceaccount"
+ORIGIN = "nvidia.com/dynamo-operator-origin-version"
+
+
+def wait_for(fn, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            got = fn()
+            if got:
+                return got
+        except Exception as e:  # keep polling; report the last error
+            last = e
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
+
+
+def _crd_docs() -> list[dict]:
+    """crds/*.yaml exactly as generated (the same files the chart installs)."""
+    return [yaml.safe_load(p.read_text()) for p in sorted((REPO / "crds").glob("*.yaml"))]
+
+
+def _webhook_configs(port: int) -> tuple[dict, dict]:
+    labels = {
+        "nvidia.com/dynamo-webhook-cabundle-injection": "true",
+        "nvidia.com/dynamo-operator-namespace": OPNS,
+    }
+    hooks: dict[str, list] = {"validate": [], "mutate": []}
+    for path, (mode, kind, version) in sorted(admission_routes().items()):
+        if mode == "mutate" and kind not in (
+            "DynamoGraphDeployment",
+            "DynamoComponentDeployment",
+            "DynamoGraphDeploymentRequest",
+        ):
+            continue
+        hooks[mode].append(
+            {
+                "name": f"{mode[0]}{kind.lower()}-{version}.dynamo.nvidia.com",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "timeoutSeconds": 10,
+                "matchPolicy": "Exact",
+                "clientConfig": {"url": f"https://127.0.0.1:{port}{path}"},
+                "rules": [
+                    {
+                        "apiGroups": [GROUP],
+                        "apiVersions": [version],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": [registry.KINDS[kind].plural],
+                        "scope": "Namespaced",
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}},
+            }
+        )
+    v = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": f"wh-test-{UID}-validating", "labels": labels},
+        "webhooks": hooks["validate"],
+    }
+    m = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": f"wh-test-{UID}-mutating", "labels": labels},
+        "webhooks": hooks["mutate"],
+    }
+    return v, m
+
+
+class Env:
+    def __init__(self, api_cluster, mgr, wh, rc):
+        self.cluster, self.mgr, self.wh, self.rc = api_cluster, mgr, wh, rc
+        self.api = api_cluster.api_client()
+        self.custom = client.CustomObjectsApi(self.api)
+
+    def as_user(self, username: str) -> client.CustomObjectsApi:
+        api = self.cluster.api_client()
+        api.set_default_header("Impersonate-User", username)
+        return client.CustomObjectsApi(api)
+
+    def create(self, version: str, kind: str, body: dict, api=None) -> dict:
+        body = copy.deepcopy(body)
+        body.setdefault("apiVersion", f"{GROUP}/{version}")
+        body.setdefault("kind", kind)
+        return (api or self.custom).create_namespaced_custom_object(
+            GROUP, version, NS, registry.KINDS[kind].plural, body
+        )
+
+    def get(self, version: str, kind: str, name: str) -> dict:
+        return self.custom.get_namespaced_custom_object(GROUP, version, NS, registry.KINDS[kind].plural, name)
+
+    def replace(self, version: str, kind: str, body: dict, api=None) -> dict:
+        return (api or self.custom).replace_namespaced_custom_object(
+            GROUP, version, NS, registry.KINDS[kind].plural, body["metadata"]["name"], body
+        )
+
+    def refused(self, fn) -> str:
+        with pytest.raises(ApiException) as ei:
+            fn()
+        assert ei.value.status in (400, 403, 422), ei.value.body
+        return json.loads(ei.value.body)["message"]
+
+
+@pytest.fixture(scope="module")
+def env(api_cluster):
+    api = api_cluster.api_client()
+    rc = ResourceClient(api)
+    core = client.CoreV1Api(api)
+    rbac = client.RbacAuthorizationV1Api(api)
+    for ns in (NS, OPNS):
+        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
+
+    # CRDs: install (idempotent) and remember each one's conversion to restore it afterwards
+    original: dict[str, dict] = {}
+    for doc in _crd_docs():
+        name = doc["metadata"]["name"]
+        try:
+            original[name] = copy.deepcopy(rc.get(CRDS, name)["spec"].get("conversion"))
+        except ApiException:
+            original[name] = copy.deepcopy(doc["spec"].get("conversion"))
+    subprocess.run(
+        ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", "-"],
+        input=yaml.safe_dump_all(_crd_docs()),
+        env=api_cluster.env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    for doc in _crd_docs():
+        name = doc["metadata"]["name"]
+        wait_for(
+            lambda n=name: any(
+                c["type"] == "Established" and c["status"] == "True"
+                for c in rc.get(CRDS, n).get("status", {}).get("conditions", [])
+            ),
+            what=f"CRD {name} established",
+        )
+
+    # RBAC for the impersonated service accounts (authorization runs before admission)
+    rules = [
+        client.V1PolicyRule(api_groups=[GROUP], resources=["*"], verbs=["get", "list", "update", "patch"])
+    ]
+    rbac.create_namespaced_role(NS, client.V1Role(metadata=client.V1ObjectMeta(name="writers"), rules=rules))
+    subjects = [
+        client.RbacV1Subject(kind="ServiceAccount", name="planner-serviceaccount", namespace=NS),
+        client.RbacV1Subject(kind="ServiceAccount", name="dynamo-operator", namespace=OPNS),
+        client.RbacV1Subject(kind="ServiceAccount", name="someone", namespace=NS),
+    ]
+    rbac.create_namespaced_role_binding(
+        NS,
+        client.V1RoleBinding(
+            metadata=client.V1ObjectMeta(name="writers"),
+            role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="writers"),
+            subjects=subjects,
+        ),
+    )
+
+    settings = RuntimeSettings(
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        pod_namespace=OPNS,
+        config={"server": {"webhook": {"certProvisionMode": "auto"}}},
+    )
+    mgr = Manager(settings, api_client=api_cluster.api_client())
+    policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
+    wh = setup_webhooks(
+        mgr,
+        host="127.0.0.1",
+        port=0,
+        url_base="https://127.0.0.1",
+        policy=policy,
+        extra_operator_usernames=(OPERATOR_SA,),
+        checkpoint_enabled=True,
+    )
+    mgr.start()
+    try:
+        wait_for(wh.server.ready, what="the webhook server serving a certificate")
+        port = wh.server.port
+        for res, body in zip((VALIDATING, MUTATING), _webhook_configs(port), strict=True):
+            rc.create(res, body)
+        for name in original:
+            doc = rc.get(CRDS, name)
+            if len(doc["spec"]["versions"]) < 2:
+                continue
+            conv = {
+                "strategy": "Webhook",
+                "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {"url": f"https://127.0.0.1:{port}/convert"},
+                },
+            }
+            rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
+                     patch_type="application/json-patch+json")  # fmt: skip
+        e = Env(api_cluster, mgr, wh, rc)
+        probe = dgd("probe")
+        wait_for(
+            lambda: e.custom.create_namespaced_custom_object(
+                GROUP, "v1beta1", NS, "dynamographdeployments", probe, dry_run="All"
+            ),
+            timeout=60,
+            what="admission and conversion through the webhook",
+        )
+        yield e
+    finally:
+        _teardown(rc, original)
+        mgr.stop()
+        for ns in (NS, OPNS):
+            with contextlib.suppress(ApiException):
+                core.delete_namespace(ns)
+
+
+def _teardown(rc: ResourceClient, original: dict[str, dict]) -> None:
+    custom = client.CustomObjectsApi(rc.api_client)
+    for kind, info in registry.KINDS.items():
+        if info.scope != "Namespaced" or kind.startswith("PodSnapshot"):
+            continue
+        with contextlib.suppress(ApiException):
+            items = custom.list_namespaced_custom_object(GROUP, info.storage_version, NS, info.plural)[
+                "items"
+            ]
+            for it in items:
+                name = it["metadata"]["name"]
+                with contextlib.suppress(ApiException):
+                    if it["metadata"].get("finalizers"):
+                        custom.patch_namespaced_custom_object(
+                            GROUP,
+                            info.storage_version,
+                            NS,
+                            info.plural,
+                            name,
+                            {"metadata": {"finalizers": None}},
+                        )
+                    custom.delete_namespaced_custom_object(GROUP, info.storage_version, NS, info.plural, name)
+    for res, name in ((VALIDATING, f"wh-test-{UID}-validating"), (MUTATING, f"wh-test-{UID}-mutating")):
+        with contextlib.suppress(ApiException):
+            rc.delete(res, name)
+    for name, conv in original.items():
+        with contextlib.suppress(ApiException):
+            rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
+                     patch_type="application/json-patch+json")  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------------------------
+# samples
+
+
+def main_container(image: str = "vllm:1") -> dict:
+    return {"spec": {"containers": [{"name": "main", "image": image}]}}
+
+
+def dgd(name: str, components: list | None = None, **spec) -> dict:
+    return {
+        "apiVersion": f"{GROUP}/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {
+            "backendFramework": "vllm",
+            "components": components
+            if components is not None
+            else [
+                {"name": "Frontend", "type": "frontend"},
+                {"name": "VllmWorker", "type": "worker", "podTemplate": main_container()},
+            ],
+            **spec,
+        },
+    }
+
+
+def dgd_alpha(name: str, services: dict) -> dict:
+    return {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {"backendFramework": "vllm", "services": services},
+    }
+
+
+def epp(**extra) -> dict:
+    return {"name": "Epp", "type": "epp", **extra}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# validation: each rule refused with its message
+
+
+CREATE_CASES = [
+    (
+        "no-components",
+        "v1beta1",
+        dgd("no-components", components=[]),
+        ["spec.components: Required value: a DynamoGraphDeployment needs at least one component"],
+    ),
+    (
+        "names-unique",
+        "v1alpha1",
+        dgd_alpha("names-unique", {"Frontend": {"componentType": "frontend"}, "frontend": {}}),
+        ['Duplicate value: "frontend": component names must be unique ignoring case'],
+    ),
+    (
+        "one-epp",
+        "v1alpha1",
+        dgd_alpha(
+            "one-epp",
+            {
+                "EppA": {
+                    "componentType": "epp",
+                    "eppConfig": {"configMapRef": {"name": "a", "key": "epp.yaml"}},
+                },
+                "EppB": {
+                    "componentType": "epp",
+                    "eppConfig": {"configMapRef": {"name": "b", "key": "epp.yaml"}},
+                },
+            },
+        ),
+        ["Too many", "at most one component may have type epp"],
+    ),
+    (
+        "epp-needs-config",
+        "v1beta1",
+        dgd("epp-needs-config", components=[epp()]),
+        ["spec.components[0].eppConfig: Required value: an epp component needs eppConfig"],
+    ),
+    (
+        "epp-config-exclusive",
+        "v1beta1",
+        dgd(
+            "epp-config-exclusive",
+            components=[epp(eppConfig={"configMapRef": {"name": "x", "key": "k"}, "config": {}})],
+        ),
+        ["spec.components[0].eppConfig: Invalid value: configMapRef and config are mutually exclusive"],
+    ),
+    (
+        "epp-one-replica",
+        "v1beta1",
+        dgd("epp-one-replica", components=[epp(replicas=2, eppConfig={"config": {"a": 1}})]),
+        ["spec.components[0].replicas: Invalid value: 2: an epp component runs exactly one replica"],
+    ),
+    (
+        "shm",
+        "v1beta1",
+        dgd("shm", components=[{"name": "w", "type": "worker", "sharedMemorySize": "-1Gi"}]),
+        ['spec.components[0].sharedMemorySize: Invalid value: "-1Gi": must be 0 or more'],
+    ),
+    (
+        "shm-alpha-path",
+        "v1alpha1",
+        dgd_alpha("shm-alpha-path", {"Worker": {"sharedMemory": {"size": "-2Gi"}}}),
+        ['spec.services[Worker].sharedMemory.size: Invalid value: "-2Gi"'],
+    ),
+    (
+        "min-available",
+        "v1beta1",
+        dgd("min-available", components=[{"name": "w", "type": "worker", "minAvailable": 1}]),
+        ["spec.components[0].minAvailable: Forbidden: minAvailable is only supported when the deployment"],
+    ),
+    (
+        "frontend-sidecar",
+        "v1beta1",
+        dgd(
+            "frontend-sidecar",
+            components=[
+                {"name": "f", "type": "frontend", "frontendSidecar": "fe", "podTemplate": main_container()}
+            ],
+        ),
+        ['spec.components[0].frontendSidecar: Not found: "fe": must name a container in podTemplate'],
+    ),
+    (
+        "sidecar-image",
+        "v1beta1",
+        dgd(
+            "sidecar-image",
+            components=[
+                {"name": "w", "podTemplate": {"spec": {"containers": [{"name": "main"}, {"name": "log"}]}}}
+            ],
+        ),
+        ['spec.components[0].podTemplate.spec.containers[1].image: Required value: container "log"'],
+    ),
+    (
+        "dcd-min-available",
+        "v1beta1",
+        {
+            "kind": "DynamoComponentDeployment",
+            "metadata": {"name": "dcd-min-available"},
+            "spec": {"backendFramework": "vllm", "minAvailable": 2},
+        },
+        ["spec.minAvailable: Forbidden: minAvailable applies only to components of a Grove-backed"],
+    ),
+    (
+        "model-lora-source",
+        "v1alpha1",
+        {
+            "kind": "DynamoModel",
+            "metadata": {"name": "model-lora-source"},
+            "spec": {"modelName": "m-lora", "baseModelName": "m", "modelType": "lora"},
+        },
+        ["spec.source: Required value: a lora model needs spec.source.uri"],
+    ),
+    (
+        "model-uri",
+        "v1alpha1",
+        {
+            "kind": "DynamoModel",
+            "metadata": {"name": "model-uri"},
+            "spec": {
+                "modelName": "m-lora",
+                "baseModelName": "m",
+                "modelType": "lora",
+                "source": {"uri": "ftp://x"},
+            },
+        },
+        ['spec.source.uri: Invalid value: "ftp://x": unsupported URI scheme'],
+    ),
+    (
+        "checkpoint-target",
+        "v1alpha1",
+        {
+            "kind": "DynamoCheckpoint",
+            "metadata": {"name": "checkpoint-target"},
+            "spec": {
+                "identity": {"model": "m", "backendFramework": "vllm"},
+                "job": {
+                    "podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "i"}]}},
+                    "targetContainerName": "worker",
+                },
+            },
+        },
+        ['spec.job.targetContainerName: Not found: "worker": must name a container'],
+    ),
+]
+
+
+@pytest.mark.parametrize("name,version,body,expected", CREATE_CASES, ids=[c[0] for c in CREATE_CASES])
+def test_create_rule_refused_with_its_message(env, name, version, body, expected):
+    kind = body.get("kind", "DynamoGraphDeployment")
+    msg = env.refused(lambda: env.create(version, kind, body))
+    assert "denied the request" in msg, msg
+    for text in expected:
+        assert text in msg, msg
+
+
+def test_all_errors_of_a_request_are_reported_together(env):
+    body = dgd(
+        "many-errors",
+        components=[
+            {"name": "w", "type": "worker", "sharedMemorySize": "-1", "minAvailable": 1},
+            epp(),
+        ],
+    )
+    msg = env.refused(lambda: env.create("v1beta1", "DynamoGraphDeployment", body))
+    for path in (
+        "spec.components[0].sharedMemorySize",
+        "spec.components[0].minAvailable",
+        "spec.components[1].eppConfig",
+    ):
+        assert path in msg, msg
+
+
+# ------------------------------------------------------------------------------------------------------------
+# defaulting
+
+
+def test_defaults_are_visible_on_stored_objects(env):
+    env.create("v1beta1", "DynamoGraphDeployment", dgd("defaults"))
+    got = env.get("v1beta1", "DynamoGraphDeployment", "defaults")
+    assert [c.get("replicas") for c in got["spec"]["components"]] == [1, 1]
+    assert got["metadata"]["annotations"][ORIGIN] == env.mgr.settings.operator_version
+
+    env.create("v1alpha1", "DynamoGraphDeployment", dgd_alpha("defaults-alpha", {"Frontend": {}}))
+    got = env.get("v1alpha1", "DynamoGraphDeployment", "defaults-alpha")
+    assert got["spec"]["services"]["Frontend"]["replicas"] == 1
+    assert ORIGIN in got["metadata"]["annotations"]
+
+    dcd = {"metadata": {"name": "standalone"}, "spec": {"backendFramework": "sglang", "type": "worker"}}
+    env.create("v1beta1", "DynamoComponentDeployment", dcd)
+    got = env.get("v1beta1", "DynamoComponentDeployment", "standalone")
+    assert got["spec"]["name"] == "standalone" and got["spec"]["replicas"] == 1
+
+
+def test_existing_annotation_is_kept(env):
+    body = dgd("keeps-origin")
+    body["metadata"]["annotations"] = {ORIGIN: "0.9.0"}
+    env.create("v1beta1", "DynamoGraphDeployment", body)
+    got = env.get("v1beta1", "DynamoGraphDeployment", "keeps-origin")
+    assert got["metadata"]["annotations"][ORIGIN] == "0.9.0"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# update rules
+
+
+def test_update_rules(env):
+    comps = [
+        {"name": "Frontend", "type": "frontend"},
+        {
+            "name": "Worker",
+            "type": "worker",
+            "replicas": 2,
+            "scalingAdapter": {},
+            "podTemplate": main_container(),
+        },
+    ]
+    env.create("v1beta1", "DynamoGraphDeployment", dgd("upd", components=comps))
+    cur = env.get("v1beta1", "DynamoGraphDeployment", "upd")
+
+    added = copy.deepcopy(cur)
+    added["spec"]["components"].append({"name": "Planner", "type": "planner"})
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeployment", added))
+    assert (
+        "spec.components: Forbidden: the set of components cannot change after creation (added: Planner)"
+        in msg
+    )
+
+    backend = copy.deepcopy(cur)
+    backend["spec"]["backendFramework"] = "sglang"
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeployment", backend))
+    assert 'spec.backendFramework: Invalid value: "sglang": is immutable (was "vllm")' in msg
+
+    multi = copy.deepcopy(cur)
+    multi["spec"]["components"][1]["multinode"] = {"nodeCount": 2}
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeployment", multi))
+    assert "spec.components[1].multinode: Forbidden: a component cannot switch between single-node and" in msg
+
+    scaled = copy.deepcopy(cur)
+    scaled["spec"]["components"][1]["replicas"] = 5
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeployment", scaled))
+    assert "spec.components[1].replicas: Forbidden: replicas of a component with scalingAdapter" in msg
+    someone = env.as_user(f"system:serviceaccount:{NS}:someone")
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeployment", scaled, api=someone))
+    assert "scalingAdapter" in msg
+
+    planner = env.as_user(PLANNER_SA)
+    env.replace("v1beta1", "DynamoGraphDeployment", scaled, api=planner)
+    cur = env.get("v1beta1", "DynamoGraphDeployment", "upd")
+    assert cur["spec"]["components"][1]["replicas"] == 5
+    cur["spec"]["components"][1]["replicas"] = 3
+    env.replace("v1beta1", "DynamoGraphDeployment", cur, api=env.as_user(OPERATOR_SA))
+    cur = env.get("v1beta1", "DynamoGraphDeployment", "upd")
+    assert cur["spec"]["components"][1]["replicas"] == 3
+
+    # replicas of a component without scalingAdapter: anyone may change them
+    cur["spec"]["components"][0]["replicas"] = 4
+    env.replace("v1beta1", "DynamoGraphDeployment", cur)
+
+
+def test_terminating_object_is_never_blocked(env):
+    body = dgd("terminating")
+    body["metadata"]["finalizers"] = ["nvidia.com/finalizer"]
+    env.create("v1beta1", "DynamoGraphDeployment", body)
+    env.custom.delete_namespaced_custom_object(GROUP, "v1beta1", NS, "dynamographdeployments", "terminating")
+    cur = env.get("v1beta1", "DynamoGraphDeployment", "terminating")
+    assert cur["metadata"].get("deletionTimestamp")
+    cur["spec"]["backendFramework"] = "trtllm"  # refused on a live object
+    cur = env.replace("v1beta1", "DynamoGraphDeployment", cur)
+    cur["metadata"]["finalizers"] = []
+    env.replace("v1beta1", "DynamoGraphDeployment", cur)
+    with pytest.raises(ApiException) as ei:
+        env.get("v1beta1", "DynamoGraphDeployment", "terminating")
+    assert ei.value.status == 404
+
+
+def test_dgdr_spec_frozen_once_profiling_started(env):
+    body = {"metadata": {"name": "req"}, "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm"}}
+    env.create("v1beta1", "DynamoGraphDeploymentRequest", body)
+    cur = env.get("v1beta1", "DynamoGraphDeploymentRequest", "req")
+    cur["spec"]["backend"] = "sglang"
+    cur = env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur)  # Pending: may change
+    cur["status"] = {"phase": "Profiling"}
+    cur = env.custom.replace_namespaced_custom_object_status(
+        GROUP, "v1beta1", NS, "dynamographdeploymentrequests", "req", cur
+    )
+    cur["spec"]["backend"] = "vllm"
+    msg = env.refused(lambda: env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur))
+    assert "spec: Forbidden: the spec cannot change once profiling has started (now Profiling)" in msg
+    # metadata-only updates stay possible
+    cur = env.get("v1beta1", "DynamoGraphDeploymentRequest", "req")
+    cur["metadata"].setdefault("labels", {})["team"] = "a"
+    env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur)
+
+
+def test_dynamomodel_immutable_fields(env):
+    body = {"metadata": {"name": "mdl"}, "spec": {"modelName": "llama", "baseModelName": "llama"}}
+    env.create("v1alpha1", "DynamoModel", body)
+    cur = env.get("v1alpha1", "DynamoModel", "mdl")
+    cur["spec"]["baseModelName"] = "other"
+    msg = env.refused(lambda: env.replace("v1alpha1", "DynamoModel", cur))
+    assert 'spec.baseModelName: Invalid value: "other": is immutable (was "llama")' in msg
+
+
+# ------------------------------------------------------------------------------------------------------------
+# conversion
+
+
+ALPHA_RICH = {
+    "metadata": {"name": "roundtrip", "labels": {"team": "a"}},
+    "spec": {
+        "backendFramework": "vllm",
+        "envs": [{"name": "GLOBAL", "value": "1"}],
+        "services": {
+            "Frontend": {
+                "componentType": "frontend",
+                "replicas": 1,
+                "dynamoNamespace": "legacy",
+                "extraPodSpec": {"mainContainer": {"image": "frontend:1"}},
+            },
+            "VllmDecodeWorker": {
+                "componentType": "worker",
+                "subComponentType": "decode",
+                "replicas": 2,
+                "resources": {"limits": {"gpu": "1"}},
+                "sharedMemory": {"size": "16Gi"},
+                "envs": [{"name": "A", "value": "1"}],
+                "scalingAdapter": {"enabled": True},
+                "extraPodSpec": {
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
+                    "mainContainer": {"image": "vllm:1", "args": ["--model", "m"]},
+                },
+            },
+        },
+    },
+}
+
+
+def test_v1alpha1_reads_back_as_v1beta1_and_round_trips(env):
+    env.create("v1alpha1", "DynamoGraphDeployment", ALPHA_RICH)
+    beta = env.get("v1beta1", "DynamoGraphDeployment", "roundtrip")
+    assert beta["apiVersion"] == f"{GROUP}/v1beta1"
+    comps = {c["name"]: c for c in beta["spec"]["components"]}
+    assert set(comps) == {"Frontend", "VllmDecodeWorker"}
+    worker = comps["VllmDecodeWorker"]
+    assert worker["type"] == "decode" and worker["sharedMemorySize"] == "16Gi"
+    assert worker["scalingAdapter"] == {}
+    main = worker["podTemplate"]["spec"]["containers"][0]
+    assert main["name"] == "main" and main["image"] == "vllm:1"
+    assert beta["spec"]["env"] == [{"name": "GLOBAL", "value": "1"}]
+
+    alpha = env.get("v1alpha1", "DynamoGraphDeployment", "roundtrip")
+    assert alpha["spec"] == ALPHA_RICH["spec"]
+
+    # write it back through v1beta1 (operator identity: the adapter-owned replicas stay as they are)
+    env.replace("v1beta1", "DynamoGraphDeployment", beta)
+    alpha2 = env.get("v1alpha1", "DynamoGraphDeployment", "roundtrip")
+    assert alpha2["spec"] == ALPHA_RICH["spec"]
+    assert alpha2["metadata"]["labels"] == {"team": "a"}
+
+
+def test_dgdsa_field_rename_through_conversion(env):
+    body = {
+        "metadata": {"name": "adapter"},
+        "spec": {"replicas": 2, "dgdRef": {"name": "roundtrip", "componentName": "VllmDecodeWorker"}},
+    }
+    env.create("v1beta1", "DynamoGraphDeploymentScalingAdapter", body)
+    alpha = env.get("v1alpha1", "DynamoGraphDeploymentScalingAdapter", "adapter")
+    assert alpha["spec"]["dgdRef"] == {"name": "roundtrip", "serviceName": "VllmDecodeWorker"}
+
+
+# ------------------------------------------------------------------------------------------------------------
+# certificates
+
+
+def _bundle(env) -> list[x509.Certificate]:
+    data = env.rc.get(_SECRETS, "webhook-server-cert", OPNS)["data"]
+    return x509.load_pem_x509_certificates(base64.b64decode(data["ca.crt"]))
+
+
+def test_certificate_secret_and_injected_ca_bundles(env):
+    secret = env.rc.get(_SECRETS, "webhook-server-cert", OPNS)
+    assert secret["type"] == "kubernetes.io/tls"
+    assert set(secret["data"]) >= {"tls.crt", "tls.key", "ca.crt", "ca.key"}
+    cert = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert f"dynamo-operator-webhook-service.{OPNS}.svc" in sans.get_values_for_type(x509.DNSName)
+    assert "127.0.0.1" in [str(i) for i in sans.get_values_for_type(x509.IPAddress)]
+    bundle = secret["data"]["ca.crt"]
+    for res, name in ((VALIDATING, f"wh-test-{UID}-validating"), (MUTATING, f"wh-test-{UID}-mutating")):
+        cfg = env.rc.get(res, name)
+        assert all(h["clientConfig"]["caBundle"] == bundle for h in cfg["webhooks"])
+    crd = env.rc.get(CRDS, "dynamographdeployments.nvidia.com")
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == bundle
+
+
+def test_rotation_in_a_stream_of_admissions_loses_none(env):
+    failures: list[str] = []
+    done = threading.Event()
+    count = [0]
+
+    def stream() -> None:
+        i = 0
+        while not done.is_set():
+            name = f"stream-{i}"
+            try:
+                env.create("v1beta1", "DynamoGraphDeployment", dgd(name))  # mutate + validate + convert
+                env.get("v1beta1", "DynamoGraphDeployment", name)  # convert back
+                env.custom.delete_namespaced_custom_object(
+                    GROUP, "v1beta1", NS, "dynamographdeployments", name
+                )
+            except ApiException as e:
+                failures.append(f"{name}: {e.status} {e.body}")
+            i += 1
+            count[0] = i
+
+    t = threading.Thread(target=stream, daemon=True)
+    t.start()
+    try:
+        wait_for(lambda: count[0] >= 3, what="the stream to run")
+        first_serial = env.wh.tls.serial
+        first_ca = _bundle(env)[0]
+
+        env.wh.certs.rotate_serving()
+        wait_for(lambda: env.wh.tls.serial != first_serial, what="a new serving certificate")
+        second_serial = env.wh.tls.serial
+        at = count[0]
+        wait_for(lambda: count[0] >= at + 3, what="admissions after the serving rotation")
+
+        env.wh.certs.rotate_ca()
+        wait_for(lambda: len(_bundle(env)) == 2, what="new + old CA published")
+        wait_for(lambda: env.wh.tls.serial != second_serial, timeout=30, what="serving cert from the new CA")
+        wait_for(
+            lambda: len(_bundle(env)) == 1 and _bundle(env)[0].serial_number != first_ca.serial_number,
+            timeout=30,
+            what="the old CA dropped",
+        )
+        at = count[0]
+        wait_for(lambda: count[0] >= at + 5, what="admissions after the CA rotation")
+    finally:
+        done.set()
+        t.join(30)
+    assert not failures, failures[:3]
+    assert count[0] >= 10
