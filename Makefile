@@ -75,6 +75,6 @@ cluster-down: $(STAMP)
 
 .PHONY: demo demo-down
 demo: $(STAMP) helm-plugins
-	bash examples/demo.sh
+	$(VENV)/bin/dynamo-localcluster demo
 demo-down: $(STAMP)
-	bash examples/demo.sh down
+	$(VENV)/bin/dynamo-localcluster demo --down

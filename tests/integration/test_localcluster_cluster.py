@@ -99,7 +99,7 @@ def test_helm_install_wait_and_helm_test(kube_cluster, namespace, repo_root):
     assert r.returncode == 0, r.stderr
 
 
-def test_every_node_and_pod_address_is_loopback(kube_cluster, namespace):
+def test_every_node_service_and_pod_address_is_loopback(kube_cluster, namespace):
     """kwok's default node IP is this machine's real gateway: nothing in the cluster may point off-box."""
     core = client.CoreV1Api(kube_cluster.api_client())
     # Make sure at least one pod exists to check.
@@ -113,6 +113,13 @@ def test_every_node_and_pod_address_is_loopback(kube_cluster, namespace):
         for a in n.status.addresses:
             if a.type in ("InternalIP", "ExternalIP"):
                 assert ipaddress.ip_address(a.address) in LOOPBACK, (n.metadata.name, a.address)
+    # The apiserver dials ClusterIPs for service-referenced webhooks: those must stay on this machine too.
+    services = core.list_service_for_all_namespaces().items
+    assert services
+    for svc in services:
+        for ip in svc.spec.cluster_ips or []:
+            if ip != "None":
+                assert ipaddress.ip_address(ip) in LOOPBACK, (svc.metadata.namespace, svc.metadata.name, ip)
     pods = core.list_pod_for_all_namespaces().items
     assert pods
     for p in pods:

@@ -66,3 +66,13 @@ def status(directory: Path) -> None:
         click.echo(f"{c.name:26} pid {c.pid:<8} {'running' if c.alive() else 'DEAD'}  log {c.log}")
     click.echo(f"export KUBECONFIG={cluster.kubeconfig}")
     sys.exit(0 if all(c.alive() for c in cluster.components) else 1)
+
+
+@main.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/demo"))
+@click.option("--down", is_flag=True, help="Stop the demo's operator and control plane.")
+def demo(directory: Path, down: bool) -> None:
+    """Install the platform on a local control plane, run the operator, deploy a sample graph."""
+    from .demo import main as demo_main
+
+    sys.exit(demo_main(directory.resolve(), down))

@@ -33,7 +33,10 @@ import yaml
 from . import pki as pki_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SERVICE_CIDR = "10.96.0.0/16"
+# Service ClusterIPs are loopback too: the apiserver dials a Service's ClusterIP for service-referenced
+# webhooks and conversion, and a 10.x ClusterIP would leave this machine through its gateway. From
+# 127.96.0.0/16 such a dial can only ever reach (or be refused by) this machine.
+SERVICE_CIDR = "127.96.0.0/16"
 # Pod IPs come from a loopback range: nothing may ever route to a fake pod off this machine.
 POD_CIDR = "127.1.0.0/16"
 LOOPBACK = "127.0.0.1"

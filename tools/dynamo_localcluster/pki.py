@@ -123,7 +123,7 @@ def _issue(
     return builder.sign(ca_key, hashes.SHA256())
 
 
-def generate(directory: Path, service_ip: str = "10.96.0.1") -> Pki:
+def generate(directory: Path, service_ip: str = "127.96.0.1") -> Pki:
     """Writes a complete PKI for one cluster into ``directory`` (created, mode 0700)."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)

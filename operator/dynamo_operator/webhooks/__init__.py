@@ -177,6 +177,7 @@ def setup_webhooks(
         policy=policy or CertPolicy(),
         inject_webhooks=True,
         inject_crds=cluster_wide,
+        conversion_url=f"{url_base.rstrip('/')}{registry.CONVERSION_PATH}" if url_base else None,
     )
     manager.add_runnable(server.run, needs_leader=False, name="webhook-server")
     manager.add_runnable(certs.run_loader, needs_leader=False, name="webhook-cert-loader")

@@ -473,6 +473,9 @@ class CertManager:
     policy: CertPolicy = field(default_factory=CertPolicy)
     inject_webhooks: bool = True
     inject_crds: bool = True
+    # Out-of-cluster runs: the CRDs' conversion webhook is called at this URL instead of the Service
+    # (the chart's CRDs name the Service, which an operator on the host is not behind).
+    conversion_url: str | None = None
     clock: Callable[[], dt.datetime] = _now
 
     def __post_init__(self) -> None:
@@ -607,9 +610,13 @@ class CertManager:
                     or not isinstance(cc, dict)
                 ):
                     continue
-                if cc.get("caBundle") == b64:
+                url_ok = not self.conversion_url or cc.get("url") == self.conversion_url
+                if cc.get("caBundle") == b64 and url_ok:
                     continue
-                patch = {"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": b64}}}}}
+                client_config: dict[str, Any] = {"caBundle": b64}
+                if self.conversion_url:
+                    client_config.update(url=self.conversion_url, service=None)
+                patch = {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}
                 self.client.patch(CRDS, crd["metadata"]["name"], patch)
                 self.log.info(
                     "caBundle injected", kind="CustomResourceDefinition", name=crd["metadata"]["name"]
