@@ -1,0 +1,206 @@
+"""The operator's controllers: DynamoGraphDeployment → DynamoComponentDeployments → workloads.
+
+``setup(manager)`` (called by ``dynamo-operator run``) registers:
+
+* ``DynamoGraphDeployment`` controller (``dgd.DGDReconciler``): primary DGDs; owns DCDs; reacts to its
+  components' Deployments (mapped through the ``nvidia.com/dynamo-graph-deployment-name`` label);
+* ``DynamoComponentDeployment`` controller (``dcd.DCDReconciler``): primary DCDs; owns Deployments,
+  Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared planner/epp ServiceAccounts and
+  RoleBindings map to every DCD referencing them;
+* the image-pull-secret watch: ``kubernetes.io/dockerconfigjson`` Secrets (field selector on ``type``); any
+  change re-queues the DCDs of that namespace, whose pod specs may gain or lose a discovered secret;
+* an Event recorder (``runtime.events``) and a periodic gauge refresher for
+  ``dynamo_operator_resources_total`` and ``dynamo_operator_managed_pods_total``.
+
+Child caches are label-selected (``app.kubernetes.io/managed-by=dynamo-operator``), so the operator does
+not cache every Deployment of the cluster.  Both controllers read and write DGDs/DCDs in the storage
+version through ``store`` and render with the same functions as ``dynamo-operator render``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+
+from dynamo_operator.render import names
+from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ROLEBINDINGS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceDescriptor,
+)
+from dynamo_operator.runtime.controller import Controller, Request
+from dynamo_operator.runtime.events import EventRecorder
+from dynamo_operator.runtime.informer import Informer
+from dynamo_operator.runtime.log import get_logger
+from dynamo_operator.runtime.settings import cfg_get
+
+from . import store
+from .common import Deps, config_dict
+from .dcd import DCDReconciler
+from .dgd import DGDReconciler
+from .status import AVAILABLE, condition
+from .sync import LWS, RecentWrites
+
+DGD_CONTROLLER = "DynamoGraphDeployment"
+DCD_CONTROLLER = "DynamoComponentDeployment"
+MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
+PULL_SECRET_SELECTOR = f"type={DOCKERCONFIGJSON}"
+DEFAULT_WORKERS = 4
+METRICS_INTERVAL = 10.0
+
+__all__ = ["DCD_CONTROLLER", "DGD_CONTROLLER", "setup"]
+
+
+def _add_handler(inf: Informer, ctl: Controller, map_fn: Callable[[dict], list[Request]]) -> None:
+    def emit(obj: dict) -> None:
+        for r in map_fn(obj):
+            ctl.enqueue(r)
+
+    def update(old: dict, new: dict) -> None:
+        reqs = set(map_fn(new)) | (set(map_fn(old)) if old is not new else set())
+        for r in reqs:
+            ctl.enqueue(r)
+
+    inf.add_event_handler(on_add=emit, on_update=update, on_delete=emit)
+
+
+def _dcd_referrers(obj: dict) -> list[Request]:
+    """Every DCD in an object's owner references (controller or not: shared ServiceAccounts)."""
+    md = obj.get("metadata") or {}
+    return [
+        Request(md.get("namespace") or "", r.get("name") or "")
+        for r in md.get("ownerReferences") or []
+        if store.DCD.matches(r.get("apiVersion", ""), r.get("kind", ""))
+    ]
+
+
+def _graph_of(obj: dict) -> list[Request]:
+    md = obj.get("metadata") or {}
+    dgd = (md.get("labels") or {}).get(names.LABEL_DGD_NAME)
+    return [Request(md.get("namespace") or "", dgd)] if dgd else []
+
+
+def setup(manager, workers: int | None = None) -> dict[str, Controller]:
+    """Register the DGD and DCD controllers, the pull-secret watch, events and gauges on ``manager``."""
+    s = manager.settings
+    config = s.config
+    workers = workers or int(cfg_get(config, "controllers.workers", DEFAULT_WORKERS))
+    lws_enabled = bool(cfg_get(config, "orchestrators.lws.enabled", False))
+    recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
+    manager.add_runnable(
+        lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
+    )
+
+    owned: list[ResourceDescriptor] = [DEPLOYMENTS, SERVICES, CONFIGMAPS]
+    if lws_enabled:
+        owned.append(LWS)
+    dcd_ctl = manager.add_controller(
+        DCD_CONTROLLER,
+        primary=store.DCD,
+        reconcile=lambda req: dcd_reconciler(req),
+        owns=[(res, MANAGED_SELECTOR) for res in owned],
+        workers=workers,
+        resource_type=names.DCD_KIND,
+    )
+    dgd_ctl = manager.add_controller(
+        DGD_CONTROLLER,
+        primary=store.DGD,
+        reconcile=lambda req: dgd_reconciler(req),
+        owns=[store.DCD],
+        workers=workers,
+        resource_type=names.DGD_KIND,
+    )
+    shared = {
+        res: manager.informer(res, label_selector=MANAGED_SELECTOR) for res in (SERVICEACCOUNTS, ROLEBINDINGS)
+    }
+    for inf in shared.values():
+        _add_handler(inf, dcd_ctl, _dcd_referrers)
+    deployments = manager.informer(DEPLOYMENTS, label_selector=MANAGED_SELECTOR)
+    _add_handler(deployments, dgd_ctl, _graph_of)
+    secrets = manager.informer(SECRETS, field_selector=PULL_SECRET_SELECTOR, resync_period=0)
+    dcd_inf = manager.informer(store.DCD)
+
+    def dcds_in_namespace(secret: dict) -> list[Request]:
+        ns = (secret.get("metadata") or {}).get("namespace") or ""
+        return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcd_inf.store.list(ns)]
+
+    _add_handler(secrets, dcd_ctl, dcds_in_namespace)
+
+    stores = {res: manager.informer(res, label_selector=MANAGED_SELECTOR).store for res in owned}
+    stores.update({res: inf.store for res, inf in shared.items()})
+    stores[store.DCD] = dcd_inf.store
+    stores[store.DGD] = manager.informer(store.DGD).store
+    deps = Deps(
+        client=manager.client,
+        recorder=recorder,
+        stores=stores,
+        secrets=secrets.store,
+        operator_config=config_dict(config),
+        operator_version=s.operator_version,
+        recent=RecentWrites(),
+    )
+    dcd_reconciler = DCDReconciler(deps)
+    dgd_reconciler = DGDReconciler(deps)
+
+    gauges = GaugeRefresher(manager, stores)
+    manager.add_runnable(gauges.start, needs_leader=False, stop_fn=gauges.stop, name="resource-gauges")
+    return {DGD_CONTROLLER: dgd_ctl, DCD_CONTROLLER: dcd_ctl}
+
+
+class GaugeRefresher:
+    """Every ``METRICS_INTERVAL`` seconds: DGDs by state, DCDs by availability, pods by component type
+    (sum of the managed Deployments' ``status.replicas``), from the caches (no API requests)."""
+
+    def __init__(self, manager, stores: dict[ResourceDescriptor, object], interval: float = METRICS_INTERVAL):
+        self.manager = manager
+        self.stores = stores
+        self.interval = interval
+        self._stop = threading.Event()
+        self.log = get_logger("gauges")
+
+    def start(self, stop: threading.Event) -> None:
+        threading.Thread(target=self._run, args=(stop,), name="resource-gauges", daemon=True).start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self, stop: threading.Event) -> None:
+        while not (stop.is_set() or self._stop.is_set()):
+            try:
+                self.refresh()
+            except Exception:
+                self.log.exception("refreshing gauges failed")
+            if stop.wait(self.interval):
+                return
+
+    def refresh(self) -> None:
+        m = self.manager.metrics
+        excluded = self.manager.is_namespace_excluded
+        dgds: Counter = Counter()
+        for o in self.stores[store.DGD].list():
+            ns = o["metadata"].get("namespace") or ""
+            if not excluded(ns):
+                dgds[(ns, (o.get("status") or {}).get("state") or "initializing")] += 1
+        m.set_resource_counts(names.DGD_KIND, dict(dgds))
+        dcds: Counter = Counter()
+        for o in self.stores[store.DCD].list():
+            ns = o["metadata"].get("namespace") or ""
+            if not excluded(ns):
+                c = condition(o.get("status"), AVAILABLE)
+                dcds[(ns, "available" if c and c.get("status") == "True" else "unavailable")] += 1
+        m.set_resource_counts(names.DCD_KIND, dict(dcds))
+        pods: Counter = Counter()
+        for d in self.stores[DEPLOYMENTS].list():
+            md = d["metadata"]
+            ns = md.get("namespace") or ""
+            if excluded(ns):
+                continue
+            ctype = (md.get("labels") or {}).get(names.LABEL_COMPONENT_TYPE, names.DEFAULT_COMPONENT_TYPE)
+            pods[(ctype, ns)] += int((d.get("status") or {}).get("replicas") or 0)
+        m.set_managed_pods(dict(pods))

@@ -1,0 +1,117 @@
+"""DynamoComponentDeployment controller: DCD → ServiceAccount, RoleBinding, ConfigMap, Deployment (or
+LeaderWorkerSet), Service, model headless Service, exactly as ``render_component`` renders them; status
+``Available`` / ``DynamoComponentReady`` and ``status.component`` from the workload."""
+
+from __future__ import annotations
+
+from dynamo_operator.render import RenderError, names, render_component
+from dynamo_operator.runtime.controller import Request, Result
+
+from . import status as st
+from . import store
+from .common import Deps, StatusWriter, log, namespace_terminating, short_error
+from .sync import ChildSyncer, Conflict, OwnershipConflict, child_key
+
+
+def _desired_replicas(workload: dict) -> int:
+    r = (workload.get("spec") or {}).get("replicas")
+    return 1 if r is None else int(r)
+
+
+def lws_readiness(lws: dict | None, desired: int) -> st.Readiness:
+    if lws is None:
+        return st.Readiness(False, st.NOT_CREATED, "LeaderWorkerSet not created yet")
+    s = lws.get("status") or {}
+    ready = int(s.get("readyReplicas") or 0)
+    if desired == 0 or ready >= desired:
+        return st.Readiness(True, "", f"{ready}/{desired} replica groups ready")
+    return st.Readiness(False, st.PODS_NOT_READY, f"{ready}/{desired} replica groups ready")
+
+
+class DCDReconciler:
+    def __init__(self, deps: Deps):
+        self.deps = deps
+        self.syncer = ChildSyncer(deps.client, deps.recorder, deps.stores, deps.recent)
+        self.status = StatusWriter(deps.client, store.DCD, deps.recent)
+        self.dcds = deps.stores[store.DCD]
+
+    def __call__(self, req: Request) -> Result:
+        live = self.deps.recent.resolve(self.dcds.get(req.namespace, req.name))
+        if live is None or live["metadata"].get("deletionTimestamp"):
+            return Result()  # children go with it (garbage collection through the owner references)
+        internal = store.to_internal(live)
+        gen = live["metadata"].get("generation")
+        old_status = internal.get("status") or {}
+        selector = {names.LABEL_SELECTOR: req.name}
+        try:
+            desired = render_component(internal, self.deps.render_context(req.namespace))
+        except RenderError as e:
+            return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
+        try:
+            results = [self.syncer.sync(live, child) for child in desired]
+            self.syncer.prune(live, {child_key(c) for c in desired})
+        except Conflict:
+            return Result(requeue=True)
+        except OwnershipConflict as e:
+            if e.previous_incarnation_of(live):
+                log().info("waiting for the garbage collector to remove the previous children", error=str(e))
+                return Result(requeue_after=2)
+            self._fail(
+                live, old_status, gen, selector, "OwnershipConflict", str(e), event="OwnershipConflict"
+            )
+            return Result(requeue_after=30)
+        except Exception as e:
+            if namespace_terminating(e):
+                log().info("namespace terminating; nothing to reconcile", namespace=req.namespace)
+                return Result()
+            self.deps.recorder.warning(live, "ReconcileError", f"Failed to reconcile: {short_error(e)}")
+            try:
+                self._write(
+                    live,
+                    st.dcd_status(
+                        old_status,
+                        None,
+                        selector,
+                        None,
+                        st.Readiness(False, "", f"Failed to reconcile: {short_error(e)}"),
+                        available_reason="ReconcileError",
+                    ),
+                )
+            except Exception:
+                log().warning("could not record the failure in status", error=short_error(e))
+            raise
+        workload_desired = next(c for c in desired if c["kind"] in ("Deployment", "LeaderWorkerSet"))
+        workload = next(r.obj for r, c in zip(results, desired, strict=True) if c is workload_desired)
+        want = _desired_replicas(workload_desired)
+        if workload_desired["kind"] == "Deployment":
+            readiness = st.deployment_readiness(workload, want)
+        else:
+            readiness = lws_readiness(workload, want)
+        runtime_ns = (workload_desired["metadata"].get("labels") or {}).get(names.LABEL_DYNAMO_NAMESPACE)
+        component = st.replica_status(
+            workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
+        )
+        new = st.dcd_status(old_status, gen, selector, component, readiness)
+        try:
+            self._write(live, new)
+        except Conflict:
+            return Result(requeue=True)
+        return Result()
+
+    def _write(self, live: dict, new_status: dict) -> dict | None:
+        return self.status.write(live, new_status)
+
+    def _fail(
+        self, live: dict, old: dict, gen, selector: dict, reason: str, message: str, event: str
+    ) -> Result:
+        new = st.dcd_status(
+            old, gen, selector, None, st.Readiness(False, "", message), available_reason=reason
+        )
+        try:
+            written = self._write(live, new)
+        except Conflict:
+            return Result(requeue=True)
+        if written is not None:  # report a failure once per change, not on every resync
+            self.deps.recorder.warning(live, event, message)
+        log().info("component not reconciled", reason=reason, message=message)
+        return Result()

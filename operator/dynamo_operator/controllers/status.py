@@ -1,0 +1,245 @@
+"""Status computations (pure): component readiness from a Deployment, DCD and DGD status, conditions.
+
+Shapes are the internal (v1beta1) ones: ``ComponentReplicaStatus`` (``componentKind``, ``componentNames``,
+``runtimeNamespace``, ``replicas``, ``updatedReplicas``, ``readyReplicas``, ``availableReplicas``), DGD
+``state`` ∈ {initializing, pending, successful, failed} with a ``Ready`` condition, DCD ``Available`` and
+``DynamoComponentReady`` conditions.
+
+**Deployment readiness** (upstream's rule, made explicit about why not): desired 0 → ready; otherwise the
+Deployment must run the desired replica count, its controller must have observed its latest generation,
+and updated, ready and available replicas must all reach the desired count with no surplus (old) replicas.
+
+**DGD readiness** per component: its DCD exists and the DCD controller has observed the DCD's latest
+generation (so the Deployment carries the current spec), and that Deployment is ready for the replica
+count the graph asks for.  ``Ready`` reasons: ``all_resources_are_ready``; otherwise ``updating``,
+``pods_not_ready`` or ``some_resources_are_not_ready`` (children not created yet) when all unready
+components agree, ``mixed_not_ready_reasons`` when they do not; failures ``invalid_spec``,
+``ownership_conflict``, ``failed_to_reconcile_the_resources``.  The message names every unready component
+with its replica counts.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from dataclasses import dataclass
+
+from . import diff
+
+READY = "Ready"
+AVAILABLE = "Available"
+COMPONENT_READY = "DynamoComponentReady"
+
+STATE_INITIALIZING = "initializing"
+STATE_PENDING = "pending"
+STATE_SUCCESSFUL = "successful"
+STATE_FAILED = "failed"
+
+REASON_ALL_READY = "all_resources_are_ready"
+REASON_UPDATING = "updating"
+REASON_PODS_NOT_READY = "pods_not_ready"
+REASON_NOT_CREATED = "some_resources_are_not_ready"
+REASON_MIXED = "mixed_not_ready_reasons"
+REASON_INVALID_SPEC = "invalid_spec"
+REASON_OWNERSHIP = "ownership_conflict"
+REASON_FAILED = "failed_to_reconcile_the_resources"
+
+# per-component classification
+NOT_CREATED = "not_created"
+UPDATING = "updating"
+PODS_NOT_READY = "pods_not_ready"
+_OVERALL = {NOT_CREATED: REASON_NOT_CREATED, UPDATING: REASON_UPDATING, PODS_NOT_READY: REASON_PODS_NOT_READY}
+
+
+def now_rfc3339() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class Readiness:
+    ready: bool
+    kind: str  # "" when ready, else NOT_CREATED / UPDATING / PODS_NOT_READY
+    message: str
+
+
+def _i(v) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def deployment_readiness(dep: dict | None, desired: int) -> Readiness:
+    if dep is None:
+        return Readiness(False, NOT_CREATED, "Deployment not created yet")
+    spec, st = dep.get("spec") or {}, dep.get("status") or {}
+    gen = _i((dep.get("metadata") or {}).get("generation"))
+    spec_replicas = 1 if spec.get("replicas") is None else _i(spec.get("replicas"))
+    replicas, updated = _i(st.get("replicas")), _i(st.get("updatedReplicas"))
+    ready, available = _i(st.get("readyReplicas")), _i(st.get("availableReplicas"))
+    if spec_replicas != desired:
+        return Readiness(False, UPDATING, f"Deployment asks for {spec_replicas} replicas, want {desired}")
+    if desired == 0:
+        return Readiness(True, "", "scaled to zero")
+    if _i(st.get("observedGeneration")) < gen:
+        return Readiness(False, UPDATING, f"rollout of generation {gen} not observed yet")
+    if updated < desired:
+        return Readiness(False, UPDATING, f"{updated}/{desired} replicas updated, {ready}/{desired} ready")
+    if replicas > desired:
+        return Readiness(False, UPDATING, f"{replicas - desired} old replica(s) terminating")
+    if ready < desired or available < desired:
+        return Readiness(
+            False, PODS_NOT_READY, f"{ready}/{desired} replicas ready, {available}/{desired} available"
+        )
+    for c in st.get("conditions") or []:
+        if c.get("type") == "Available" and c.get("status") == "False":
+            return Readiness(False, PODS_NOT_READY, c.get("message") or "Deployment not available")
+    return Readiness(True, "", f"{ready}/{desired} replicas ready")
+
+
+def replica_status(kind: str, name: str, runtime_namespace: str | None, workload: dict | None) -> dict:
+    """``ComponentReplicaStatus`` of a Deployment (zeros when it does not exist yet)."""
+    st = (workload or {}).get("status") or {}
+    out = {
+        "componentKind": kind,
+        "componentNames": [name],
+        "replicas": _i(st.get("replicas")),
+        "updatedReplicas": _i(st.get("updatedReplicas")),
+        "readyReplicas": _i(st.get("readyReplicas")),
+        "availableReplicas": _i(st.get("availableReplicas")),
+    }
+    if runtime_namespace:
+        out["runtimeNamespace"] = runtime_namespace
+    return out
+
+
+def set_condition(
+    conditions: list[dict] | None,
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    generation: int | None = None,
+    now: str | None = None,
+) -> list[dict]:
+    """Upsert a condition by type; ``lastTransitionTime`` moves only when ``status`` changes."""
+    out = [copy.deepcopy(c) for c in conditions or []]
+    old = next((c for c in out if c.get("type") == type_), None)
+    new = {"type": type_, "status": status, "reason": reason, "message": message}
+    if generation is not None:
+        new["observedGeneration"] = generation
+    if old is not None and old.get("status") == status and old.get("lastTransitionTime"):
+        new["lastTransitionTime"] = old["lastTransitionTime"]
+    else:
+        new["lastTransitionTime"] = now or now_rfc3339()
+    if old is None:
+        out.append(new)
+    else:
+        out[out.index(old)] = new
+    return out
+
+
+def condition(status: dict | None, type_: str) -> dict | None:
+    for c in (status or {}).get("conditions") or []:
+        if c.get("type") == type_:
+            return c
+    return None
+
+
+def status_equal(a: dict | None, b: dict | None) -> bool:
+    return diff.same(a or {}, b or {})
+
+
+# -- DCD ---------------------------------------------------------------------------------------------------
+
+
+def dcd_status(
+    old: dict | None,
+    generation: int | None,
+    selector: dict,
+    component: dict | None,
+    readiness: Readiness,
+    now: str | None = None,
+    available_reason: str | None = None,
+) -> dict:
+    """New DCD status from the workload's readiness (internal shape)."""
+    st = copy.deepcopy(old or {})
+    if generation is not None:
+        st["observedGeneration"] = generation
+    st["podSelector"] = selector
+    if component is not None:
+        st["component"] = component
+    avail = "True" if readiness.ready else "False"
+    reason = available_reason or ("DeploymentReady" if readiness.ready else "DeploymentNotReady")
+    conds = set_condition(st.get("conditions"), AVAILABLE, avail, reason, readiness.message, generation, now)
+    conds = set_condition(
+        conds,
+        COMPONENT_READY,
+        avail,
+        "ComponentReady" if readiness.ready else "ComponentNotReady",
+        "DynamoComponent is ready" if readiness.ready else "DynamoComponent is not ready",
+        generation,
+        now,
+    )
+    st["conditions"] = conds
+    return st
+
+
+def dcd_observed(dcd_internal: dict | None) -> bool:
+    """The DCD controller has processed the DCD's latest generation."""
+    if dcd_internal is None:
+        return False
+    gen = _i((dcd_internal.get("metadata") or {}).get("generation"))
+    return _i((dcd_internal.get("status") or {}).get("observedGeneration")) >= gen > 0
+
+
+# -- DGD ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComponentState:
+    name: str  # component name as written in the DGD
+    readiness: Readiness
+    replica_status: dict
+    exists: bool  # its workload exists
+
+
+def dgd_ready_condition(components: list[ComponentState]) -> tuple[str, str, str]:
+    """(state, reason, message) from component states."""
+    total = len(components)
+    not_ready = [c for c in components if not c.readiness.ready]
+    if not not_ready:
+        return STATE_SUCCESSFUL, REASON_ALL_READY, f"All resources are ready ({total}/{total} components)"
+    kinds = {c.readiness.kind for c in not_ready}
+    reason = _OVERALL.get(next(iter(kinds)), REASON_NOT_CREATED) if len(kinds) == 1 else REASON_MIXED
+    detail = "; ".join(f"{c.name}: {c.readiness.message}" for c in not_ready)
+    message = f"{total - len(not_ready)}/{total} components ready; not ready: {detail}"
+    state = STATE_INITIALIZING if not any(c.exists for c in components) else STATE_PENDING
+    return state, reason, message
+
+
+def dgd_status(
+    old: dict | None,
+    generation: int | None,
+    state: str,
+    reason: str,
+    message: str,
+    components: dict[str, dict] | None,
+    now: str | None = None,
+) -> dict:
+    st = copy.deepcopy(old or {})
+    if generation is not None:
+        st["observedGeneration"] = generation
+    st["state"] = state
+    st["conditions"] = set_condition(
+        st.get("conditions"),
+        READY,
+        "True" if state == STATE_SUCCESSFUL else "False",
+        reason,
+        message,
+        generation,
+        now,
+    )
+    if components is not None:
+        st["components"] = components
+    return st

@@ -1,0 +1,453 @@
+"""Create, update, adopt and delete children so they match what ``render`` produced.
+
+**When is a child written?** Only when one of these holds (zero writes for a converged child, also right
+after an operator restart, because every check reads state the apiserver keeps):
+
+1. it does not exist;
+2. it lacks our owner reference (controller reference for owned children; a plain owner reference for the
+   shared ``planner-serviceaccount`` / ``epp-serviceaccount`` and their RoleBindings);
+3. its ``nvidia.com/dynamo-spec-hash`` annotation differs from the desired one: the desired content changed
+   (or the annotation was edited away);
+4. **drift**: what we set is no longer there: desired ⊆ live fails for the content (``spec``; ConfigMap
+   ``data`` compared exactly), our labels or our annotations (``diff.first_difference``, which tolerates
+   apiserver defaults, dropped empty values and quantity canonicalisation);
+5. **generation moved**: for kinds with ``metadata.generation`` (Deployment, DCD) a generation newer than
+   the one our own last write produced (or, after a restart, the one first seen converged) means somebody
+   else changed the spec, e.g. *added* a field that check 4 cannot see; the desired content is written back
+   whole.
+
+A write replaces the content (``spec``, or the kind's top-level content fields) with the desired one,
+merges labels and annotations (other writers' keys, like ``deployment.kubernetes.io/revision``, survive)
+and keeps ``resourceVersion`` for optimistic concurrency: a concurrent change yields 409, which the
+reconcilers turn into a quick requeue without an error event.
+
+**Stale cache.** Right after a write the informer may still hold the previous version; ``RecentWrites``
+remembers (resourceVersion before the write → the write's response) so the next reconcile uses the response
+instead of tripping over the stale copy (and a 409).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kubernetes.client.exceptions import ApiException
+
+from dynamo_operator.render import names
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ROLEBINDINGS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceClient,
+    ResourceDescriptor,
+    custom,
+)
+from dynamo_operator.runtime.events import EventRecorder
+from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.runtime.log import get_logger
+
+from . import store
+from .diff import first_difference
+
+LWS = custom("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet")
+
+SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
+
+_SERVICE_ALLOCATED = ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort")
+
+
+def _identity(obj: dict) -> dict:
+    return obj
+
+
+@dataclass(frozen=True)
+class ChildType:
+    """How to compare and write one kind of child."""
+
+    res: ResourceDescriptor
+    content: tuple[str, ...] = ("spec",)  # top-level fields the operator owns
+    exact: bool = False  # compare content both ways (kinds the apiserver does not default)
+    to_internal: Callable[[dict], dict] = _identity
+    to_wire: Callable[[dict], dict] = _identity
+
+
+CHILD_TYPES: dict[tuple[str, str], ChildType] = {
+    ("", "ServiceAccount"): ChildType(SERVICEACCOUNTS, content=()),
+    ("", "ConfigMap"): ChildType(CONFIGMAPS, content=("data", "binaryData"), exact=True),
+    ("", "Service"): ChildType(SERVICES),
+    ("apps", "Deployment"): ChildType(DEPLOYMENTS),
+    ("rbac.authorization.k8s.io", "RoleBinding"): ChildType(ROLEBINDINGS, content=("roleRef", "subjects")),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
+    (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
+}
+
+
+def child_type(obj: dict) -> ChildType:
+    api_version = obj.get("apiVersion", "")
+    group = api_version.split("/", 1)[0] if "/" in api_version else ""
+    ct = CHILD_TYPES.get((group, obj.get("kind", "")))
+    if ct is None:
+        raise ValueError(f"no child type for {api_version} {obj.get('kind')}")
+    return ct
+
+
+def is_shared(obj: dict) -> bool:
+    """Children several components use (one per namespace): plain owner references from each user."""
+    return obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES
+
+
+class Conflict(Exception):
+    """409 on a write: the object changed under us; requeue quickly, no error event."""
+
+
+class OwnershipConflict(Exception):
+    """The child exists and another object is its controller."""
+
+    def __init__(self, child: dict, owner_ref: dict):
+        md = child.get("metadata") or {}
+        self.child = child
+        self.owner_ref = owner_ref
+        super().__init__(
+            f"{child.get('kind')} {md.get('namespace')}/{md.get('name')} is controlled by "
+            f"{owner_ref.get('kind')} {owner_ref.get('name')} (uid {owner_ref.get('uid')})"
+        )
+
+    def previous_incarnation_of(self, owner: dict) -> bool:
+        """The controller is a deleted object of the owner's kind and name (deleted and re-created: the
+        garbage collector has not removed the old children yet)."""
+        return (
+            self.owner_ref.get("kind") == owner.get("kind")
+            and self.owner_ref.get("name") == owner["metadata"]["name"]
+        )
+
+
+def owner_reference(owner: dict, controller: bool = True) -> dict:
+    md = owner["metadata"]
+    ref = {"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": md["name"], "uid": md["uid"]}
+    if controller:
+        ref["controller"] = True
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def controller_ref(obj: dict) -> dict | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def _key(obj: dict) -> tuple[str, str, str]:
+    md = obj.get("metadata") or {}
+    return (obj.get("kind", ""), md.get("namespace") or "", md.get("name") or "")
+
+
+def _rv(obj: dict | None) -> str:
+    return ((obj or {}).get("metadata") or {}).get("resourceVersion", "")
+
+
+class RecentWrites:
+    """(kind, namespace, name) → (resourceVersion before our write, the write's response)."""
+
+    def __init__(self, size: int = 4096):
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self.size = size
+
+    def remember(self, before: dict | None, after: dict) -> None:
+        if before is None or not _rv(before):
+            return
+        with self._lock:
+            self._items[_key(after)] = (_rv(before), after)
+            self._items.move_to_end(_key(after))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def resolve(self, cached: dict | None) -> dict | None:
+        """The freshest known version of a cached object."""
+        if cached is None:
+            return None
+        k = _key(cached)
+        with self._lock:
+            entry = self._items.get(k)
+            if entry is None:
+                return cached
+            before, after = entry
+            if _rv(cached) == before:
+                return after
+            del self._items[k]  # the cache caught up (or moved on)
+            return cached
+
+    def forget(self, obj: dict) -> None:
+        with self._lock:
+            self._items.pop(_key(obj), None)
+
+
+@dataclass
+class SyncResult:
+    action: str  # "created" | "updated" | "unchanged"
+    obj: dict  # the live object after the sync (wire form)
+    reason: str = ""
+
+
+@dataclass
+class ChildSyncer:
+    """Writes children for one controller; ``stores`` are the informer caches of the child kinds."""
+
+    client: ResourceClient
+    recorder: EventRecorder
+    stores: dict[ResourceDescriptor, Indexer] = field(default_factory=dict)
+    recent: RecentWrites = field(default_factory=RecentWrites)
+
+    def __post_init__(self) -> None:
+        self._generations: dict[str, int] = {}
+        self._glock = threading.Lock()
+        self.log = get_logger("sync")
+        self.writes = 0
+
+    # -- reading --------------------------------------------------------------------------------------------
+    def live(self, ct: ChildType, namespace: str, name: str) -> dict | None:
+        st = self.stores.get(ct.res)
+        if st is not None:
+            return self.recent.resolve(st.get(namespace, name))
+        return self.get(ct, namespace, name)
+
+    def get(self, ct: ChildType, namespace: str, name: str) -> dict | None:
+        try:
+            obj = self.client.get(ct.res, name, namespace)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+        obj.setdefault("apiVersion", ct.res.api_version)
+        obj.setdefault("kind", ct.res.kind)
+        return obj
+
+    def owned(self, owner_uid: str) -> list[tuple[ChildType, dict]]:
+        """Cached children (any kind with a store) that carry an owner reference to ``owner_uid``."""
+        out = []
+        for ct in CHILD_TYPES.values():
+            st = self.stores.get(ct.res)
+            if st is None:
+                continue
+            for obj in st.by_index("owner", owner_uid):
+                out.append((ct, self.recent.resolve(obj) or obj))
+        return out
+
+    # -- decisions ------------------------------------------------------------------------------------------
+    def why_update(self, ct: ChildType, desired: dict, live: dict, owner: dict, shared: bool) -> str | None:
+        """Why ``live`` must be rewritten to match ``desired`` (None: converged)."""
+        md = live.get("metadata") or {}
+        uid = owner["metadata"]["uid"]
+        refs = md.get("ownerReferences") or []
+        if shared:
+            if not any(r.get("uid") == uid for r in refs):
+                return "owner reference missing"
+        else:
+            ctrl = controller_ref(live)
+            if ctrl is not None and ctrl.get("uid") != uid:
+                raise OwnershipConflict(live, ctrl)
+            if ctrl is None:
+                return "adopting: no controller owner reference"
+        want_hash = desired["metadata"]["annotations"][names.ANN_SPEC_HASH]
+        have_hash = (md.get("annotations") or {}).get(names.ANN_SPEC_HASH)
+        if have_hash != want_hash:
+            return "desired content changed" if have_hash else "spec hash annotation missing"
+        have = ct.to_internal(live)
+        hmd = have.get("metadata") or {}
+        d = first_difference(desired["metadata"].get("labels") or {}, hmd.get("labels") or {}, "labels")
+        d = d or first_difference(
+            desired["metadata"].get("annotations") or {}, hmd.get("annotations") or {}, "annotations"
+        )
+        for k in ct.content:
+            if d:
+                break
+            d = first_difference(desired.get(k), have.get(k), k, quantity=False)
+            if not d and ct.exact:
+                d = first_difference(have.get(k), desired.get(k), k)
+                d = d and f"{k}: has fields the operator does not set ({d})"
+        if d:
+            return f"drift: {d}"
+        gen = md.get("generation")
+        luid = md.get("uid")
+        if gen is not None and luid:
+            with self._glock:
+                seen = self._generations.get(luid)
+                if seen is None or gen < seen:  # first sight (e.g. after a restart) or a stale cache
+                    if seen is None:
+                        self._generations[luid] = int(gen)
+                    return None
+                if gen > seen:
+                    return f"drift: metadata.generation {seen} -> {gen} (spec changed outside the operator)"
+        return None
+
+    def _note_generation(self, obj: dict) -> None:
+        md = obj.get("metadata") or {}
+        if md.get("generation") is not None and md.get("uid"):
+            with self._glock:
+                self._generations[md["uid"]] = int(md["generation"])
+
+    # -- writing --------------------------------------------------------------------------------------------
+    def sync(self, owner: dict, desired: dict, shared: bool | None = None) -> SyncResult:
+        """Make the child ``desired`` (internal form, hash-stamped) exist as rendered, owned by ``owner``
+        (wire form)."""
+        ct = child_type(desired)
+        shared = is_shared(desired) if shared is None else shared
+        md = desired["metadata"]
+        live = self.live(ct, md["namespace"], md["name"])
+        if live is None:
+            try:
+                return self._create(ct, owner, desired, shared)
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+                live = self.get(ct, md["namespace"], md["name"])  # created meanwhile / not in our cache
+                if live is None:
+                    raise Conflict(str(e)) from e
+        reason = self.why_update(ct, desired, live, owner, shared)
+        if reason is None:
+            return SyncResult("unchanged", live)
+        return self._update(ct, owner, desired, live, shared, reason)
+
+    def _write(self, fn: Callable[[], dict]) -> dict:
+        try:
+            out = fn()
+        except ApiException as e:
+            if e.status == 409 and api_reason(e) != "AlreadyExists":
+                raise Conflict(str(e.reason)) from e
+            raise
+        self.writes += 1
+        return out
+
+    def _create(self, ct: ChildType, owner: dict, desired: dict, shared: bool) -> SyncResult:
+        body = ct.to_wire(copy.deepcopy(desired))
+        body["metadata"]["ownerReferences"] = [owner_reference(owner, controller=not shared)]
+        out = self._write(lambda: self.client.create(ct.res, body, body["metadata"]["namespace"]))
+        out.setdefault("apiVersion", ct.res.api_version)
+        out.setdefault("kind", ct.res.kind)
+        self._note_generation(out)
+        self.recorder.normal(owner, f"Create{ct.res.kind}", f"Created {ct.res.kind} {_name(out)}")
+        return SyncResult("created", out, "missing")
+
+    def _update(
+        self, ct: ChildType, owner: dict, desired: dict, live: dict, shared: bool, reason: str
+    ) -> SyncResult:
+        want = ct.to_wire(copy.deepcopy(desired))
+        body = copy.deepcopy(live)
+        md = body.setdefault("metadata", {})
+        md.pop("managedFields", None)
+        md["labels"] = {**(md.get("labels") or {}), **(want["metadata"].get("labels") or {})}
+        kept = {
+            k: v for k, v in (md.get("annotations") or {}).items() if not store.is_conversion_annotation(k)
+        }
+        md["annotations"] = {**kept, **(want["metadata"].get("annotations") or {})}
+        refs = [r for r in md.get("ownerReferences") or [] if r.get("uid") != owner["metadata"]["uid"]]
+        refs.append(owner_reference(owner, controller=not shared))
+        md["ownerReferences"] = refs
+        for k in ct.content:
+            if k in want:
+                body[k] = want[k]
+            else:
+                body.pop(k, None)
+        if ct.res == SERVICES:
+            spec, old = body.get("spec") or {}, live.get("spec") or {}
+            for k in _SERVICE_ALLOCATED:
+                if k not in spec and k in old:
+                    spec[k] = old[k]
+        if ct.res == ROLEBINDINGS and (live.get("roleRef") or {}) != (want.get("roleRef") or {}):
+            # roleRef is immutable: replace the binding
+            self._delete(ct, live)
+            return self._create(ct, owner, desired, shared)
+        out = self._write(lambda: self.client.replace(ct.res, body))
+        out.setdefault("apiVersion", ct.res.api_version)
+        out.setdefault("kind", ct.res.kind)
+        self.recent.remember(live, out)
+        self._note_generation(out)
+        self.log.info("updated child", kind=ct.res.kind, name=_name(out), reason=reason)
+        self.recorder.normal(owner, f"Update{ct.res.kind}", f"Updated {ct.res.kind} {_name(out)}: {reason}")
+        return SyncResult("updated", out, reason)
+
+    def _delete(self, ct: ChildType, obj: dict) -> bool:
+        md = obj["metadata"]
+        try:
+            self._write(
+                lambda: self.client.delete(
+                    ct.res, md["name"], md.get("namespace"), preconditions={"uid": md.get("uid")}
+                )
+            )
+        except ApiException as e:
+            if e.status in (404, 409):  # gone, or replaced by a new object with the same name
+                return False
+            raise
+        self.recent.forget(obj)
+        with self._glock:
+            self._generations.pop(md.get("uid"), None)
+        return True
+
+    def delete(self, owner: dict, ct: ChildType, obj: dict) -> None:
+        """Delete a child the owner controls and no longer renders."""
+        if self._delete(ct, obj):
+            self.recorder.normal(owner, f"Delete{ct.res.kind}", f"Deleted {ct.res.kind} {_name(obj)}")
+
+    def release(self, owner: dict, ct: ChildType, obj: dict) -> None:
+        """Drop ``owner``'s plain owner reference from a shared child it no longer renders; delete the child
+        when nobody else references it."""
+        uid = owner["metadata"]["uid"]
+        refs = obj["metadata"].get("ownerReferences") or []
+        rest = [r for r in refs if r.get("uid") != uid]
+        if len(rest) == len(refs):
+            return
+        if not rest:
+            self.delete(owner, ct, obj)
+            return
+        body = copy.deepcopy(obj)
+        body["metadata"].pop("managedFields", None)
+        body["metadata"]["ownerReferences"] = rest
+        out = self._write(lambda: self.client.replace(ct.res, body))
+        self.recent.remember(obj, out)
+        self.recorder.normal(owner, f"Update{ct.res.kind}", f"Released shared {ct.res.kind} {_name(obj)}")
+
+    def prune(self, owner: dict, keep: set[tuple[str, str, str]]) -> int:
+        """Delete (or release) every cached child of ``owner`` whose (kind, namespace, name) is not in
+        ``keep``. Returns how many were removed or released."""
+        uid = owner["metadata"]["uid"]
+        n = 0
+        for ct, obj in self.owned(uid):
+            if _key(obj) in keep or obj["metadata"].get("deletionTimestamp"):
+                continue
+            ctrl = controller_ref(obj)
+            if ctrl is not None and ctrl.get("uid") == uid:
+                self.delete(owner, ct, obj)
+                n += 1
+            elif ctrl is None:
+                self.release(owner, ct, obj)
+                n += 1
+        return n
+
+
+def api_reason(e: ApiException) -> str:
+    """The ``reason`` of a Status body (``AlreadyExists``, ``Conflict``...), or ""."""
+    body = e.body
+    if isinstance(body, bytes):
+        body = body.decode(errors="replace")
+    if isinstance(body, str) and body.startswith("{"):
+        try:
+            return str(json.loads(body).get("reason") or "")
+        except ValueError:
+            return ""
+    return ""
+
+
+def _name(obj: dict) -> str:
+    md = obj.get("metadata") or {}
+    return f"{md.get('namespace')}/{md.get('name')}" if md.get("namespace") else str(md.get("name"))
+
+
+def child_key(obj: dict) -> tuple[str, str, str]:
+    return _key(obj)
