@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cryptography import x509
+from dynamo_localcluster.cluster import free_port
 from dynamo_operator.api import registry
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
@@ -214,11 +215,12 @@ def env(api_cluster):
     )
     mgr = Manager(settings, api_client=api_cluster.api_client())
     policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
+    port = free_port()
     wh = setup_webhooks(
         mgr,
         host="127.0.0.1",
-        port=0,
-        url_base="https://127.0.0.1",
+        port=port,
+        url_base=f"https://127.0.0.1:{port}",
         policy=policy,
         extra_operator_usernames=(OPERATOR_SA,),
         checkpoint_enabled=True,
@@ -226,7 +228,7 @@ def env(api_cluster):
     mgr.start()
     try:
         wait_for(wh.server.ready, what="the webhook server serving a certificate")
-        port = wh.server.port
+        assert wh.server.port == port
         for res, body in zip((VALIDATING, MUTATING), _webhook_configs(port), strict=True):
             rc.create(res, body)
         for name in original:
