@@ -48,6 +48,7 @@ __all__ = [
     "ResourceRequirements",
     "Time",
     "Toleration",
+    "rebuild_models",
 ]
 
 PRESERVE: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -132,6 +133,19 @@ class ApiModel(BaseModel):
     def to_dict(self) -> dict[str, Any]:
         """camelCase JSON-compatible dict with unset fields left out (what the apiserver expects)."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def rebuild_models(namespace: dict[str, Any]) -> None:
+    """Resolve the forward references of every model a module defines; call it last, with ``globals()``.
+
+    Models name types defined further down their file (annotations are strings under ``from __future__
+    import annotations``); once the whole module exists, each model is rebuilt against it. Walking the
+    module rather than listing its models means a new model cannot be left out.
+    """
+    module = namespace["__name__"]
+    for value in list(namespace.values()):
+        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module:
+            value.model_rebuild()
 
 
 class KubeModel(ApiModel):

@@ -100,65 +100,70 @@ def _ready(cond: str = "Ready") -> PrinterColumn:
     )
 
 
+_VERSION_MODULES = {"v1alpha1": v1alpha1, "v1beta1": v1beta1}
+
+
+def _kind(
+    kind: str,
+    short_name: str,
+    columns: dict[str, tuple[PrinterColumn, ...]],
+    *,
+    scope: str = "Namespaced",
+    scale: ScaleSubresource | None = None,
+) -> KindInfo:
+    """A kind as every nvidia.com kind is laid out; only what differs between kinds is passed in.
+
+    The served versions are the keys of ``columns`` (oldest first), each version's model is the class
+    named ``kind`` in that version's module, v1alpha1 is the storage version, every version but the
+    newest is deprecated, and the plural and singular are the lower-cased kind.
+    """
+    versions = tuple(columns)
+    return KindInfo(
+        kind=kind,
+        plural=f"{kind.lower()}s",
+        singular=kind.lower(),
+        short_names=(short_name,),
+        scope=scope,
+        storage_version="v1alpha1",
+        models={version: getattr(_VERSION_MODULES[version], kind) for version in versions},
+        printer_columns=columns,
+        scale=scale,
+        deprecated_versions=versions[:-1],
+    )
+
+
+_BACKEND = PrinterColumn(
+    "Backend", ".spec.backendFramework", description="Backend framework (sglang, vllm, trtllm)"
+)
 _DGD_COLUMNS = (
     _ready(),
     PrinterColumn("State", ".status.state", description="Lifecycle state of the graph deployment"),
-    PrinterColumn(
-        "Backend", ".spec.backendFramework", description="Backend framework (sglang, vllm, trtllm)"
-    ),
+    _BACKEND,
     AGE,
 )
-_DCD_COLUMNS = (
-    _ready("Available"),
-    PrinterColumn(
-        "Backend", ".spec.backendFramework", description="Backend framework (sglang, vllm, trtllm)"
-    ),
+_DCD_COLUMNS = (_ready("Available"), _BACKEND, AGE)
+_DGDSA_REPLICA_COLUMNS = (
+    PrinterColumn("Desired", ".spec.replicas", "integer"),
+    PrinterColumn("Replicas", ".status.replicas", "integer"),
     AGE,
 )
 
 KINDS: dict[str, KindInfo] = {
     info.kind: info
     for info in (
-        KindInfo(
-            kind="DynamoGraphDeployment",
-            plural="dynamographdeployments",
-            singular="dynamographdeployment",
-            short_names=("dgd",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={"v1alpha1": v1alpha1.DynamoGraphDeployment, "v1beta1": v1beta1.DynamoGraphDeployment},
-            printer_columns={"v1alpha1": _DGD_COLUMNS, "v1beta1": _DGD_COLUMNS},
-            deprecated_versions=("v1alpha1",),
-        ),
-        KindInfo(
-            kind="DynamoComponentDeployment",
-            plural="dynamocomponentdeployments",
-            singular="dynamocomponentdeployment",
-            short_names=("dcd",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={
-                "v1alpha1": v1alpha1.DynamoComponentDeployment,
-                "v1beta1": v1beta1.DynamoComponentDeployment,
-            },
-            printer_columns={
+        _kind("DynamoGraphDeployment", "dgd", {"v1alpha1": _DGD_COLUMNS, "v1beta1": _DGD_COLUMNS}),
+        _kind(
+            "DynamoComponentDeployment",
+            "dcd",
+            {
                 "v1alpha1": (PrinterColumn("Service", ".spec.serviceName"), *_DCD_COLUMNS),
                 "v1beta1": (PrinterColumn("Component", ".spec.name"), *_DCD_COLUMNS),
             },
-            deprecated_versions=("v1alpha1",),
         ),
-        KindInfo(
-            kind="DynamoGraphDeploymentRequest",
-            plural="dynamographdeploymentrequests",
-            singular="dynamographdeploymentrequest",
-            short_names=("dgdr",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={
-                "v1alpha1": v1alpha1.DynamoGraphDeploymentRequest,
-                "v1beta1": v1beta1.DynamoGraphDeploymentRequest,
-            },
-            printer_columns={
+        _kind(
+            "DynamoGraphDeploymentRequest",
+            "dgdr",
+            {
                 "v1alpha1": (
                     PrinterColumn("Model", ".spec.model"),
                     PrinterColumn("Backend", ".spec.backend"),
@@ -175,47 +180,28 @@ KINDS: dict[str, KindInfo] = {
                     AGE,
                 ),
             },
-            deprecated_versions=("v1alpha1",),
         ),
-        KindInfo(
-            kind="DynamoGraphDeploymentScalingAdapter",
-            plural="dynamographdeploymentscalingadapters",
-            singular="dynamographdeploymentscalingadapter",
-            short_names=("dgdsa",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={
-                "v1alpha1": v1alpha1.DynamoGraphDeploymentScalingAdapter,
-                "v1beta1": v1beta1.DynamoGraphDeploymentScalingAdapter,
-            },
-            printer_columns={
+        _kind(
+            "DynamoGraphDeploymentScalingAdapter",
+            "dgdsa",
+            {
                 "v1alpha1": (
                     PrinterColumn("DGD", ".spec.dgdRef.name"),
                     PrinterColumn("Service", ".spec.dgdRef.serviceName"),
-                    PrinterColumn("Desired", ".spec.replicas", "integer"),
-                    PrinterColumn("Replicas", ".status.replicas", "integer"),
-                    AGE,
+                    *_DGDSA_REPLICA_COLUMNS,
                 ),
                 "v1beta1": (
                     PrinterColumn("DGD", ".spec.dgdRef.name"),
                     PrinterColumn("Component", ".spec.dgdRef.componentName"),
-                    PrinterColumn("Desired", ".spec.replicas", "integer"),
-                    PrinterColumn("Replicas", ".status.replicas", "integer"),
-                    AGE,
+                    *_DGDSA_REPLICA_COLUMNS,
                 ),
             },
             scale=ScaleSubresource(),
-            deprecated_versions=("v1alpha1",),
         ),
-        KindInfo(
-            kind="DynamoModel",
-            plural="dynamomodels",
-            singular="dynamomodel",
-            short_names=("dm",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={"v1alpha1": v1alpha1.DynamoModel},
-            printer_columns={
+        _kind(
+            "DynamoModel",
+            "dm",
+            {
                 "v1alpha1": (
                     PrinterColumn("BaseModel", ".spec.baseModelName"),
                     PrinterColumn("Type", ".spec.modelType"),
@@ -225,15 +211,10 @@ KINDS: dict[str, KindInfo] = {
                 )
             },
         ),
-        KindInfo(
-            kind="DynamoCheckpoint",
-            plural="dynamocheckpoints",
-            singular="dynamocheckpoint",
-            short_names=("dckpt",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={"v1alpha1": v1alpha1.DynamoCheckpoint},
-            printer_columns={
+        _kind(
+            "DynamoCheckpoint",
+            "dckpt",
+            {
                 "v1alpha1": (
                     PrinterColumn("Model", ".spec.identity.model"),
                     PrinterColumn("Backend", ".spec.identity.backendFramework"),
@@ -243,15 +224,10 @@ KINDS: dict[str, KindInfo] = {
                 )
             },
         ),
-        KindInfo(
-            kind="PodSnapshot",
-            plural="podsnapshots",
-            singular="podsnapshot",
-            short_names=("psnap",),
-            scope="Namespaced",
-            storage_version="v1alpha1",
-            models={"v1alpha1": v1alpha1.PodSnapshot},
-            printer_columns={
+        _kind(
+            "PodSnapshot",
+            "psnap",
+            {
                 "v1alpha1": (
                     PrinterColumn("Pod", ".spec.source.podRef.name"),
                     PrinterColumn("Content", ".status.boundPodSnapshotContentName"),
@@ -260,15 +236,10 @@ KINDS: dict[str, KindInfo] = {
                 )
             },
         ),
-        KindInfo(
-            kind="PodSnapshotContent",
-            plural="podsnapshotcontents",
-            singular="podsnapshotcontent",
-            short_names=("psnapc",),
-            scope="Cluster",
-            storage_version="v1alpha1",
-            models={"v1alpha1": v1alpha1.PodSnapshotContent},
-            printer_columns={
+        _kind(
+            "PodSnapshotContent",
+            "psnapc",
+            {
                 "v1alpha1": (
                     PrinterColumn("Snapshot", ".spec.podSnapshotRef.name"),
                     PrinterColumn("Node", ".spec.source.nodeName"),
@@ -276,6 +247,7 @@ KINDS: dict[str, KindInfo] = {
                     AGE,
                 )
             },
+            scope="Cluster",
         ),
     )
 }

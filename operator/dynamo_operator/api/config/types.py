@@ -16,6 +16,7 @@ from dynamo_operator.api.meta import (
     ApiModel,
     Duration,
     KubeResource,
+    rebuild_models,
 )
 
 __all__ = [
@@ -59,6 +60,30 @@ CertProvisionMode = Literal["auto", "manual"]
 
 # DiscoveryBackend is the type for the discovery backend.
 DiscoveryBackend = Literal["kubernetes", "etcd"]
+
+
+# Base classes come first: MetricsServer and WebhookServer extend Server (as the Go types embed it), and
+# the orchestrator and scheduler integrations share the auto-detection override.
+class Server(ApiModel):
+    """Server holds a bind address and port."""
+
+    bind_address: str | None = Field(
+        None,
+        description="BindAddress is the address the server binds to",
+    )
+    port: int | None = Field(
+        None,
+        description="Port is the port the server listens on",
+    )
+
+
+class _AutoDetected(ApiModel):
+    """An integration the operator detects on the cluster; ``enabled`` overrides what it detected."""
+
+    enabled: bool | None = Field(
+        None,
+        description="Enabled overrides auto-detection. nil = auto-detect.",
+    )
 
 
 class CheckpointConfiguration(ApiModel):
@@ -249,13 +274,9 @@ class GPUConfiguration(ApiModel):
     )
 
 
-class GroveConfiguration(ApiModel):
+class GroveConfiguration(_AutoDetected):
     """GroveConfiguration holds Grove orchestrator settings."""
 
-    enabled: bool | None = Field(
-        None,
-        description="Enabled overrides auto-detection. nil = auto-detect.",
-    )
     termination_delay: Duration | None = Field(
         None,
         description="TerminationDelay configures the termination delay for Grove PodCliqueSets",
@@ -351,22 +372,12 @@ class IstioMeshConfiguration(ApiModel):
     )
 
 
-class KaiSchedulerConfiguration(ApiModel):
+class KaiSchedulerConfiguration(_AutoDetected):
     """KaiSchedulerConfiguration holds Kai-scheduler settings."""
 
-    enabled: bool | None = Field(
-        None,
-        description="Enabled overrides auto-detection. nil = auto-detect.",
-    )
 
-
-class LWSConfiguration(ApiModel):
+class LWSConfiguration(_AutoDetected):
     """LWSConfiguration holds LWS orchestrator settings."""
-
-    enabled: bool | None = Field(
-        None,
-        description="Enabled overrides auto-detection. nil = auto-detect.",
-    )
 
 
 class LeaderElectionConfiguration(ApiModel):
@@ -412,17 +423,9 @@ class MPIConfiguration(ApiModel):
     )
 
 
-class MetricsServer(ApiModel):
+class MetricsServer(Server):
     """MetricsServer extends Server with secure serving option."""
 
-    bind_address: str | None = Field(
-        None,
-        description="BindAddress is the address the server binds to",
-    )
-    port: int | None = Field(
-        None,
-        description="Port is the port the server listens on",
-    )
     secure: bool | None = Field(
         None,
         description=(
@@ -577,19 +580,6 @@ class SecurityConfiguration(ApiModel):
     )
 
 
-class Server(ApiModel):
-    """Server holds a bind address and port."""
-
-    bind_address: str | None = Field(
-        None,
-        description="BindAddress is the address the server binds to",
-    )
-    port: int | None = Field(
-        None,
-        description="Port is the port the server listens on",
-    )
-
-
 class ServerConfiguration(ApiModel):
     """ServerConfiguration holds server bind addresses and ports."""
 
@@ -640,17 +630,9 @@ class VolcanoSchedulerConfiguration(ApiModel):
     )
 
 
-class WebhookServer(ApiModel):
+class WebhookServer(Server):
     """WebhookServer extends Server with host and certificate directory."""
 
-    bind_address: str | None = Field(
-        None,
-        description="BindAddress is the address the server binds to",
-    )
-    port: int | None = Field(
-        None,
-        description="Port is the port the server listens on",
-    )
     host: str | None = Field(
         None,
         description="Host is the address the webhook server binds to",
@@ -679,36 +661,4 @@ class WebhookServer(ApiModel):
     )
 
 
-for _model in (
-    CheckpointConfiguration,
-    CheckpointOCIConfig,
-    CheckpointPVCConfig,
-    CheckpointS3Config,
-    CheckpointSeccompConfiguration,
-    CheckpointStorageConfiguration,
-    DRAConfiguration,
-    DiscoveryConfiguration,
-    GPUConfiguration,
-    GroveConfiguration,
-    InfrastructureConfiguration,
-    IngressConfiguration,
-    IstioMeshConfiguration,
-    KaiSchedulerConfiguration,
-    LWSConfiguration,
-    LeaderElectionConfiguration,
-    LoggingConfiguration,
-    MPIConfiguration,
-    MetricsServer,
-    NamespaceConfiguration,
-    NamespaceScopeConfiguration,
-    OperatorConfiguration,
-    OrchestratorConfiguration,
-    RBACConfiguration,
-    SecurityConfiguration,
-    Server,
-    ServerConfiguration,
-    ServiceMeshConfiguration,
-    VolcanoSchedulerConfiguration,
-    WebhookServer,
-):
-    _model.model_rebuild()
+rebuild_models(globals())

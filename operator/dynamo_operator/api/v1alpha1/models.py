@@ -8,9 +8,9 @@ matching OpenAPI keyword.
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
 from dynamo_operator.api.meta import (
     ApiModel,
@@ -30,6 +30,21 @@ from dynamo_operator.api.meta import (
     ResourceRequirements,
     Time,
     Toleration,
+    rebuild_models,
+)
+from dynamo_operator.api.shared import (
+    CheckpointDeletionPolicy,
+    CheckpointMode,
+    CheckpointStartupPolicy,
+    ComponentKind,
+    DGDState,
+    DynamoComponentDeploymentStatusBase,
+    KvTransferEnforcement,
+    PlacementScoreState,
+    RestartPhase,
+    RestartStrategyType,
+    RollingUpdatePhase,
+    TopologyDomain,
 )
 
 __all__ = [
@@ -119,32 +134,10 @@ __all__ = [
     "VolumeMount",
 ]
 
-# CheckpointDeletionPolicy defines what happens to DGD-managed automatic checkpoint resources when the
-# owning DGD is deleted.
-CheckpointDeletionPolicy = Literal["Delete", "Retain"]
-
-
-# Deprecated: use checkpoint.enabled instead. enabled=true without checkpointRef creates a DGD-managed
-# automatic checkpoint; checkpointRef restores the named checkpoint.
-CheckpointMode = Literal["Auto", "Manual"]
-
-
-# CheckpointStartupPolicy defines when worker pods should wait for a checkpoint.
-CheckpointStartupPolicy = Literal["Immediate", "WaitForCheckpoint"]
-
-
-# ComponentKind represents the type of underlying Kubernetes resource.
-ComponentKind = Literal["PodClique", "PodCliqueScalingGroup", "Deployment", "LeaderWorkerSet"]
-
-
 # DGDRState (no description in the API reference).
 DGDRState = Literal[
     "Initializing", "Pending", "Profiling", "Deploying", "Ready", "DeploymentDeleted", "Failed"
 ]
-
-
-# DGDState (no description in the API reference).
-DGDState = Literal["initializing", "pending", "successful", "failed"]
 
 
 # DynamoCheckpointPhase represents the current phase of the checkpoint lifecycle
@@ -159,38 +152,6 @@ DynamoCheckpointStorageType = Literal["pvc", "s3", "oci"]
 
 # GPUMemoryServiceMode selects the GMS deployment topology.
 GPUMemoryServiceMode = Literal["intraPod", "interPod"]
-
-
-# KvTransferEnforcement controls how the selected prefill worker's topology is applied to decode
-# routing.
-KvTransferEnforcement = Literal["required", "preferred"]
-
-
-# PlacementScoreState describes whether placement score is available and how complete the reported
-# score is for a graph deployment. See the v1beta1 PlacementScoreState for the authoritative semantics
-# of each value.
-PlacementScoreState = Literal["Reported", "Partial", "Unsupported", "Unknown"]
-
-
-# RestartPhase (no description in the API reference).
-RestartPhase = Literal["Pending", "Restarting", "Completed", "Failed", "Superseded"]
-
-
-# RestartStrategyType (no description in the API reference).
-RestartStrategyType = Literal["Sequential", "Parallel"]
-
-
-# RollingUpdatePhase represents the current phase of a rolling update.
-RollingUpdatePhase = Literal["Pending", "InProgress", "Completed", "Failed", ""]
-
-
-# TopologyDomain is a free-form topology level identifier. Common examples: "region", "zone",
-# "datacenter", "block", "rack", "host", "numa". When used with a ClusterTopology CR, domain names are
-# defined in the CR's hierarchy; when used with `spec.experimental.kvTransferPolicy.labelKey` alone,
-# the value is a user-chosen logical name for the topology level. Must match
-# `^[a-z0-9]([a-z0-9-]*[a-z0-9])?$` (lowercase alphanumeric, may contain hyphens but must not start or
-# end with one).
-TopologyDomain = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
 
 
 class Autoscaling(ApiModel):
@@ -399,12 +360,9 @@ class DynamoCheckpointJobConfig(ApiModel):
             "render Dynamo defaults before creating the DynamoCheckpoint."
         ),
     )
-    target_container_name: str | None = Field(
+    target_container_name: ContainerName | None = Field(
         None,
         description="TargetContainerName is the container in PodTemplateSpec to snapshot.",
-        max_length=63,
-        min_length=1,
-        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
     )
     shared_memory: SharedMemorySpec | None = Field(
         None,
@@ -1513,7 +1471,6 @@ class KvTransferPolicy(ApiModel):
             '(e.g. "zone", "rack"). The router uses this to match workers that\n'
             "share the same value for the label identified by `labelKey`."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
     enforcement: KvTransferEnforcement | None = Field(
         None,
@@ -2069,12 +2026,9 @@ class ServiceCheckpointConfig(ApiModel):
             "Use CheckpointRef to restore an existing checkpoint."
         ),
     )
-    target_container_name: str | None = Field(
+    target_container_name: ContainerName | None = Field(
         None,
         description="TargetContainerName is the workload container to snapshot and restore.",
-        max_length=63,
-        min_length=1,
-        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
     )
     job: ServiceCheckpointJobConfig | None = Field(
         None,
@@ -2252,7 +2206,6 @@ class SpecTopologyConstraint(ApiModel):
             "PackDomain is the default topology domain to pack pods within.\n"
             "Optional — omit when only services carry constraints."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
 
 
@@ -2268,7 +2221,6 @@ class TopologyConstraint(ApiModel):
             "PackDomain is the topology domain to pack pods within. Must match a\n"
             "domain defined in the referenced ClusterTopology CR."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
 
 
@@ -2297,104 +2249,12 @@ class VolumeMount(ApiModel):
     )
 
 
-class DynamoComponentDeploymentStatus(ApiModel):
-    """Observed state of a DynamoComponentDeployment.
+class DynamoComponentDeploymentStatus(DynamoComponentDeploymentStatusBase):
+    """Observed state of a v1alpha1 DynamoComponentDeployment; replica status is per ``service``."""
 
-    The API reference does not list this type; its shape follows upstream's public Go type so the
-    operator can report availability (the ``Available`` printer column reads these conditions).
-    """
-
-    observed_generation: int | None = Field(
-        None, description="ObservedGeneration is the most recent generation observed by the controller."
-    )
-    conditions: list[Condition] | None = Field(
-        None,
-        description=(
-            "Conditions captures the latest observed state of the component (including\n"
-            "availability and readiness) using standard Kubernetes condition types."
-        ),
-    )
-    pod_selector: dict[str, str] | None = Field(
-        None,
-        description=(
-            "PodSelector contains the labels that can be used to select Pods belonging to\n"
-            "this component deployment."
-        ),
-    )
     service: ServiceReplicaStatus | None = Field(
         None, description="Service contains replica status information for this service."
     )
 
 
-for _model in (
-    Autoscaling,
-    ConfigMapKeySelector,
-    DeploymentOverridesSpec,
-    DeploymentStatus,
-    DynamoCheckpoint,
-    DynamoCheckpointIdentity,
-    DynamoCheckpointJobConfig,
-    DynamoCheckpointSpec,
-    DynamoCheckpointStatus,
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSharedSpec,
-    DynamoComponentDeploymentSpec,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentExperimentalSpec,
-    DynamoGraphDeploymentRequest,
-    DynamoGraphDeploymentRequestSpec,
-    DynamoGraphDeploymentRequestStatus,
-    DynamoGraphDeploymentScalingAdapter,
-    DynamoGraphDeploymentScalingAdapterSpec,
-    DynamoGraphDeploymentScalingAdapterStatus,
-    DynamoGraphDeploymentServiceRef,
-    DynamoGraphDeploymentSpec,
-    DynamoGraphDeploymentStatus,
-    DynamoModel,
-    DynamoModelSpec,
-    DynamoModelStatus,
-    EPPConfig,
-    EndpointInfo,
-    ExtraPodMetadata,
-    ExtraPodSpec,
-    FailoverSpec,
-    FrontendSidecarSpec,
-    GMSClientPodSpec,
-    GPUMemoryServiceSpec,
-    IngressSpec,
-    IngressTLSSpec,
-    KvTransferPolicy,
-    ModelReference,
-    ModelSource,
-    MultinodeSpec,
-    PVC,
-    PlacementStatus,
-    PodReference,
-    PodSnapshot,
-    PodSnapshotContent,
-    PodSnapshotContentSource,
-    PodSnapshotContentSpec,
-    PodSnapshotContentStatus,
-    PodSnapshotReference,
-    PodSnapshotSource,
-    PodSnapshotSpec,
-    PodSnapshotStatus,
-    ProfilingConfigSpec,
-    ResourceItem,
-    Resources,
-    Restart,
-    RestartStatus,
-    RestartStrategy,
-    RollingUpdateStatus,
-    ScalingAdapter,
-    ServiceCheckpointConfig,
-    ServiceCheckpointJobConfig,
-    ServiceCheckpointStatus,
-    ServiceReplicaStatus,
-    SharedMemorySpec,
-    SpecTopologyConstraint,
-    TopologyConstraint,
-    VolumeMount,
-    DynamoComponentDeploymentStatus,
-):
-    _model.model_rebuild()
+rebuild_models(globals())

@@ -8,9 +8,9 @@ matching OpenAPI keyword.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 
 from dynamo_operator.api.meta import (
     ApiModel,
@@ -25,6 +25,21 @@ from dynamo_operator.api.meta import (
     Quantity,
     RawExtension,
     Time,
+    rebuild_models,
+)
+from dynamo_operator.api.shared import (
+    CheckpointDeletionPolicy,
+    CheckpointMode,
+    CheckpointStartupPolicy,
+    ComponentKind,
+    DGDState,
+    DynamoComponentDeploymentStatusBase,
+    KvTransferEnforcement,
+    PlacementScoreState,
+    RestartPhase,
+    RestartStrategyType,
+    RollingUpdatePhase,
+    TopologyDomain,
 )
 
 __all__ = [
@@ -100,24 +115,6 @@ __all__ = [
 BackendType = Literal["auto", "sglang", "trtllm", "vllm"]
 
 
-# CheckpointDeletionPolicy defines what happens to DGD-managed automatic checkpoint resources when the
-# owning DGD is deleted.
-CheckpointDeletionPolicy = Literal["Delete", "Retain"]
-
-
-# Deprecated: use checkpoint.enabled instead. enabled=true without checkpointRef creates a DGD-managed
-# automatic checkpoint; checkpointRef restores the named checkpoint.
-CheckpointMode = Literal["Auto", "Manual"]
-
-
-# CheckpointStartupPolicy defines when worker pods should wait for a checkpoint.
-CheckpointStartupPolicy = Literal["Immediate", "WaitForCheckpoint"]
-
-
-# ComponentKind represents the type of underlying Kubernetes resource backing a DGD component.
-ComponentKind = Literal["PodClique", "PodCliqueScalingGroup", "Deployment", "LeaderWorkerSet"]
-
-
 # ComponentType identifies the role of a Dynamo component within a graph. In v1beta1 this is a strict
 # enum. Unlike v1alpha1 (where `subComponentType` was used as a workaround for disaggregated serving),
 # `prefill` and `decode` are first-class values: users can set them directly and downstream consumers
@@ -127,10 +124,6 @@ ComponentType = Literal["frontend", "worker", "prefill", "decode", "planner", "e
 
 # DGDRPhase represents the lifecycle phase of a DynamoGraphDeploymentRequest.
 DGDRPhase = Literal["Pending", "Profiling", "Ready", "Deploying", "Deployed", "Failed"]
-
-
-# DGDState is the high-level lifecycle state of a DynamoGraphDeployment.
-DGDState = Literal["initializing", "pending", "successful", "failed"]
 
 
 # GPUMemoryServiceMode selects the GMS deployment topology.
@@ -159,22 +152,8 @@ GPUSKUType = Literal[
 ]
 
 
-# KvTransferEnforcement controls how the selected prefill worker's topology is applied to decode
-# routing.
-KvTransferEnforcement = Literal["required", "preferred"]
-
-
 # OptimizationType defines the optimization target for SLA-based profiling.
 OptimizationType = Literal["latency", "throughput"]
-
-
-# PlacementScoreState describes whether placement score is available and how complete the reported
-# score is for a graph deployment. Every backend must set this field after the first reconciliation: *
-# Reported: a score is available for every scored placement unit. * Partial: a score is available for
-# some but not all placement units. * Unsupported: the backend does not surface a placement score at
-# all. * Unknown: the backend supports scores but the current value is indeterminate (e.g. read
-# failure, not yet populated by the scheduler). When set, PlacementStatus.Score must be cleared.
-PlacementScoreState = Literal["Reported", "Partial", "Unsupported", "Unknown"]
 
 
 # ProfilingPhase represents a sub-phase within the profiling pipeline. When the DGDR Phase is
@@ -190,27 +169,8 @@ ProfilingPhase = Literal[
 ]
 
 
-# RestartPhase enumerates phases of a graph-level restart.
-RestartPhase = Literal["Pending", "Restarting", "Completed", "Failed", "Superseded"]
-
-
-# RestartStrategyType enumerates restart strategies.
-RestartStrategyType = Literal["Sequential", "Parallel"]
-
-
-# RollingUpdatePhase represents the current phase of a rolling update.
-RollingUpdatePhase = Literal["Pending", "InProgress", "Completed", "Failed", ""]
-
-
 # SearchStrategy controls the profiling search depth.
 SearchStrategy = Literal["rapid", "thorough"]
-
-
-# TopologyDomain is a free-form topology level identifier. Common examples: "region", "zone",
-# "datacenter", "block", "rack", "host", "numa". When used with a ClusterTopology CR, domain names are
-# defined in the CR's hierarchy; when used with `spec.experimental.kvTransferPolicy.labelKey` alone,
-# the value is a user-chosen logical name for the topology level.
-TopologyDomain = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")]
 
 
 class CompilationCacheConfig(ApiModel):
@@ -291,12 +251,9 @@ class ComponentCheckpointConfig(ApiModel):
             "Use checkpointRef to restore an existing checkpoint."
         ),
     )
-    target_container_name: str | None = Field(
+    target_container_name: ContainerName | None = Field(
         None,
         description="targetContainerName is the workload container to snapshot and restore.",
-        max_length=63,
-        min_length=1,
-        pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
     )
     job: ComponentCheckpointJobConfig | None = Field(
         None,
@@ -1399,7 +1356,6 @@ class KvTransferPolicy(ApiModel):
             '(e.g. "zone", "rack"). The router uses this to match workers that\n'
             "share the same value for the label identified by `labelKey`."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
     enforcement: KvTransferEnforcement | None = Field(
         None,
@@ -1717,7 +1673,6 @@ class SpecTopologyConstraint(ApiModel):
             "packDomain is the default topology domain to pack pods within.\n"
             "Optional; omit when only components carry constraints."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
 
 
@@ -1733,7 +1688,6 @@ class TopologyConstraint(ApiModel):
             "packDomain is the topology domain to pack pods within. Must match a\n"
             "domain defined in the referenced ClusterTopology CR."
         ),
-        pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$",
     )
 
 
@@ -1764,82 +1718,12 @@ class WorkloadSpec(ApiModel):
     )
 
 
-class DynamoComponentDeploymentStatus(ApiModel):
-    """Observed state of a DynamoComponentDeployment.
+class DynamoComponentDeploymentStatus(DynamoComponentDeploymentStatusBase):
+    """Observed state of a v1beta1 DynamoComponentDeployment; replica status is per ``component``."""
 
-    The API reference does not list this type; its shape follows upstream's public Go type so the
-    operator can report availability (the ``Available`` printer column reads these conditions).
-    """
-
-    observed_generation: int | None = Field(
-        None, description="ObservedGeneration is the most recent generation observed by the controller."
-    )
-    conditions: list[Condition] | None = Field(
-        None,
-        description=(
-            "Conditions captures the latest observed state of the component (including\n"
-            "availability and readiness) using standard Kubernetes condition types."
-        ),
-    )
-    pod_selector: dict[str, str] | None = Field(
-        None,
-        description=(
-            "PodSelector contains the labels that can be used to select Pods belonging to\n"
-            "this component deployment."
-        ),
-    )
     component: ComponentReplicaStatus | None = Field(
         None, description="component contains replica status information for this component."
     )
 
 
-for _model in (
-    CompilationCacheConfig,
-    ComponentCheckpointConfig,
-    ComponentCheckpointJobConfig,
-    ComponentCheckpointStatus,
-    ComponentReplicaStatus,
-    DeploymentInfoStatus,
-    DynamoCheckpointIdentity,
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSharedSpec,
-    DynamoComponentDeploymentSpec,
-    DynamoGraphDeployment,
-    DynamoGraphDeploymentComponentRef,
-    DynamoGraphDeploymentExperimentalSpec,
-    DynamoGraphDeploymentRequest,
-    DynamoGraphDeploymentRequestSpec,
-    DynamoGraphDeploymentRequestStatus,
-    DynamoGraphDeploymentScalingAdapter,
-    DynamoGraphDeploymentScalingAdapterSpec,
-    DynamoGraphDeploymentScalingAdapterStatus,
-    DynamoGraphDeploymentSpec,
-    DynamoGraphDeploymentStatus,
-    EPPConfig,
-    ExperimentalSpec,
-    FailoverSpec,
-    FeaturesSpec,
-    GMSClientPodSpec,
-    GPUMemoryServiceSpec,
-    HardwareSpec,
-    KvTransferPolicy,
-    MockerSpec,
-    ModelCacheSpec,
-    ModelReference,
-    MultinodeSpec,
-    OverridesSpec,
-    ParetoConfig,
-    PlacementStatus,
-    ProfilingResultsStatus,
-    Restart,
-    RestartStatus,
-    RestartStrategy,
-    RollingUpdateStatus,
-    SLASpec,
-    ScalingAdapter,
-    SpecTopologyConstraint,
-    TopologyConstraint,
-    WorkloadSpec,
-    DynamoComponentDeploymentStatus,
-):
-    _model.model_rebuild()
+rebuild_models(globals())
