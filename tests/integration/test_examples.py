@@ -1,0 +1,99 @@
+"""Every graph in examples/ is one a Dynamo user would write: it applies unchanged (v1beta1 and v1alpha1)
+through kubectl, and a running `dynamo-operator` brings it to `successful` on the local cluster."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT
+
+pytestmark = pytest.mark.cluster
+
+EXAMPLES = sorted(p for p in (REPO_ROOT / "examples").glob("*.yaml") if p.name != "demo-values.yaml")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def operator(kube_cluster, dynamo_crds, tmp_path_factory):
+    health = _free_port()
+    log = tmp_path_factory.mktemp("examples") / "operator.log"
+    argv = [
+        str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"),
+        "run",
+        f"--kubeconfig={kube_cluster.kubeconfig}",
+        "--no-leader-elect",
+        f"--health-probe-bind-address=127.0.0.1:{health}",
+        "--metrics-bind-address=0",
+        "--no-webhooks",  # conversion is served by the dynamo_crds fixture; admission has its own tests
+    ]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(argv, env=kube_cluster.env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError(f"operator not ready:\n{log.read_text()[-3000:]}")
+        yield log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_example_applies_and_becomes_successful(example: Path, kube_cluster, operator):
+    env = kube_cluster.env
+    ns = f"ex-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["kubectl", "create", "namespace", ns], env=env, check=True, capture_output=True)
+    try:
+        r = subprocess.run(
+            ["kubectl", "apply", "-n", ns, "-f", str(example)], env=env, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr
+        name = yaml.safe_load(example.read_text())["metadata"]["name"]
+        deadline, status = time.monotonic() + 90, {}
+        while time.monotonic() < deadline:
+            out = subprocess.run(
+                ["kubectl", "get", "dgd", name, "-n", ns, "-o", "json"],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            if out.returncode == 0:
+                status = json.loads(out.stdout).get("status") or {}
+                if status.get("state") == "successful":
+                    break
+            time.sleep(0.5)
+        else:
+            raise AssertionError(
+                f"{example.name}: not successful in 90s: {status}\n{operator.read_text()[-2000:]}"
+            )
+        ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+        assert ready["status"] == "True", ready
+        doc = yaml.safe_load(example.read_text())
+        wanted = doc["spec"].get("components") or [{"name": k} for k in doc["spec"].get("services", {})]
+        assert set(status.get("components") or {}) == {c["name"] for c in wanted}
+    finally:
+        subprocess.run(["kubectl", "delete", "namespace", ns, "--wait=false"], env=env, capture_output=True)
