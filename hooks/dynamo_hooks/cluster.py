@@ -2,9 +2,8 @@
 
 Why a protocol over plain dicts instead of the generated `kubernetes` models: the checks read a handful of
 fields from many kinds (Deployments, Leases, CRDs, Nodes, Secrets) and must tolerate fields newer than the
-client's models; the generated models also make fakes verbose. `KubeCluster` talks REST through the
-`kubernetes` package's ApiClient (so kubeconfig, in-cluster tokens and client certificates all work), and
-`dynamo_hooks.fake.FakeCluster` implements the same protocol in memory for unit tests.
+client's models. `KubeCluster` talks REST through the `kubernetes` package's ApiClient (so kubeconfig,
+in-cluster tokens and client certificates all work); tests run it against the real local control plane.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The conflict matrix of the chart document (six scenarios) and operator discovery from cluster markers."""
+"""The conflict matrix of the chart document (six scenarios), a pure function of the detected operators.
+
+Discovery from cluster markers (Deployments, namespace-scope and leader Leases) runs against a real apiserver
+in ``tests/integration/test_hooks_checks_cluster.py``."""
 
 import pytest
 from dynamo_hooks.conflicts import (
-    NAMESPACE_SCOPE_LEASE,
     SCENARIOS,
     ExistingOperator,
     Source,
-    discover,
     evaluate,
 )
-from dynamo_hooks.fake import DEPLOYMENTS, LEASES, FakeCluster, lease, operator_deployment
 from dynamo_hooks.settings import InstallSettings, OperatorMode
 
 CW = OperatorMode.CLUSTER_WIDE
@@ -100,80 +100,3 @@ def test_matrix_covers_the_chart_document_table() -> None:
 def test_upgrade_of_the_same_release_is_not_a_conflict() -> None:
     decisions = evaluate([existing(CW, "dynamo-system", release="a")], settings("a", "dynamo-system"))
     assert decisions[0].scenario.id == "none/cluster-wide"
-
-
-def test_discover_by_deployment_labels_and_modes() -> None:
-    fake = FakeCluster()
-    fake.add(DEPLOYMENTS.format(ns="dynamo-system"), operator_deployment("dynamo-system", "prod"))
-    fake.add(
-        DEPLOYMENTS.format(ns="team-a"),
-        operator_deployment("team-a", "test", restricted_namespace="team-a", annotate_mode=False),
-    )
-    unrelated = operator_deployment("x", "x")
-    unrelated["metadata"]["labels"]["app.kubernetes.io/name"] = "something-else"
-    fake.add(DEPLOYMENTS.format(ns="x"), unrelated)
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    by_ns = {op.namespace: op for op in found.operators}
-    assert set(by_ns) == {"dynamo-system", "team-a"}
-    assert by_ns["dynamo-system"].mode is CW and by_ns["dynamo-system"].release_name == "prod"
-    assert by_ns["team-a"].mode is NR and by_ns["team-a"].target_namespace == "team-a"
-    assert by_ns["team-a"].version == "0.1.0"
-
-
-def test_discover_namespace_scope_leases_live_and_expired() -> None:
-    fake = FakeCluster()
-    fake.add(LEASES.format(ns="team-a"), lease("team-a", NAMESPACE_SCOPE_LEASE, "op-pod-abc-0.2.0"))
-    fake.add(
-        LEASES.format(ns="team-old"),
-        lease("team-old", NAMESPACE_SCOPE_LEASE, "op-pod-x-0.1.0", renewed_seconds_ago=300),
-    )
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    assert [(op.mode, op.target_namespace, op.source) for op in found.operators] == [
-        (NR, "team-a", Source.NAMESPACE_SCOPE_LEASE)
-    ]
-    assert found.operators[0].version == "0.2.0"
-    assert any("team-old" in m for m in found.stale_markers)
-
-
-def test_lease_marks_a_default_mode_deployment_as_restricted() -> None:
-    fake = FakeCluster()
-    dep = operator_deployment("team-a", "t", annotate_mode=False)
-    fake.add(DEPLOYMENTS.format(ns="team-a"), dep)
-    fake.add(LEASES.format(ns="team-a"), lease("team-a", NAMESPACE_SCOPE_LEASE, "t-pod-0.1.0"))
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    assert len(found.operators) == 1
-    assert found.operators[0].mode is NR and found.operators[0].release_name == "t"
-
-
-def test_leader_lease_reveals_an_unlabelled_cluster_wide_operator() -> None:
-    fake = FakeCluster()
-    fake.add(LEASES.format(ns="kube-system"), lease("kube-system", "dynamo.nvidia.com", "mystery-pod_1234"))
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    assert [(op.mode, op.source) for op in found.operators] == [(CW, Source.LEADER_LEASE)]
-    decisions = evaluate(found.operators, settings("new", "dynamo-system"))
-    assert not decisions[0].allowed
-
-
-def test_leader_lease_held_by_a_known_deployment_is_not_counted_twice() -> None:
-    fake = FakeCluster()
-    fake.add(DEPLOYMENTS.format(ns="dynamo-system"), operator_deployment("dynamo-system", "prod"))
-    holder = "prod-dynamo-operator-controller-manager-5d9f-abcde_1234"
-    fake.add(LEASES.format(ns="kube-system"), lease("kube-system", "dynamo.nvidia.com", holder))
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    assert len(found.operators) == 1 and found.operators[0].source is Source.DEPLOYMENT
-
-
-def test_expired_leader_lease_is_ignored() -> None:
-    fake = FakeCluster()
-    fake.add(
-        LEASES.format(ns="kube-system"),
-        lease("kube-system", "dynamo.nvidia.com", "gone_1", renewed_seconds_ago=120, duration=15),
-    )
-    assert discover(fake, leader_election_id="dynamo.nvidia.com").operators == []
-
-
-def test_forbidden_lists_become_limitations_not_crashes() -> None:
-    fake = FakeCluster()
-    fake.forbidden_paths = {"/apis/apps/v1/deployments", "/apis/coordination.k8s.io"}
-    found = discover(fake, leader_election_id="dynamo.nvidia.com")
-    assert found.operators == [] and len(found.limitations) == 3

@@ -1,27 +1,22 @@
-"""`helm dynamo` commands: help, preflight exit codes and JSON, and install running helm only when allowed."""
+"""`helm dynamo` commands that need no cluster: help, usage errors, the check list.
+
+Preflight and install against an API server run in ``tests/integration/test_hooks_checks_cluster.py`` and
+``tests/integration/test_plugin_cluster.py``."""
 
 import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from dynamo_hooks import preflight
-from dynamo_hooks.fake import DEPLOYMENTS, FakeCluster, operator_deployment
 from dynamo_plugin import cli as plugin_cli
 
 
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
-    cluster = FakeCluster()
-    cluster.add("/api/v1/namespaces", {"metadata": {"name": "dynamo-system"}})
-    cluster.add(
-        "/apis/storage.k8s.io/v1/storageclasses",
-        {"metadata": {"name": "std", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}},
-    )
-    monkeypatch.setattr(preflight, "connect", lambda *a, **k: cluster)
+@pytest.fixture(autouse=True)
+def no_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never reach a cluster from unit tests: a kubeconfig path that does not exist."""
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/kubeconfig")
     monkeypatch.setenv("DYNAMO_CHART_DIR", "/nonexistent")  # chart defaults, whatever the checkout holds
     monkeypatch.delenv("HELM_NAMESPACE", raising=False)
-    return cluster
 
 
 @pytest.fixture
@@ -47,40 +42,7 @@ def test_help_lists_commands() -> None:
     assert "preflight" in invoke("check", "--help").output
 
 
-def test_preflight_ok_text_and_json(fake: FakeCluster) -> None:
-    out = invoke("check", "preflight", "-n", "dynamo-system")
-    assert out.exit_code == 0, out.output
-    assert "Result: OK" in out.output and "nodes.gpu" in out.output  # GPU warning shown, not blocking
-    doc = json.loads(invoke("check", "preflight", "-n", "dynamo-system", "-o", "json").output)
-    assert doc["release"] == {
-        "name": "dynamo-platform",
-        "namespace": "dynamo-system",
-        "operatorMode": "cluster-wide",
-        "targetNamespace": None,
-    }
-    assert doc["summary"]["blocked"] is False and doc["summary"]["warnings"] >= 1
-
-
-def test_preflight_blocked_exit_1(fake: FakeCluster) -> None:
-    fake.add(DEPLOYMENTS.format(ns="prod"), operator_deployment("prod", "prod"))
-    out = invoke(
-        "check",
-        "preflight",
-        "-n",
-        "dynamo-system",
-        "--set",
-        "dynamo-operator.namespaceRestriction.enabled=true",
-    )
-    assert out.exit_code == 1
-    assert "BLOCKED" in out.output and "Cluster-wide already manages target namespace" in out.output
-
-
-def test_namespace_from_helm_environment(fake: FakeCluster) -> None:
-    doc = json.loads(invoke("check", "preflight", "-o", "json", env={"HELM_NAMESPACE": "team-x"}).output)
-    assert doc["release"]["namespace"] == "team-x"
-
-
-def test_usage_errors_exit_2(fake: FakeCluster, tmp_path: Path) -> None:
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert invoke("check", "preflight", "--set", "novalue").exit_code == 2
     assert invoke("check", "preflight", "-o", "yaml").exit_code == 2
     assert invoke("check", "preflight", "--only", "no.such.check").exit_code == 2
@@ -94,27 +56,7 @@ def test_check_list() -> None:
     assert "operators.conflicts" in ids and "crds.version-skew" in ids
 
 
-def test_install_runs_helm_after_preflight(fake: FakeCluster, fake_helm: Path) -> None:
-    out = invoke("install", "dp", "./chart", "--wait", env={"HELM_NAMESPACE": "dynamo-system"})
-    assert out.exit_code == 0, out.output
-    assert fake_helm.read_text().split() == [
-        "install",
-        "dp",
-        "./chart",
-        "--wait",
-        "--namespace",
-        "dynamo-system",
-    ]
-
-
-def test_install_blocked_never_calls_helm(fake: FakeCluster, fake_helm: Path) -> None:
-    fake.add(DEPLOYMENTS.format(ns="prod"), operator_deployment("prod", "prod"))
-    out = invoke("install", "dp", "./chart", "-n", "dynamo-system")
-    assert out.exit_code == 1 and "nothing was installed" in out.output
-    assert not fake_helm.exists()
-
-
-def test_install_usage_error(fake: FakeCluster, fake_helm: Path) -> None:
+def test_install_usage_error(fake_helm: Path) -> None:
     assert invoke("install", "only-a-chart").exit_code == 2
 
 

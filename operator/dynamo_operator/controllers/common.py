@@ -29,7 +29,7 @@ def config_dict(config: Any) -> Any:
 
 @dataclass
 class Deps:
-    """Everything a reconciler needs; built by ``setup`` from a Manager, or by tests from fakes."""
+    """Everything a reconciler needs; built by ``setup`` from a Manager."""
 
     client: ResourceClient
     recorder: EventRecorder

@@ -1,0 +1,762 @@
+"""DGD and DCD controller behaviours on the real control plane ("cluster" profile: garbage collector,
+scheduler, kwok nodes; the CRDs with conversion served by the session's ``dynamo_crds``).
+
+One in-process operator (a Manager with ``controllers.setup``) serves the whole module; each test works in
+its own namespace.  Two thin test seams sit on top of the real client and controllers, never in place of
+the apiserver:
+
+* ``FaultClient``: the Manager's ``ResourceClient`` subclassed to record every write and, on request, to
+  fail a chosen call (a 500, a forced 409) before it is sent, the faults a real server does not produce on
+  demand;
+* each controller's ``reconcile_fn`` is wrapped to record what every reconcile returned or raised (and to
+  hold a controller's reconciles of one namespace while a test looks at an intermediate state).
+
+The behaviours ``test_controllers_cluster.py`` already covers (owner references of every child, documented
+defaults, zero writes after a restart, scaling, removed components, deletion) are not repeated here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+
+import pytest
+from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, setup, store
+from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers.common import Deps
+from dynamo_operator.controllers.dgd import DGDReconciler
+from dynamo_operator.controllers.sync import RecentWrites
+from dynamo_operator.render import names
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    EVENTS,
+    NAMESPACES,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceClient,
+    ResourceDescriptor,
+    custom,
+)
+from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.events import EventRecorder
+from dynamo_operator.runtime.informer import Indexer, wait_until
+from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.runtime.settings import RuntimeSettings
+from kubernetes.client.exceptions import ApiException
+
+pytestmark = pytest.mark.cluster
+
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
+NODES = ResourceDescriptor("", "v1", "nodes", "Node", namespaced=False)
+HOLD_FINALIZER = "test.dynamo.nvidia.com/hold"
+WAIT = 60.0
+
+
+# -- seams over the real client and controllers -------------------------------------------------------------
+
+
+@dataclass
+class Fault:
+    method: str
+    path_suffix: str
+    status: int
+    reason: str
+    times: int | None  # None: until cleared
+    hits: int = 0
+
+    def error(self, path: str) -> ApiException:
+        e = ApiException(status=self.status, reason=self.reason)
+        e.body = json.dumps(
+            {"kind": "Status", "reason": self.reason, "code": self.status, "message": f"injected: {path}"}
+        )
+        return e
+
+
+class FaultClient(ResourceClient):
+    """The real client; records every non-GET request (with its body) and raises injected faults."""
+
+    def __init__(self, api_client):
+        super().__init__(api_client)
+        self._lock = threading.Lock()
+        self.writes: list[tuple[str, str, object]] = []
+        self.faults: list[Fault] = []
+
+    def inject(self, method: str, path_suffix: str, status: int, reason: str, times: int | None = 1) -> Fault:
+        fault = Fault(method, path_suffix, status, reason, times)
+        with self._lock:
+            self.faults.append(fault)
+        return fault
+
+    def clear(self, fault: Fault) -> None:
+        with self._lock:
+            if fault in self.faults:
+                self.faults.remove(fault)
+
+    def request(self, method, path, *args, **kw):
+        with self._lock:
+            fault = next(
+                (f for f in self.faults if f.method == method and path.endswith(f.path_suffix)), None
+            )
+            if fault is not None:
+                fault.hits += 1
+                if fault.times is not None and fault.hits >= fault.times:
+                    self.faults.remove(fault)
+            elif method != "GET":
+                self.writes.append((method, path, copy.deepcopy(kw.get("body"))))
+        if fault is not None:
+            raise fault.error(path)
+        return super().request(method, path, *args, **kw)
+
+    def writes_in(self, ns: str, events: bool = False) -> list[tuple[str, str, object]]:
+        with self._lock:
+            return [
+                w for w in self.writes if f"/namespaces/{ns}/" in w[1] and (events or "/events" not in w[1])
+            ]
+
+
+@dataclass
+class Outcome:
+    at: float
+    controller: str
+    request: Request
+    result: Result | None
+    error: BaseException | None
+
+
+class Operator:
+    """An in-process operator whose client is a ``FaultClient`` and whose reconciles are recorded."""
+
+    def __init__(self, kube_cluster):
+        self.mgr = Manager(
+            RuntimeSettings(
+                metrics_bind_address="0",
+                health_probe_bind_address="127.0.0.1:0",
+                metrics_secure=False,
+                leader_elect=False,
+            ),
+            kube_cluster.api_client(),
+        )
+        self.client = FaultClient(self.mgr.api_client)
+        self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
+        self.controllers = setup(self.mgr)
+        self.outcomes: list[Outcome] = []
+        self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
+        self._active: dict[str, int] = {}
+        self._lock = threading.Lock()
+        for name, ctl in self.controllers.items():
+            ctl.reconcile_fn = self._recording(name, ctl.reconcile_fn)
+
+    def _recording(self, name, fn):
+        def run(req: Request):
+            deadline = time.monotonic() + WAIT
+            while (name, req.namespace) in self.held and time.monotonic() < deadline:
+                time.sleep(0.05)
+            with self._lock:
+                self._active[req.namespace] = self._active.get(req.namespace, 0) + 1
+            result, error = None, None
+            try:
+                result = fn(req)
+                return result
+            except Exception as e:
+                error = e
+                raise
+            finally:
+                with self._lock:
+                    self._active[req.namespace] -= 1
+                    self.outcomes.append(Outcome(time.monotonic(), name, req, result, error))
+
+        return run
+
+    def start(self) -> None:
+        self.mgr.start()
+        assert self.mgr.wait_for_cache_sync(30)
+        assert wait_until(lambda: all(c.running for c in self.controllers.values()), 30)
+
+    def stop(self) -> None:
+        self.held.clear()
+        self.mgr.stop()
+        assert self.mgr.wait(30)
+
+    def outcomes_for(self, controller: str, ns: str, name: str, since: int = 0) -> list[Outcome]:
+        with self._lock:
+            return [
+                o
+                for o in self.outcomes[since:]
+                if o.controller == controller and o.request == Request(ns, name)
+            ]
+
+    def mark(self) -> int:
+        with self._lock:
+            return len(self.outcomes)
+
+    def idle(self, ns: str, quiet: float = 2.0, timeout: float = 30.0) -> bool:
+        """No reconcile of ``ns`` running or finished in the last ``quiet`` seconds."""
+
+        def quiet_now() -> bool:
+            with self._lock:
+                if self._active.get(ns):
+                    return False
+                last = max((o.at for o in self.outcomes if o.request.namespace == ns), default=0.0)
+            return time.monotonic() - last >= quiet
+
+        return wait_until(quiet_now, timeout, interval=0.2)
+
+    def enqueue(self, controller: str, ns: str, name: str) -> None:
+        self.controllers[controller].enqueue(Request(ns, name))
+
+
+# -- fixtures ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def client(kube_cluster):
+    return ResourceClient(kube_cluster.api_client())
+
+
+def _listable(client, res) -> bool:
+    try:
+        client.list(res, limit=1)
+        return True
+    except ApiException:
+        return False
+
+
+@pytest.fixture(scope="module")
+def crds(client, dynamo_crds):
+    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
+    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
+    assert wait_until(lambda: _listable(client, beta), 30)
+    return dynamo_crds
+
+
+@pytest.fixture(scope="module")
+def operator(kube_cluster, crds):
+    op = Operator(kube_cluster)
+    op.start()
+    yield op
+    op.stop()
+
+
+@pytest.fixture
+def ns(client, crds):
+    name = f"beh-{uuid.uuid4().hex[:8]}"
+    client.create(NAMESPACES, {"metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiException):
+        client.delete(NAMESPACES, name)
+
+
+# -- helpers -------------------------------------------------------------------------------------------------
+
+
+def component(name: str, ctype: str, replicas: int | None = None, gpu: bool = False, **extra) -> dict:
+    main: dict = {"name": "main", "image": IMAGE}
+    if gpu:
+        main["command"] = ["python3", "-m", "dynamo.vllm"]
+        main["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
+    comp = {"name": name, "type": ctype, "podTemplate": {"spec": {"containers": [main]}}, **extra}
+    if replicas is not None:
+        comp["replicas"] = replicas
+    return comp
+
+
+def full_components(decode_replicas: int = 2) -> list[dict]:
+    return [
+        component("Frontend", "frontend"),
+        component("Planner", "planner"),
+        component("VllmPrefillWorker", "prefill", gpu=True),
+        component("VllmDecodeWorker", "decode", replicas=decode_replicas, gpu=True),
+    ]
+
+
+def graph(ns: str, components: list[dict] | None = None, name: str = "g") -> dict:
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DGD_KIND,
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"components": components or [component("Frontend", "frontend")]},
+    }
+
+
+def apply_dgd(client, dgd: dict) -> dict:
+    wire = store.to_wire(dgd)
+    md = dgd["metadata"]
+    for _ in range(5):
+        try:
+            cur = client.get(store.DGD, md["name"], md["namespace"])
+        except ApiException as e:
+            if e.status != 404:
+                raise
+            return client.create(store.DGD, wire)
+        cur["spec"] = wire["spec"]
+        try:
+            return client.replace(store.DGD, cur)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError("could not update the DGD")
+
+
+def get(client, res, name, ns=None):
+    try:
+        return client.get(res, name, ns)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def edit(client, res, name, ns, fn) -> dict:
+    """A hand edit (kubectl edit): read, change, replace; retried on a 409."""
+    for _ in range(10):
+        obj = client.get(res, name, ns)
+        fn(obj)
+        try:
+            return client.replace(res, obj)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError(f"could not edit {res.kind} {ns}/{name}")
+
+
+def dgd_status(client, ns, name="g") -> dict:
+    obj = get(client, store.DGD, name, ns)
+    return (store.to_internal(obj).get("status") or {}) if obj else {}
+
+
+def ready(status: dict) -> dict:
+    return st.condition(status, st.READY) or {}
+
+
+def wait_status(client, ns, pred, name="g", timeout=WAIT) -> dict:
+    assert wait_until(lambda: pred(dgd_status(client, ns, name)), timeout, interval=0.3), dgd_status(
+        client, ns, name
+    )
+    return dgd_status(client, ns, name)
+
+
+def wait_successful(client, ns, name="g", generation=None, timeout=WAIT) -> dict:
+    return wait_status(
+        client,
+        ns,
+        lambda s: (
+            s.get("state") == st.STATE_SUCCESSFUL
+            and (generation is None or s.get("observedGeneration") == generation)
+        ),
+        name,
+        timeout,
+    )
+
+
+def events(client, ns) -> list[dict]:
+    return client.list(EVENTS, ns).get("items") or []
+
+
+def warnings(client, ns) -> list[dict]:
+    """The operator's Warning events (about DGDs and DCDs; other controllers have their own)."""
+    return [
+        e
+        for e in events(client, ns)
+        if e.get("type") == "Warning"
+        and (e.get("involvedObject") or {}).get("kind") in (names.DGD_KIND, names.DCD_KIND)
+    ]
+
+
+def wait_event(client, ns, reason: str, fragment: str = "", timeout: float = 20) -> dict:
+    def find():
+        return next(
+            (e for e in events(client, ns) if e.get("reason") == reason and fragment in e.get("message", "")),
+            None,
+        )
+
+    assert wait_until(lambda: find() is not None, timeout, interval=0.3), [
+        (e.get("reason"), e.get("message")) for e in events(client, ns)
+    ]
+    return find()
+
+
+def status_writes(op: Operator, ns: str, res: ResourceDescriptor, name: str) -> list[dict]:
+    """The statuses the operator wrote for one object, in order (internal shape)."""
+    suffix = f"/namespaces/{ns}/{res.plural}/{name}/status"
+    return [
+        store.to_internal(body).get("status") or {}
+        for method, path, body in op.client.writes_in(ns)
+        if method == "PUT" and path.endswith(suffix)
+    ]
+
+
+# -- tests ---------------------------------------------------------------------------------------------------
+
+
+def test_status_goes_initializing_pending_successful_with_counts(client, ns, operator):
+    # Pods of this graph only fit on nodes carrying a per-test label: they stay Pending until it is set.
+    hold = {f"test.dynamo.nvidia.com/{ns}": "go"}
+    comps = full_components()
+    for c in comps:
+        c["podTemplate"]["spec"]["nodeSelector"] = hold
+    nodes = [n["metadata"]["name"] for n in client.list(NODES).get("items") or []]
+    assert nodes
+    try:
+        # the DCD controller waits: the graph's components exist as DCDs only, without Deployments
+        operator.held.add((DCD_CONTROLLER, ns))
+        apply_dgd(client, graph(ns, comps))
+        s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_INITIALIZING)
+        assert ready(s)["reason"] == st.REASON_NOT_CREATED and s["observedGeneration"] == 1
+        operator.held.discard((DCD_CONTROLLER, ns))
+
+        # Deployments rolled out, pods unschedulable: pending, every component named with its counts
+        def pods_not_ready(s):
+            return s.get("state") == st.STATE_PENDING and ready(s).get("reason") == st.REASON_PODS_NOT_READY
+
+        s = wait_status(client, ns, pods_not_ready)
+        message = ready(s)["message"]
+        assert message.startswith("0/4 components ready; not ready: Frontend: 0/1 replicas ready"), message
+        assert "VllmDecodeWorker: 0/2 replicas ready" in message
+
+        for node in nodes:
+            client.patch(NODES, node, {"metadata": {"labels": hold}})
+        s = wait_successful(client, ns, generation=1)
+        r = ready(s)
+        assert (r["status"], r["reason"]) == ("True", st.REASON_ALL_READY)
+        assert s["components"]["VllmDecodeWorker"] == {
+            "componentKind": "Deployment",
+            "componentNames": ["g-vllmdecodeworker"],
+            "runtimeNamespace": f"{ns}-g",
+            "replicas": 2,
+            "updatedReplicas": 2,
+            "readyReplicas": 2,
+            "availableReplicas": 2,
+        }
+        dcd = store.to_internal(client.get(store.DCD, "g-frontend", ns))
+        avail = st.condition(dcd["status"], st.AVAILABLE)
+        assert (avail["status"], avail["reason"]) == ("True", "DeploymentReady")
+        assert dcd["status"]["podSelector"] == {names.LABEL_SELECTOR: "g-frontend"}
+
+        # scaling: the first status of generation 2 waits for the component controller, then successful
+        comps3 = full_components(decode_replicas=3)
+        for c in comps3:
+            c["podTemplate"]["spec"]["nodeSelector"] = hold
+        apply_dgd(client, graph(ns, comps3))
+        s = wait_successful(client, ns, generation=2)
+        assert s["components"]["VllmDecodeWorker"]["readyReplicas"] == 3
+        gen2 = [w for w in status_writes(operator, ns, store.DGD, "g") if w.get("observedGeneration") == 2]
+        assert gen2[0]["state"] == st.STATE_PENDING and "VllmDecodeWorker" in ready(gen2[0])["message"]
+        states = [w["state"] for w in status_writes(operator, ns, store.DGD, "g")]
+        assert states[0] == st.STATE_INITIALIZING and st.STATE_FAILED not in states
+    finally:
+        operator.held.discard((DCD_CONTROLLER, ns))
+        for node in nodes:
+            with contextlib.suppress(ApiException):
+                client.patch(NODES, node, {"metadata": {"labels": dict.fromkeys(hold)}})
+
+
+def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
+    epp = component("Epp", "epp", eppConfig={"config": {"plugins": []}})
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Planner", "planner"), epp]))
+    managed = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
+
+    def config_maps():
+        return [c["metadata"]["name"] for c in client.list(CONFIGMAPS, ns, label_selector=managed)["items"]]
+
+    assert wait_until(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
+    assert wait_until(lambda: len(config_maps()) == 1, 30)
+    (cm,) = config_maps()
+    # the Epp component becomes a frontend (no config map, no epp account) and the Planner goes away
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Epp", "frontend")]))
+    assert wait_until(
+        lambda: (
+            get(client, CONFIGMAPS, cm, ns) is None
+            and get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is None
+            and get(client, store.DCD, "g-planner", ns) is None
+        ),
+        30,
+    )
+    deletes = {"/".join(p.split("/")[-2:]) for m, p, _ in operator.client.writes_in(ns) if m == "DELETE"}
+    assert {
+        f"configmaps/{cm}",
+        f"serviceaccounts/{names.EPP_SERVICE_ACCOUNT}",
+        "dynamocomponentdeployments/g-planner",
+    } <= deletes
+    wait_event(client, ns, "DeleteConfigMap", cm)
+    wait_event(client, ns, "DeleteDynamoComponentDeployment", "g-planner")
+
+
+def test_hand_edits_are_put_back(client, ns, operator):
+    apply_dgd(client, graph(ns))
+    wait_successful(client, ns, generation=1)
+    want = client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["template"]["spec"]["containers"][0]["image"]
+
+    def change_image(o):
+        o["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/evil:1"
+
+    edit(client, DEPLOYMENTS, "g-frontend", ns, change_image)
+    assert wait_until(
+        lambda: (
+            client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["template"]["spec"]["containers"][0]["image"]
+            == want
+        ),
+        30,
+    )
+    wait_event(client, ns, "UpdateDeployment", "drift: spec.template")
+
+    # a Service that lost our label gets it back; the fields the apiserver allocated stay
+    cluster_ip = client.get(SERVICES, "g-frontend", ns)["spec"]["clusterIP"]
+    edit(client, SERVICES, "g-frontend", ns, lambda o: o["metadata"]["labels"].pop(names.LABEL_COMPONENT))
+    assert wait_until(
+        lambda: (
+            (client.get(SERVICES, "g-frontend", ns)["metadata"].get("labels") or {}).get(
+                names.LABEL_COMPONENT
+            )
+            == "Frontend"
+        ),
+        30,
+    )
+    assert client.get(SERVICES, "g-frontend", ns)["spec"]["clusterIP"] == cluster_ip
+
+    # replicas added to the DCD by hand (invisible to desired ⊆ live; the generation gives it away)
+    def scale_dcd(o):
+        internal = store.to_internal(o)
+        internal["spec"]["replicas"] = 5
+        wire = store.to_wire(internal)
+        o["spec"] = wire["spec"]
+
+    edit(client, store.DCD, "g-frontend", ns, scale_dcd)
+    assert wait_until(
+        lambda: "replicas" not in store.to_internal(client.get(store.DCD, "g-frontend", ns))["spec"], 30
+    )
+    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
+
+
+def test_edited_hash_annotation_is_rewritten(client, ns, operator):
+    apply_dgd(client, graph(ns))
+    wait_successful(client, ns, generation=1)
+    want = client.get(DEPLOYMENTS, "g-frontend", ns)["metadata"]["annotations"][names.ANN_SPEC_HASH]
+    edit(
+        client,
+        DEPLOYMENTS,
+        "g-frontend",
+        ns,
+        lambda o: o["metadata"]["annotations"].update({names.ANN_SPEC_HASH: "x"}),
+    )
+    assert wait_until(
+        lambda: (
+            client.get(DEPLOYMENTS, "g-frontend", ns)["metadata"]["annotations"][names.ANN_SPEC_HASH] == want
+        ),
+        30,
+    )
+
+
+def test_conflicts_requeue_without_error_events(client, ns, operator):
+    apply_dgd(client, graph(ns))
+    wait_successful(client, ns, generation=1)
+    assert operator.idle(ns)
+    since = operator.mark()
+    fault = operator.client.inject("PUT", f"/namespaces/{ns}/deployments/g-frontend", 409, "Conflict")
+    edit(client, DEPLOYMENTS, "g-frontend", ns, lambda o: o["spec"].update(replicas=7))
+
+    def requeued():
+        return any(
+            o.result == Result(requeue=True)
+            for o in operator.outcomes_for(DCD_CONTROLLER, ns, "g-frontend", since)
+        )
+
+    assert wait_until(requeued, 30)
+    assert fault.hits == 1
+    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
+    wait_event(client, ns, "UpdateDeployment", "drift")
+    assert warnings(client, ns) == []
+
+
+def test_api_failures_mark_the_graph_failed_and_raise(client, ns, operator):
+    fault = operator.client.inject(
+        "POST", f"/namespaces/{ns}/dynamocomponentdeployments", 500, "InternalError", times=None
+    )
+    try:
+        apply_dgd(client, graph(ns))
+        s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
+        assert ready(s)["reason"] == st.REASON_FAILED and "500" in ready(s)["message"]
+        assert "observedGeneration" not in s  # this generation was not applied
+        wait_event(client, ns, "ReconcileError")
+        raised = [o.error for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g") if o.error is not None]
+        assert raised and isinstance(raised[0], ApiException) and raised[0].status == 500
+    finally:
+        operator.client.clear(fault)
+    wait_successful(client, ns, generation=1)
+
+
+def test_invalid_graph_fails_once_with_the_field_named(client, ns, operator):
+    comps = [component("Frontend", "frontend"), component("frontend", "planner")]  # duplicate, any case
+    apply_dgd(client, graph(ns, comps))
+    s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
+    r = ready(s)
+    assert r["reason"] == st.REASON_INVALID_SPEC and "spec.components[1].name" in r["message"]
+    assert s["observedGeneration"] == 1
+    wait_event(client, ns, "InvalidSpec", "spec.components[1].name")
+    assert operator.idle(ns)
+    writes = len(operator.client.writes_in(ns, events=True))
+    since = operator.mark()
+    operator.enqueue(DGD_CONTROLLER, ns, "g")  # another reconcile of the same generation
+    assert wait_until(lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since), 10)
+    assert operator.idle(ns)
+    assert operator.client.writes_in(ns, events=True)[writes:] == []
+    (warning,) = warnings(client, ns)
+    assert warning["reason"] == "InvalidSpec" and warning.get("count", 1) == 1
+
+
+def test_foreign_controller_is_an_ownership_conflict(client, ns, operator):
+    # A live owner (the garbage collector would remove a DCD whose owner does not exist).
+    other = client.create(CONFIGMAPS, {"metadata": {"name": "x", "namespace": ns}})
+    foreign = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "x",
+        "uid": other["metadata"]["uid"],
+        "controller": True,
+    }
+    frontend = component("Frontend", "frontend")
+    dcd = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DCD_KIND,
+        "metadata": {"name": "g-frontend", "namespace": ns, "ownerReferences": [foreign]},
+        "spec": {"name": "Frontend", "type": "frontend", "podTemplate": frontend["podTemplate"]},
+    }
+    client.create(store.DCD, store.to_wire(dcd))
+    since = operator.mark()
+    apply_dgd(client, graph(ns))
+    s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
+    assert ready(s)["reason"] == st.REASON_OWNERSHIP
+    outcomes = operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
+    assert any(o.result is not None and o.result.requeue_after for o in outcomes)
+    refs = client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"]
+    assert [r["uid"] for r in refs] == [other["metadata"]["uid"]]
+    wait_event(client, ns, "OwnershipConflict")
+
+
+def test_pull_secrets_are_discovered_from_the_namespace(client, ns, operator):
+    import base64
+
+    cfg = base64.b64encode(json.dumps({"auths": {"nvcr.io": {"auth": "eA=="}}}).encode()).decode()
+    client.create(
+        SECRETS,
+        {
+            "metadata": {"name": "ngc", "namespace": ns},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": cfg},
+        },
+    )
+    apply_dgd(client, graph(ns))
+
+    def pull_secrets():
+        dep = get(client, DEPLOYMENTS, "g-frontend", ns)
+        return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets")
+
+    assert wait_until(lambda: pull_secrets() == [{"name": "ngc"}], 30), pull_secrets()
+
+
+class _Recorder(EventRecorder):
+    def __init__(self, client):
+        super().__init__(client, "test", sync=True)
+        self.seen: list[tuple[str, str, str]] = []
+
+    def event(self, obj, type_, reason, message):
+        self.seen.append((type_, reason, message))
+        with contextlib.suppress(Exception):
+            super().event(obj, type_, reason, message)
+
+
+def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
+    """A DGD still in the cache while its namespace is being deleted: the apiserver refuses new content
+    (403 NamespaceTerminating) and the reconcile ends quietly."""
+    ns = f"beh-term-{uuid.uuid4().hex[:6]}"
+    client.create(NAMESPACES, {"metadata": {"name": ns}})
+    # a finalizer keeps the namespace in Terminating while the test runs
+    client.create(CONFIGMAPS, {"metadata": {"name": "hold", "namespace": ns, "finalizers": [HOLD_FINALIZER]}})
+    try:
+        client.delete(NAMESPACES, ns)
+        assert wait_until(
+            lambda: client.get(NAMESPACES, ns).get("status", {}).get("phase") == "Terminating", 10
+        )
+
+        def refuses_new_content() -> bool:  # the admission plugin's namespace cache may lag a moment
+            probe = {"metadata": {"name": f"probe-{uuid.uuid4().hex[:6]}", "namespace": ns}}
+            try:
+                client.create(CONFIGMAPS, probe)
+            except ApiException as e:
+                return e.status == 403
+            return False
+
+        assert wait_until(refuses_new_content, 10)
+        real = FaultClient(kube_cluster.api_client())  # no faults: every answer is the apiserver's
+        cached = store.to_wire(graph(ns))
+        cached["metadata"].update(uid=str(uuid.uuid4()), resourceVersion="1", generation=1)
+        dgds = Indexer()
+        dgds.upsert(cached)
+        recorder = _Recorder(real)
+        deps = Deps(
+            client=real,
+            recorder=recorder,
+            stores={store.DGD: dgds, store.DCD: Indexer(), DEPLOYMENTS: Indexer()},
+            recent=RecentWrites(),
+        )
+        assert DGDReconciler(deps)(Request(ns, "g")) == Result()
+        assert [m for m, p, _ in real.writes_in(ns) if p.endswith("/dynamocomponentdeployments")] == ["POST"]
+        assert get(client, store.DCD, "g-frontend", ns) is None
+        assert not [e for e in recorder.seen if e[0] == "Warning"]
+    finally:
+        with contextlib.suppress(ApiException):
+            edit(client, CONFIGMAPS, "hold", ns, lambda o: o["metadata"].update(finalizers=[]))
+
+
+def test_recreated_graph_waits_for_the_garbage_collector(client, ns, operator):
+    apply_dgd(client, graph(ns))
+    wait_successful(client, ns, generation=1)
+    old_uid = client.get(store.DGD, "g", ns)["metadata"]["uid"]
+    # the garbage collector cannot finish with the old DCD until this finalizer goes
+    edit(client, store.DCD, "g-frontend", ns, lambda o: o["metadata"].update(finalizers=[HOLD_FINALIZER]))
+    try:
+        client.delete(store.DGD, "g", ns)
+        assert wait_until(
+            lambda: client.get(store.DCD, "g-frontend", ns)["metadata"].get("deletionTimestamp"), 30
+        )
+        since = operator.mark()
+        apply_dgd(client, graph(ns))
+
+        def waiting():
+            return any(
+                o.result == Result(requeue_after=2)
+                for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
+            )
+
+        assert wait_until(waiting, 30)
+        assert dgd_status(client, ns).get("state") != st.STATE_FAILED
+        assert client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"][0]["uid"] == old_uid
+    finally:
+        edit(client, store.DCD, "g-frontend", ns, lambda o: o["metadata"].update(finalizers=[]))
+    wait_successful(client, ns, generation=1)
+    new_uid = client.get(store.DGD, "g", ns)["metadata"]["uid"]
+    assert client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"][0]["uid"] == new_uid
+    assert warnings(client, ns) == []
+
+
+def test_shared_service_account_is_referenced_by_every_user(client, ns, operator):
+    # last in the module: the garbage collector picks up new CRDs (the DCD owner kind) on its periodic
+    # discovery, so right after the session installs them, removing a dangling reference takes longer
+    planner_only = [component("Planner", "planner")]
+    apply_dgd(client, graph(ns, planner_only, name="a"))
+    apply_dgd(client, graph(ns, planner_only, name="b"))
+
+    def refs():
+        sa = get(client, SERVICEACCOUNTS, names.PLANNER_SERVICE_ACCOUNT, ns)
+        return (sa or {}).get("metadata", {}).get("ownerReferences") or []
+
+    assert wait_until(lambda: sorted(r["name"] for r in refs()) == ["a-planner", "b-planner"], 30), refs()
+    assert not any(r.get("controller") for r in refs())
+    client.delete(store.DGD, "a", ns)  # the garbage collector takes a's DCD, then a's reference
+    assert wait_until(lambda: [r["name"] for r in refs()] == ["b-planner"], 60), refs()
