@@ -13,7 +13,6 @@ Exit status: 0 done (or nothing blocks), 1 the install must stop (the reason is 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 from typing import Any
@@ -146,29 +145,11 @@ def ensure_mpi(ctx: click.Context, namespace: str, secret_name: str) -> None:
 @click.option("--namespace", required=True, help="Namespace of the Secret and the webhook Service.")
 @click.option("--secret-name", default="webhook-server-cert", show_default=True)
 @click.option("--service-name", required=True, help="The webhook Service the certificate must name.")
-@click.option("--cluster-domain", default="cluster.local", show_default=True)
-@click.option("--renew-before-days", type=click.IntRange(1, 3650), default=30, show_default=True)
 @click.pass_context
-def ensure_certs(
-    ctx: click.Context,
-    namespace: str,
-    secret_name: str,
-    service_name: str,
-    cluster_domain: str,
-    renew_before_days: int,
-) -> None:
-    """Issue a CA and serving certificate into a kubernetes.io/tls Secret; reuse them while valid."""
-    _run_ensure(
-        ctx,
-        lambda cluster: ensure_webhook_certs(
-            cluster,
-            namespace,
-            secret_name,
-            service_name,
-            cluster_domain=cluster_domain,
-            renew_before=dt.timedelta(days=renew_before_days),
-        ),
-    )
+def ensure_certs(ctx: click.Context, namespace: str, secret_name: str, service_name: str) -> None:
+    """Issue a CA and serving certificate into the kubernetes.io/tls Secret the operator serves from;
+    reuse them while valid (the operator's own renewal policy decides)."""
+    _run_ensure(ctx, lambda cluster: ensure_webhook_certs(cluster, namespace, secret_name, service_name))
 
 
 if __name__ == "__main__":  # pragma: no cover

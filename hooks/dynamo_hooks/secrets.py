@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from . import certs, sshkeys
+from dynamo_operator.webhooks import certs as webhook_certs
+from dynamo_operator.webhooks import service_hosts as webhook_hosts
+
+from . import sshkeys
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
 
 MANAGED_BY = "dynamo-hooks"
@@ -181,35 +184,34 @@ def ensure_webhook_certs(
     name: str,
     service: str,
     *,
-    cluster_domain: str = "cluster.local",
-    renew_before: dt.timedelta = certs.RENEW_BEFORE,
     now: dt.datetime | None = None,
 ) -> EnsureResult:
-    """Keep a `kubernetes.io/tls` Secret with `tls.crt`, `tls.key` and `ca.crt` valid for the "
-    "webhook Service."""
-    dns_names = certs.webhook_dns_names(service, namespace, cluster_domain)
+    """Keep the webhook Secret the operator serves from valid for the webhook Service.
+
+    Why it delegates to the operator's certificate planner: the hook (pre-install) and the operator
+    (at run time) keep the same Secret, so they must agree on its layout (``tls.crt``, ``tls.key``,
+    ``ca.crt``, ``ca.key``), on validity and on when to renew; otherwise each would re-issue what the
+    other wrote. A valid certificate for the Service's names is reused, never rotated by accident."""
+    hosts = webhook_hosts(service, namespace)
+    dns_names = hosts
 
     def decide(current: Obj | None) -> tuple[Action, str, Obj | None]:
-        if current is not None:
-            why = certs.cert_needs_renewal(
-                _decoded(current, "tls.crt"),
-                _decoded(current, "tls.key"),
-                _decoded(current, "ca.crt"),
-                dns_names,
-                renew_before=renew_before,
-                now=now,
-            )
-            if why is None and current.get("type") == TLS_TYPE:
-                return Action.UNCHANGED, "certificate valid and covers the Service names: reused", None
-        else:
-            why = "no Secret yet"
-        ca = certs.issue_ca(now=now)
-        leaf = certs.issue_serving_cert(ca, dns_names, now=now)
-        data = {"tls.crt": leaf.cert_pem, "tls.key": leaf.key_pem, "ca.crt": ca.cert_pem}
-        body = _secret_body(namespace, name, data, TLS_TYPE, "webhook")
+        material = webhook_certs.Material.from_secret(current)
+        new, why = webhook_certs.plan(material, hosts, webhook_certs.CertPolicy(), now=now)
+        right_type = current is not None and current.get("type") == TLS_TYPE
+        if new is None and right_type:
+            return Action.UNCHANGED, "certificate valid and covers the Service names: reused", None
+        if new is None:  # valid material in a Secret of the wrong type: keep the keys, fix the type
+            new = material
+        body = _secret_body(namespace, name, {}, TLS_TYPE, "webhook")
+        body["data"] = new.secret_data()
+        if new.ca_published_at:
+            body["metadata"]["annotations"] = {
+                webhook_certs.ANN_CA_PUBLISHED: new.ca_published_at.isoformat()
+            }
         if current is None:
             return Action.CREATED, "no Secret yet: issued a CA and a serving certificate", body
-        if current.get("type", "Opaque") != TLS_TYPE:
+        if not right_type:
             # The type field is immutable: the Secret has to be re-created.
             return (
                 Action.REPLACED,
@@ -218,6 +220,7 @@ def ensure_webhook_certs(
             )
         meta = dict(current.get("metadata") or {})
         meta["labels"] = {**(meta.get("labels") or {}), **_labels("webhook")}
+        meta["annotations"] = {**(meta.get("annotations") or {}), **body["metadata"].get("annotations", {})}
         body["metadata"] = meta
         return Action.UPDATED, f"re-issued: {why}", body
 

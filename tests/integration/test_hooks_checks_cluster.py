@@ -25,7 +25,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from cryptography.hazmat.primitives import serialization
-from dynamo_hooks import certs
 from dynamo_hooks import cli as hooks_cli
 from dynamo_hooks.chart import ChartInfo, CrdInfo
 from dynamo_hooks.checks import REGISTRY, Severity, Status, run_checks
@@ -35,6 +34,8 @@ from dynamo_hooks.preflight import PreflightInput, build_context
 from dynamo_hooks.report import exit_code, to_text
 from dynamo_hooks.secrets import Action, HookError, ensure_mpi_ssh_secret, ensure_webhook_certs
 from dynamo_hooks.settings import InstallSettings, OperatorMode
+from dynamo_operator.webhooks import certs as webhook_certs
+from dynamo_operator.webhooks import service_hosts
 from dynamo_plugin import cli as plugin_cli
 from kubernetes import client as k8s
 
@@ -544,20 +545,20 @@ def test_webhook_certs_renewed_for_new_names_and_near_expiry(kube, ns):
     assert first.action is Action.CREATED
     # another Service name: the SANs no longer match, so re-issued for the new name
     third = ensure_webhook_certs(kube, ns, "webhook-server-cert", "renamed-svc")
-    assert third.action is Action.UPDATED and "lacks DNS names" in third.reason
+    assert third.action is Action.UPDATED and "lacks a required host name" in third.reason
     assert int(third.resource_version) > int(first.resource_version)
-    # within 30 days of expiry (the serving cert lives a year): re-issued, then stable
-    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=340)
+    # inside the operator's renewal window (90 days before a one-year serving cert expires): re-issued,
+    # then stable
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=300)
     fourth = ensure_webhook_certs(kube, ns, "webhook-server-cert", "renamed-svc", now=later)
-    assert fourth.action is Action.UPDATED and "expires" in fourth.reason
+    assert fourth.action is Action.UPDATED and "renewal" in fourth.reason
     fifth = ensure_webhook_certs(kube, ns, "webhook-server-cert", "renamed-svc", now=later)
     assert fifth.action is Action.UNCHANGED and fifth.resource_version == fourth.resource_version
-    stored = secret_data(kube, ns, "webhook-server-cert")
-    names = certs.webhook_dns_names("renamed-svc", ns)
-    assert (
-        certs.cert_needs_renewal(stored["tls.crt"], stored["tls.key"], stored["ca.crt"], names, now=later)
-        is None
-    )
+    # what the hook wrote is exactly what the operator would keep: its planner sees nothing to do
+    secret = kube.get(object_path("v1", "secrets", "webhook-server-cert", ns))
+    material = webhook_certs.Material.from_secret(secret)
+    hosts = service_hosts("renamed-svc", ns)
+    assert webhook_certs.plan(material, hosts, webhook_certs.CertPolicy(), now=later)[0] is None
 
 
 def test_webhook_certs_replace_an_opaque_secret(kube, ns):

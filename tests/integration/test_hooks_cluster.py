@@ -209,7 +209,8 @@ def test_secret_hooks_twice_change_nothing(kube_cluster) -> None:
         assert after.data == before.data
 
     tls = core.read_namespaced_secret("webhook-server-cert", "hm-secrets")
-    assert tls.type == "kubernetes.io/tls" and set(tls.data) == {"tls.crt", "tls.key", "ca.crt"}
+    # the layout the operator keeps (it renews from ca.key), so the operator adopts what the hook wrote
+    assert tls.type == "kubernetes.io/tls" and set(tls.data) == {"tls.crt", "tls.key", "ca.crt", "ca.key"}
     mpi = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-secrets")
     assert {"private.key", "private.key.pub", "authorized_keys"} <= set(mpi.data)
 
