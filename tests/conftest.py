@@ -131,9 +131,10 @@ def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
 
     import yaml
     from dynamo_operator.api import registry
+    from dynamo_operator.pki import issue_ca, issue_serving
     from dynamo_operator.runtime.client import ResourceClient
     from dynamo_operator.webhooks.certs import CRDS as crds_res
-    from dynamo_operator.webhooks.certs import TLSContextHolder, issue_ca, issue_serving
+    from dynamo_operator.webhooks.certs import TLSContextHolder
     from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp, WebhookServer
     from kubernetes.client.exceptions import ApiException
 

@@ -17,10 +17,10 @@ port ``0`` picks a free port (read it back from ``server.port``).
 
 from __future__ import annotations
 
+import abc
 import datetime as dt
 import hashlib
 import http.server
-import ipaddress
 import os
 import socket
 import ssl
@@ -104,7 +104,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             pass
 
 
-class BaseServer:
+class BaseServer(abc.ABC):
     name = "server"
 
     def __init__(self, bind_address: str | None):
@@ -150,8 +150,9 @@ class BaseServer:
             self._srv.server_close()
             self._srv = None
 
-    def handle(self, req: _Handler) -> tuple[int, str, bytes]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def handle(self, req: _Handler) -> tuple[int, str, bytes]:
+        """Answer one request: (status, content type, body)."""
 
 
 class HealthServer(BaseServer):
@@ -194,41 +195,10 @@ class HealthServer(BaseServer):
 
 
 def self_signed_cert(hosts: list[str], days: int = 365) -> tuple[bytes, bytes]:
-    """An in-memory self-signed serving certificate (PEM cert, PEM key) for ``hosts`` (DNS names or IPs)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
+    """An in-memory serving certificate (PEM cert, PEM key) for ``hosts`` (DNS names or IPs)."""
+    from dynamo_operator.pki import self_signed_serving
 
-    key = ec.generate_private_key(ec.SECP256R1())
-    sans: list[x509.GeneralName] = []
-    for h in hosts:
-        try:
-            sans.append(x509.IPAddress(ipaddress.ip_address(h)))
-        except ValueError:
-            sans.append(x509.DNSName(h))
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "dynamo-operator-metrics")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(days=days))
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return (
-        cert.public_bytes(serialization.Encoding.PEM),
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        ),
-    )
+    return self_signed_serving(hosts, dt.timedelta(days=days), "dynamo-operator-metrics")
 
 
 class Authenticator:
