@@ -124,6 +124,54 @@ def dynamo_crds(kube_cluster: LocalCluster) -> Iterator[list[str]]:
     yield from _serve_crds(kube_cluster)
 
 
+@pytest.fixture(scope="module")
+def client(kube_cluster: LocalCluster):
+    """A ``ResourceClient`` on the 'cluster' profile (modules on the 'api' profile define their own)."""
+    from dynamo_operator.runtime.client import ResourceClient
+
+    return ResourceClient(kube_cluster.api_client())
+
+
+def _listable(client, res) -> bool:
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        client.list(res, limit=1)
+        return True
+    except ApiException:
+        return False
+
+
+@pytest.fixture(scope="module")
+def crds(client, dynamo_crds: list[str]) -> list[str]:
+    """The generated CRDs, served (incl. conversion) by the session's ``dynamo_crds`` fixture, once DGDs
+    and DCDs can be listed (and DGDs in v1beta1, through the conversion webhook)."""
+    from dynamo_operator.controllers import store
+    from dynamo_operator.runtime.client import custom
+    from dynamo_operator.runtime.informer import wait_until
+
+    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
+    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
+    assert wait_until(lambda: _listable(client, beta), 30)
+    return dynamo_crds
+
+
+@pytest.fixture
+def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
+    """A fresh namespace on the 'cluster' profile, named ``<the module's NS_PREFIX>-<random>``; deleted
+    after the test."""
+    import uuid
+
+    from dynamo_operator.runtime.client import NAMESPACES
+    from kubernetes.client.exceptions import ApiException
+
+    name = f"{getattr(request.module, 'NS_PREFIX', 'test')}-{uuid.uuid4().hex[:8]}"
+    client.create(NAMESPACES, {"metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiException):
+        client.delete(NAMESPACES, name)
+
+
 def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
     import base64
     import datetime as dt

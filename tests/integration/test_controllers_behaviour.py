@@ -1,15 +1,11 @@
 """DGD and DCD controller behaviours on the real control plane ("cluster" profile: garbage collector,
 scheduler, kwok nodes; the CRDs with conversion served by the session's ``dynamo_crds``).
 
-One in-process operator (a Manager with ``controllers.setup``) serves the whole module; each test works in
-its own namespace.  Two thin test seams sit on top of the real client and controllers, never in place of
-the apiserver:
-
-* ``FaultClient``: the Manager's ``ResourceClient`` subclassed to record every write and, on request, to
-  fail a chosen call (a 500, a forced 409) before it is sent, the faults a real server does not produce on
-  demand;
-* each controller's ``reconcile_fn`` is wrapped to record what every reconcile returned or raised (and to
-  hold a controller's reconciles of one namespace while a test looks at an intermediate state).
+One in-process operator (``support.dgd.Operator``: a Manager with ``controllers.setup``) serves the whole
+module; each test works in its own namespace.  Its two test seams (a ``FaultClient`` that records every
+write and fails chosen calls on request; every reconcile's result or exception recorded, and a controller's
+reconciles of one namespace held on request) sit on top of the real client and controllers, never in place
+of the apiserver.
 
 The behaviours ``test_controllers_cluster.py`` already covers (owner references of every child, documented
 defaults, zero writes after a restart, scaling, removed components, deletion) are not repeated here.
@@ -18,15 +14,11 @@ defaults, zero writes after a restart, scaling, removed components, deletion) ar
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
-import threading
-import time
 import uuid
-from dataclasses import dataclass
 
 import pytest
-from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, setup, store
+from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
@@ -40,200 +32,32 @@ from dynamo_operator.runtime.client import (
     SECRETS,
     SERVICEACCOUNTS,
     SERVICES,
-    ResourceClient,
     ResourceDescriptor,
-    custom,
 )
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer, wait_until
-from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client.exceptions import ApiException
+from support.dgd import (
+    IMAGE,
+    FaultClient,
+    Operator,
+    apply_dgd,
+    dgd_status,
+    get,
+    ready,
+    wait_status,
+    wait_successful,
+)
 
 pytestmark = pytest.mark.cluster
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
+NS_PREFIX = "beh"  # the ``ns`` fixture's namespaces
 NODES = ResourceDescriptor("", "v1", "nodes", "Node", namespaced=False)
 HOLD_FINALIZER = "test.dynamo.nvidia.com/hold"
-WAIT = 60.0
-
-
-# -- seams over the real client and controllers -------------------------------------------------------------
-
-
-@dataclass
-class Fault:
-    method: str
-    path_suffix: str
-    status: int
-    reason: str
-    times: int | None  # None: until cleared
-    hits: int = 0
-
-    def error(self, path: str) -> ApiException:
-        e = ApiException(status=self.status, reason=self.reason)
-        e.body = json.dumps(
-            {"kind": "Status", "reason": self.reason, "code": self.status, "message": f"injected: {path}"}
-        )
-        return e
-
-
-class FaultClient(ResourceClient):
-    """The real client; records every non-GET request (with its body) and raises injected faults."""
-
-    def __init__(self, api_client):
-        super().__init__(api_client)
-        self._lock = threading.Lock()
-        self.writes: list[tuple[str, str, object]] = []
-        self.faults: list[Fault] = []
-
-    def inject(self, method: str, path_suffix: str, status: int, reason: str, times: int | None = 1) -> Fault:
-        fault = Fault(method, path_suffix, status, reason, times)
-        with self._lock:
-            self.faults.append(fault)
-        return fault
-
-    def clear(self, fault: Fault) -> None:
-        with self._lock:
-            if fault in self.faults:
-                self.faults.remove(fault)
-
-    def request(self, method, path, *args, **kw):
-        with self._lock:
-            fault = next(
-                (f for f in self.faults if f.method == method and path.endswith(f.path_suffix)), None
-            )
-            if fault is not None:
-                fault.hits += 1
-                if fault.times is not None and fault.hits >= fault.times:
-                    self.faults.remove(fault)
-            elif method != "GET":
-                self.writes.append((method, path, copy.deepcopy(kw.get("body"))))
-        if fault is not None:
-            raise fault.error(path)
-        return super().request(method, path, *args, **kw)
-
-    def writes_in(self, ns: str, events: bool = False) -> list[tuple[str, str, object]]:
-        with self._lock:
-            return [
-                w for w in self.writes if f"/namespaces/{ns}/" in w[1] and (events or "/events" not in w[1])
-            ]
-
-
-@dataclass
-class Outcome:
-    at: float
-    controller: str
-    request: Request
-    result: Result | None
-    error: BaseException | None
-
-
-class Operator:
-    """An in-process operator whose client is a ``FaultClient`` and whose reconciles are recorded."""
-
-    def __init__(self, kube_cluster):
-        self.mgr = Manager(
-            RuntimeSettings(
-                metrics_bind_address="0",
-                health_probe_bind_address="127.0.0.1:0",
-                metrics_secure=False,
-                leader_elect=False,
-            ),
-            kube_cluster.api_client(),
-        )
-        self.client = FaultClient(self.mgr.api_client)
-        self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
-        self.controllers = setup(self.mgr)
-        self.outcomes: list[Outcome] = []
-        self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
-        self._active: dict[str, int] = {}
-        self._lock = threading.Lock()
-        for name, ctl in self.controllers.items():
-            ctl.reconcile_fn = self._recording(name, ctl.reconcile_fn)
-
-    def _recording(self, name, fn):
-        def run(req: Request):
-            deadline = time.monotonic() + WAIT
-            while (name, req.namespace) in self.held and time.monotonic() < deadline:
-                time.sleep(0.05)
-            with self._lock:
-                self._active[req.namespace] = self._active.get(req.namespace, 0) + 1
-            result, error = None, None
-            try:
-                result = fn(req)
-                return result
-            except Exception as e:
-                error = e
-                raise
-            finally:
-                with self._lock:
-                    self._active[req.namespace] -= 1
-                    self.outcomes.append(Outcome(time.monotonic(), name, req, result, error))
-
-        return run
-
-    def start(self) -> None:
-        self.mgr.start()
-        assert self.mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in self.controllers.values()), 30)
-
-    def stop(self) -> None:
-        self.held.clear()
-        self.mgr.stop()
-        assert self.mgr.wait(30)
-
-    def outcomes_for(self, controller: str, ns: str, name: str, since: int = 0) -> list[Outcome]:
-        with self._lock:
-            return [
-                o
-                for o in self.outcomes[since:]
-                if o.controller == controller and o.request == Request(ns, name)
-            ]
-
-    def mark(self) -> int:
-        with self._lock:
-            return len(self.outcomes)
-
-    def idle(self, ns: str, quiet: float = 2.0, timeout: float = 30.0) -> bool:
-        """No reconcile of ``ns`` running or finished in the last ``quiet`` seconds."""
-
-        def quiet_now() -> bool:
-            with self._lock:
-                if self._active.get(ns):
-                    return False
-                last = max((o.at for o in self.outcomes if o.request.namespace == ns), default=0.0)
-            return time.monotonic() - last >= quiet
-
-        return wait_until(quiet_now, timeout, interval=0.2)
-
-    def enqueue(self, controller: str, ns: str, name: str) -> None:
-        self.controllers[controller].enqueue(Request(ns, name))
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def client(kube_cluster):
-    return ResourceClient(kube_cluster.api_client())
-
-
-def _listable(client, res) -> bool:
-    try:
-        client.list(res, limit=1)
-        return True
-    except ApiException:
-        return False
-
-
-@pytest.fixture(scope="module")
-def crds(client, dynamo_crds):
-    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
-    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
-    assert wait_until(lambda: _listable(client, beta), 30)
-    return dynamo_crds
 
 
 @pytest.fixture(scope="module")
@@ -242,15 +66,6 @@ def operator(kube_cluster, crds):
     op.start()
     yield op
     op.stop()
-
-
-@pytest.fixture
-def ns(client, crds):
-    name = f"beh-{uuid.uuid4().hex[:8]}"
-    client.create(NAMESPACES, {"metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(ApiException):
-        client.delete(NAMESPACES, name)
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -285,34 +100,6 @@ def graph(ns: str, components: list[dict] | None = None, name: str = "g") -> dic
     }
 
 
-def apply_dgd(client, dgd: dict) -> dict:
-    wire = store.to_wire(dgd)
-    md = dgd["metadata"]
-    for _ in range(5):
-        try:
-            cur = client.get(store.DGD, md["name"], md["namespace"])
-        except ApiException as e:
-            if e.status != 404:
-                raise
-            return client.create(store.DGD, wire)
-        cur["spec"] = wire["spec"]
-        try:
-            return client.replace(store.DGD, cur)
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError("could not update the DGD")
-
-
-def get(client, res, name, ns=None):
-    try:
-        return client.get(res, name, ns)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
 def edit(client, res, name, ns, fn) -> dict:
     """A hand edit (kubectl edit): read, change, replace; retried on a 409."""
     for _ in range(10):
@@ -324,35 +111,6 @@ def edit(client, res, name, ns, fn) -> dict:
             if e.status != 409:
                 raise
     raise AssertionError(f"could not edit {res.kind} {ns}/{name}")
-
-
-def dgd_status(client, ns, name="g") -> dict:
-    obj = get(client, store.DGD, name, ns)
-    return (store.to_internal(obj).get("status") or {}) if obj else {}
-
-
-def ready(status: dict) -> dict:
-    return st.condition(status, st.READY) or {}
-
-
-def wait_status(client, ns, pred, name="g", timeout=WAIT) -> dict:
-    assert wait_until(lambda: pred(dgd_status(client, ns, name)), timeout, interval=0.3), dgd_status(
-        client, ns, name
-    )
-    return dgd_status(client, ns, name)
-
-
-def wait_successful(client, ns, name="g", generation=None, timeout=WAIT) -> dict:
-    return wait_status(
-        client,
-        ns,
-        lambda s: (
-            s.get("state") == st.STATE_SUCCESSFUL
-            and (generation is None or s.get("observedGeneration") == generation)
-        ),
-        name,
-        timeout,
-    )
 
 
 def events(client, ns) -> list[dict]:

@@ -1,143 +1,34 @@
 """The DGD and DCD controllers on the real control plane ("cluster" profile: kube-controller-manager with
 its garbage collector, the scheduler and kwok nodes, so Deployments get Pods that become Running and Ready).
 
-The operator runs in-process (a Manager with ``controllers.setup``, leader election off, health and
-metrics on 127.0.0.1).  DGDs and DCDs are read and written in the storage version (v1alpha1), which never
-calls the conversion webhook.  Every wait is bounded.
+The operator runs in-process (``support.dgd.Operator``: a Manager with ``controllers.setup``, leader
+election off, health and metrics on 127.0.0.1).  DGDs and DCDs are read and written in the storage version
+(v1alpha1), which never calls the conversion webhook.  Every wait is bounded.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import socket
-import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
-import uuid
-from pathlib import Path
 
 import pytest
-from dynamo_operator.controllers import setup, store
+from dynamo_operator.controllers import store
 from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, names, render_all
 from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
     EVENTS,
-    NAMESPACES,
     SERVICEACCOUNTS,
     SERVICES,
-    ResourceClient,
-    custom,
 )
 from dynamo_operator.runtime.informer import wait_until
-from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
-from kubernetes.client.exceptions import ApiException
+from support.dgd import IMAGE, Operator, apply_dgd, get, ready, wait_successful
+from support.processes import http_get, operator_process
 
 pytestmark = pytest.mark.cluster
 
-REPO = Path(__file__).resolve().parents[2]
-CRDS = custom("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
+NS_PREFIX = "ctl"  # the ``ns`` fixture's namespaces
 WAIT = 90.0
-
-
-# -- fixtures ------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def client(kube_cluster):
-    return ResourceClient(kube_cluster.api_client())
-
-
-@pytest.fixture(scope="module")
-def crds(client, dynamo_crds):
-    """The generated CRDs, served (incl. conversion) by the session's ``dynamo_crds`` fixture."""
-    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
-    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
-    assert wait_until(lambda: _listable(client, beta), 30)
-    return dynamo_crds
-
-
-def _listable(client, res) -> bool:
-    try:
-        client.list(res, limit=1)
-        return True
-    except ApiException:
-        return False
-
-
-@pytest.fixture
-def ns(client, crds):
-    name = f"ctl-{uuid.uuid4().hex[:8]}"
-    client.create(NAMESPACES, {"metadata": {"name": name}})
-    yield name
-    with contextlib.suppress(ApiException):
-        client.delete(NAMESPACES, name)
-
-
-class Operator:
-    """An in-process operator; ``writes`` counts every non-GET request it sends."""
-
-    def __init__(self, kube_cluster):
-        self.mgr = Manager(
-            RuntimeSettings(
-                metrics_bind_address="0",
-                health_probe_bind_address="127.0.0.1:0",
-                metrics_secure=False,
-                leader_elect=False,
-            ),
-            kube_cluster.api_client(),
-        )
-        self.writes: list[tuple[str, str]] = []
-        self.refused: list[tuple[str, str, int]] = []
-        inner = self.mgr.client.request
-
-        def counting(method, path, *a, **kw):
-            # A write is a mutation the server accepted; a create refused as AlreadyExists (a cache
-            # that had not seen the object yet) changes nothing and is recorded apart.
-            try:
-                out = inner(method, path, *a, **kw)
-            except ApiException as e:
-                if method != "GET":
-                    self.refused.append((method, path, e.status))
-                raise
-            if method != "GET":
-                self.writes.append((method, path))
-            return out
-
-        self.mgr.client.request = counting
-        self.controllers = setup(self.mgr)
-
-    def __enter__(self):
-        self.mgr.start()
-        assert self.mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in self.controllers.values()), 30)
-        return self
-
-    def __exit__(self, *exc):
-        self.mgr.stop()
-        assert self.mgr.wait(30)
-
-    def reconciles(self) -> int:
-        return sum(c.reconciles for c in self.controllers.values())
-
-    def idle(self, quiet: float = 2.0, timeout: float = 30.0) -> bool:
-        """Wait until no reconcile ran for ``quiet`` seconds and the queues are empty."""
-        deadline = time.monotonic() + timeout
-        last, since = self.reconciles(), time.monotonic()
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            now = self.reconciles()
-            busy = any(c.queue is not None and len(c.queue) for c in self.controllers.values())
-            if now != last or busy:
-                last, since = now, time.monotonic()
-            elif time.monotonic() - since >= quiet:
-                return True
-        return False
 
 
 @pytest.fixture
@@ -207,54 +98,6 @@ def graph(ns: str, name: str = "g", decode_replicas: int = 2, planner: bool = Tr
     }
 
 
-def apply_dgd(client, dgd: dict) -> dict:
-    wire = store.to_wire(dgd)
-    md = dgd["metadata"]
-    for _ in range(5):
-        try:
-            cur = client.get(store.DGD, md["name"], md["namespace"])
-        except ApiException as e:
-            if e.status != 404:
-                raise
-            return client.create(store.DGD, wire)
-        cur["spec"] = wire["spec"]
-        try:
-            return client.replace(store.DGD, cur)
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError("could not update the DGD")
-
-
-def get(client, res, name, ns):
-    try:
-        return client.get(res, name, ns)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def dgd_status(client, ns, name="g") -> dict:
-    obj = get(client, store.DGD, name, ns)
-    return store.to_internal(obj).get("status") or {} if obj else {}
-
-
-def ready_condition(status: dict) -> dict:
-    return next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), {})
-
-
-def wait_successful(client, ns, name="g", generation=None, timeout=WAIT) -> dict:
-    def ok():
-        s = dgd_status(client, ns, name)
-        return s.get("state") == "successful" and (
-            generation is None or s.get("observedGeneration") == generation
-        )
-
-    assert wait_until(ok, timeout, interval=0.5), dgd_status(client, ns, name)
-    return dgd_status(client, ns, name)
-
-
 def component_names(dgd: dict) -> list[str]:
     return [f"{dgd['metadata']['name']}-{c['name'].lower()}" for c in dgd["spec"]["components"]]
 
@@ -276,10 +119,10 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
     t0 = time.monotonic()
     dgd = graph(ns)
     created = apply_dgd(client, dgd)
-    status = wait_successful(client, ns, generation=1)
+    status = wait_successful(client, ns, generation=1, timeout=WAIT)
     elapsed = time.monotonic() - t0
-    ready = ready_condition(status)
-    assert ready["status"] == "True" and ready["reason"] == "all_resources_are_ready", ready
+    cond = ready(status)
+    assert cond["status"] == "True" and cond["reason"] == "all_resources_are_ready", cond
     assert status["observedGeneration"] == created["metadata"]["generation"] == 1
     comps = status["components"]
     assert set(comps) == {"Frontend", "VllmPrefillWorker", "VllmDecodeWorker", "Planner"}
@@ -368,12 +211,12 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
 
 def test_scale_remove_hand_edit_and_delete(client, ns, operator):
     apply_dgd(client, graph(ns))
-    wait_successful(client, ns, generation=1)
+    wait_successful(client, ns, generation=1, timeout=WAIT)
 
     # scaling a component moves its Deployment and the status follows
     apply_dgd(client, graph(ns, decode_replicas=3))
     assert wait_until(lambda: client.get(DEPLOYMENTS, "g-vllmdecodeworker", ns)["spec"]["replicas"] == 3, 30)
-    status = wait_successful(client, ns, generation=2)
+    status = wait_successful(client, ns, generation=2, timeout=WAIT)
     assert status["components"]["VllmDecodeWorker"]["readyReplicas"] == 3
 
     # a hand-edited Deployment is put back
@@ -409,7 +252,7 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
         ),
         60,
     )
-    status = wait_successful(client, ns, generation=3)
+    status = wait_successful(client, ns, generation=3, timeout=WAIT)
     assert "Planner" not in status["components"]
 
     # deleting the DGD removes everything through owner references (kube-controller-manager's GC)
@@ -427,11 +270,11 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
 def test_restarted_operator_makes_no_writes_for_converged_objects(client, ns, kube_cluster, crds):
     with Operator(kube_cluster) as first:
         apply_dgd(client, graph(ns))
-        wait_successful(client, ns, generation=1)
+        wait_successful(client, ns, generation=1, timeout=WAIT)
         assert first.idle(quiet=3.0)
-        converged = len(first.writes)
+        converged = len(first.client.accepted)
         time.sleep(2)
-        assert first.writes[converged:] == []  # converged: nothing more while running either
+        assert first.client.accepted[converged:] == []  # converged: nothing more while running either
     before = children_versions(client, ns)
     t0 = time.monotonic()
     with Operator(kube_cluster) as second:
@@ -439,69 +282,28 @@ def test_restarted_operator_makes_no_writes_for_converged_objects(client, ns, ku
         n_objects = 1 + len(component_names(graph(ns)))
         assert wait_until(lambda: second.reconciles() >= n_objects, 30)
         assert second.idle(quiet=3.0)
-        restart_writes = list(second.writes)
+        restart_writes = list(second.client.accepted)
     after = children_versions(client, ns)
     print(f"restart check took {time.monotonic() - t0:.1f}s; {second.reconciles()} reconciles")
-    print(f"refused requests after the restart: {second.refused}")
+    print(f"refused requests after the restart: {second.client.refused}")
     assert restart_writes == []
     assert after == before
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _http_get(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError as e:
-        return 0, str(e)
-
-
 def test_dynamo_operator_run_process(client, ns, kube_cluster, crds, tmp_path):
     """``dynamo-operator run`` registers the controllers itself (``controllers.setup``)."""
-    health, metrics = _free_port(), _free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "dynamo_operator.cli",
-        "run",
-        "--kubeconfig",
-        kube_cluster.kubeconfig,
+    with operator_process(
+        kube_cluster,
+        tmp_path / "operator.log",
         "--no-leader-elect",
-        "--health-probe-bind-address",
-        f"127.0.0.1:{health}",
-        "--metrics-bind-address",
-        f"127.0.0.1:{metrics}",
-        "--metrics-insecure",
         "--no-webhooks",  # admission/conversion webhooks have their own tests
-    ]
-    log = tmp_path / "operator.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, env=kube_cluster.env, stdout=out, stderr=subprocess.STDOUT)
-        try:
-            assert wait_until(lambda: _http_get(f"http://127.0.0.1:{health}/readyz")[0] == 200, 30), (
-                log.read_text()[-3000:]
-            )
-            small = graph(ns, name="solo")
-            small["spec"]["components"] = small["spec"]["components"][:1]
-            apply_dgd(client, small)
-            wait_successful(client, ns, name="solo", generation=1)
-            _, text = _http_get(f"http://127.0.0.1:{metrics}/metrics")
-            assert (
-                f'dynamo_operator_reconcile_total{{namespace="{ns}",resource_type="DynamoGraphDeployment"'
-                in text
-            )
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-    assert proc.returncode == 0, log.read_text()[-3000:]
+    ) as proc:
+        small = graph(ns, name="solo")
+        small["spec"]["components"] = small["spec"]["components"][:1]
+        apply_dgd(client, small)
+        wait_successful(client, ns, name="solo", generation=1, timeout=WAIT)
+        _, text = http_get(f"http://127.0.0.1:{proc.metrics}/metrics")
+        assert (
+            f'dynamo_operator_reconcile_total{{namespace="{ns}",resource_type="DynamoGraphDeployment"' in text
+        )
+    assert proc.returncode == 0, proc.log_tail()

@@ -14,12 +14,12 @@ import copy
 import subprocess
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 from dynamo_operator.api import crdgen, registry
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from support.crds import install_crds, wait_established
 
 pytestmark = pytest.mark.api
 
@@ -182,16 +182,6 @@ INVALID = [
 ]
 
 
-def _wait_established(ext: client.ApiextensionsV1Api, name: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        crd = ext.read_custom_resource_definition(name)
-        if any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or [])):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"CRD {name} not Established after {timeout}s")
-
-
 def _probe_crd(crd: dict) -> dict:
     """The v1beta1 version of a generated CRD, alone and stored, under the probe group."""
     probe = copy.deepcopy(crd)
@@ -208,16 +198,9 @@ def _probe_crd(crd: dict) -> dict:
 @pytest.fixture(scope="module")
 def api(api_cluster):
     api_client = api_cluster.api_client()
-    subprocess.run(
-        ["kubectl", "apply", "--server-side", "-f", str(crdgen_dir())],
-        env=api_cluster.env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
+    install_crds(api_cluster, timeout=60)
     ext = client.ApiextensionsV1Api(api_client)
     for crd in crdgen.render_crds():
-        _wait_established(ext, crd["metadata"]["name"])
         if len(crd["spec"]["versions"]) > 1:
             probe = _probe_crd(crd)
             try:
@@ -225,7 +208,7 @@ def api(api_cluster):
             except ApiException as exc:
                 if exc.status != 409:
                     raise
-            _wait_established(ext, probe["metadata"]["name"])
+            wait_established(api_client, probe["metadata"]["name"], timeout=60)
     core = client.CoreV1Api(api_client)
     try:
         core.create_namespace({"metadata": {"name": NS}})
@@ -233,10 +216,6 @@ def api(api_cluster):
         if exc.status != 409:
             raise
     return client.CustomObjectsApi(api_client)
-
-
-def crdgen_dir() -> Path:
-    return Path(__file__).resolve().parents[2] / "crds"
 
 
 def _create(

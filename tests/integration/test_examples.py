@@ -4,62 +4,32 @@ through kubectl, and a running `dynamo-operator` brings it to `successful` on th
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
+from support.processes import operator_process
 
 pytestmark = pytest.mark.cluster
 
 EXAMPLES = sorted(p for p in (REPO_ROOT / "examples").glob("*.yaml") if p.name != "demo-values.yaml")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def operator(kube_cluster, dynamo_crds, tmp_path_factory):
-    health = _free_port()
-    log = tmp_path_factory.mktemp("examples") / "operator.log"
-    argv = [
-        str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"),
-        "run",
-        f"--kubeconfig={kube_cluster.kubeconfig}",
+    with operator_process(
+        kube_cluster,
+        tmp_path_factory.mktemp("examples") / "operator.log",
         "--no-leader-elect",
-        f"--health-probe-bind-address=127.0.0.1:{health}",
-        "--metrics-bind-address=0",
         "--no-webhooks",  # conversion is served by the dynamo_crds fixture; admission has its own tests
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, env=kube_cluster.env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            raise AssertionError(f"operator not ready:\n{log.read_text()[-3000:]}")
-        yield log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        metrics=False,
+        command=[str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator")],
+    ) as proc:
+        yield proc.log
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)

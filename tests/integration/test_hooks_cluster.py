@@ -7,48 +7,13 @@ here with the argv taken from the rendered chart, and blocking is asserted on it
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
 from kubernetes import client
+from support.helm import CHART, ensure_namespace, hooks, skip_if_shared_cluster_has_operators
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "charts" / "platform"
-
-
-def skip_if_shared_cluster_has_operators(cluster_or_env) -> None:
-    """The session cluster is shared; a matrix run needs a cluster without other Dynamo operators."""
-    from dynamo_hooks.cluster import KubeCluster, connect
-    from dynamo_hooks.conflicts import discover
-
-    if isinstance(cluster_or_env, dict):
-        kube = connect(cluster_or_env["KUBECONFIG"])
-    else:
-        kube = KubeCluster(cluster_or_env.api_client())
-    found = discover(kube, leader_election_id="dynamo.nvidia.com").operators
-    if found:
-        pytest.skip(
-            "another test left Dynamo operators in the shared cluster: "
-            + "; ".join(o.describe() for o in found)
-        )
-
-
-def ensure_namespace(api: client.ApiClient, name: str) -> None:
-    core = client.CoreV1Api(api)
-    try:
-        core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
-    except client.ApiException as exc:
-        if exc.status != 409:
-            raise
-
-
-def hooks(cluster, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["dynamo-hooks", *args], env=cluster.env, capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dict[str, list[str]]:
@@ -125,7 +90,7 @@ def test_conflict_matrix_with_the_charts_argv(kube_cluster) -> None:
     def check(release: str, ns: str, restricted: bool) -> subprocess.CompletedProcess[str]:
         sets = ["dynamo-operator.namespaceRestriction.enabled=true"] if restricted else []
         args = rendered_hook_args(kube_cluster, release, ns, *sets)["check-conflicts"]
-        return hooks(kube_cluster, *args)
+        return hooks(kube_cluster.env, *args)
 
     # 1. none -> cluster-wide: allowed
     first = check("hm-a", "hm-a", restricted=False)
@@ -174,7 +139,7 @@ def test_namespace_scope_lease_blocks_until_it_expires(kube_cluster) -> None:
 
     coordination.create_namespaced_lease("hm-lease", lease(dt.datetime.now(dt.UTC)))
     blocked = hooks(
-        kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
+        kube_cluster.env, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
     )
     assert blocked.returncode == 1 and "Lease hm-lease/dynamo-operator-namespace-scope" in blocked.stderr
     coordination.patch_namespaced_lease(
@@ -183,7 +148,7 @@ def test_namespace_scope_lease_blocks_until_it_expires(kube_cluster) -> None:
         {"spec": {"renewTime": (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).isoformat()}},
     )
     allowed = hooks(
-        kube_cluster, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
+        kube_cluster.env, "check-conflicts", "--release-namespace", "hm-cw", "--release-name", "hm-cw"
     )
     assert allowed.returncode == 0 and "expired" in allowed.stdout
     coordination.delete_namespaced_lease("dynamo-operator-namespace-scope", "hm-lease")
@@ -199,10 +164,10 @@ def test_secret_hooks_twice_change_nothing(kube_cluster) -> None:
         ("ensure-mpi-ssh-secret", "mpi-run-ssh-secret"),
         ("ensure-webhook-certs", "webhook-server-cert"),
     ):
-        first = hooks(kube_cluster, *jobs[name])
+        first = hooks(kube_cluster.env, *jobs[name])
         assert first.returncode == 0 and "created" in first.stdout, first.stderr
         before = core.read_namespaced_secret(secret, "hm-secrets")
-        second = hooks(kube_cluster, *jobs[name])
+        second = hooks(kube_cluster.env, *jobs[name])
         assert second.returncode == 0 and "unchanged" in second.stdout
         after = core.read_namespaced_secret(secret, "hm-secrets")
         assert after.metadata.resource_version == before.metadata.resource_version
@@ -232,7 +197,12 @@ def test_existing_ssh_key_is_kept(kube_cluster) -> None:
         ),
     )
     out = hooks(
-        kube_cluster, "ensure-mpi-ssh-secret", "--namespace", "hm-keep", "--secret-name", "mpi-run-ssh-secret"
+        kube_cluster.env,
+        "ensure-mpi-ssh-secret",
+        "--namespace",
+        "hm-keep",
+        "--secret-name",
+        "mpi-run-ssh-secret",
     )
     assert out.returncode == 0 and "existing key kept" in out.stdout
     stored = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-keep").data

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
+from support.helm import CHART, PLUGIN, helm, skip_if_shared_cluster_has_operators
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
-CHART = REPO / "charts" / "platform"
 # kwok has no provisioner: persistence off, as the chart's CI values do.
 LIGHT = [
     "--set",
@@ -30,38 +28,9 @@ def helm_env(kube_cluster, tmp_path_factory) -> dict[str, str]:
     """The cluster env with a private plugin dir holding `dynamo`, installed the way a user does."""
     env = dict(kube_cluster.env)
     env["HELM_PLUGINS"] = str(tmp_path_factory.mktemp("helm-plugins"))
-    out = subprocess.run(
-        ["helm", "plugin", "install", str(REPO / "plugin")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    out = helm(env, "plugin", "install", str(PLUGIN), timeout=60)
     assert out.returncode == 0, out.stderr
     return env
-
-
-def skip_if_shared_cluster_has_operators(cluster_or_env) -> None:
-    """The session cluster is shared; a matrix run needs a cluster without other Dynamo operators."""
-    from dynamo_hooks.cluster import KubeCluster, connect
-    from dynamo_hooks.conflicts import discover
-
-    if isinstance(cluster_or_env, dict):
-        kube = connect(cluster_or_env["KUBECONFIG"])
-    else:
-        kube = KubeCluster(cluster_or_env.api_client())
-    found = discover(kube, leader_election_id="dynamo.nvidia.com").operators
-    if found:
-        pytest.skip(
-            "another test left Dynamo operators in the shared cluster: "
-            + "; ".join(o.describe() for o in found)
-        )
-
-
-def helm(env: dict[str, str], *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["helm", *args], env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
 
 
 def test_plugin_help_through_helm(helm_env) -> None:

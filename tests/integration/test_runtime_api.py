@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-import socket
-import ssl
 import subprocess
-import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 
 import pytest
@@ -25,6 +20,7 @@ from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
 from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
 from kubernetes.client.exceptions import ApiException
+from support.processes import http_get, run_argv, spawn_operator
 
 pytestmark = pytest.mark.api
 
@@ -237,44 +233,12 @@ def test_owned_child_edit_is_put_back_and_metrics_count(api_cluster, client, mak
 # -- two `dynamo-operator run` processes ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _http(url: str, token: str | None = None, timeout: float = 5) -> tuple[int, str]:
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
-    try:
-        with urllib.request.urlopen(
-            req, timeout=timeout, context=ctx if url.startswith("https") else None
-        ) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
-    except OSError as e:
-        return 0, str(e)
-
-
-def _spawn(api_cluster, name, ns, tmp_path, extra=()):
-    health, metrics = _free_port(), _free_port()
+def _spawn(api_cluster, name, ns, tmp_path):
     env = dict(api_cluster.env)
     env.update(POD_NAME=name, DYNAMO_RUNTIME_TEST_IDENTITY=name)
-    argv = [
-        sys.executable,
-        "-m",
-        "dynamo_operator.cli",
-        "run",
-        "--kubeconfig",
-        api_cluster.kubeconfig,
-        "--health-probe-bind-address",
-        f"127.0.0.1:{health}",
-        "--metrics-bind-address",
-        f"127.0.0.1:{metrics}",
-        "--metrics-insecure",
+    return spawn_operator(
+        api_cluster,
+        tmp_path / f"{name}.log",
         "--no-default-controllers",
         "--setup",
         "dynamo_operator.runtime.testing:setup",
@@ -287,20 +251,8 @@ def _spawn(api_cluster, name, ns, tmp_path, extra=()):
         str(FAST_LEASE["renew_deadline"]),
         "--leader-elect-retry-period",
         str(FAST_LEASE["retry_period"]),
-        *extra,
-    ]
-    log = open(tmp_path / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-    proc = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
-    proc.health, proc.metrics, proc.logfile = health, metrics, log  # type: ignore[attr-defined]
-    return proc
-
-
-def _kill(proc):
-    if proc.poll() is None:
-        proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(10)
-    proc.logfile.close()
+        env=env,
+    )
 
 
 def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, tmp_path):
@@ -308,9 +260,7 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
     procs = {n: _spawn(api_cluster, n, ns, tmp_path) for n in ("op-a", "op-b")}
     try:
         for p in procs.values():
-            assert wait_until(lambda p=p: _http(f"http://127.0.0.1:{p.health}/readyz")[0] == 200, 30), (
-                tmp_path / "op-a.log"
-            ).read_text()[-3000:]
+            p.wait_ready(30)
 
         def holder():
             try:
@@ -325,7 +275,7 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
         assert wait_until(lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader_name, 20)
         time.sleep(1.5)
         assert child_data(client, ns)["reconciledBy"] == leader_name  # the follower never wrote
-        status, body = _http(f"http://127.0.0.1:{procs[leader_name].metrics}/metrics")
+        status, body = http_get(f"http://127.0.0.1:{procs[leader_name].metrics}/metrics")
         assert status == 200
         assert any(
             ln.startswith("dynamo_operator_reconcile_total{") and f'namespace="{ns}"' in ln
@@ -346,7 +296,7 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
         assert holder() == ""
     finally:
         for p in procs.values():
-            _kill(p)
+            p.reap()
 
 
 # -- namespace-restricted + cluster-wide ---------------------------------------------------------------------
@@ -469,17 +419,17 @@ def test_secure_metrics_refuses_anonymous_and_serves_authorized(api_cluster, cli
         with running(mgr):
             url = mgr.metrics_server.url + "/metrics"
             assert url.startswith("https://127.0.0.1:")
-            assert wait_until(lambda: _http(mgr.health.url + "/readyz")[0] == 200, 15)
+            assert wait_until(lambda: http_get(mgr.health.url + "/readyz")[0] == 200, 15)
             parent_cm(client, ns)
             assert wait_until(lambda: child_data(client, ns) is not None, 15)
-            assert _http(url)[0] == 401
-            assert _http(url, "not-a-token")[0] == 401
-            assert _http(url, nobody)[0] == 403
+            assert http_get(url)[0] == 401
+            assert http_get(url, "not-a-token")[0] == 401
+            assert http_get(url, nobody)[0] == 403
             status, body = 0, ""
 
             def scraped():
                 nonlocal status, body
-                status, body = _http(url, reader)
+                status, body = http_get(url, reader)
                 return status == 200 and f'namespace="{ns}"' in body
 
             assert wait_until(scraped, 15), (status, body[:500])
@@ -498,14 +448,8 @@ def test_secure_metrics_refuses_anonymous_and_serves_authorized(api_cluster, cli
 
 
 def test_process_exits_nonzero_when_marker_cannot_be_created(api_cluster, tmp_path):
-    env = dict(api_cluster.env)
-    argv = [
-        sys.executable,
-        "-m",
-        "dynamo_operator.cli",
-        "run",
-        "--kubeconfig",
-        api_cluster.kubeconfig,
+    argv = run_argv(
+        api_cluster,
         "--health-probe-bind-address",
         "0",
         "--metrics-bind-address",
@@ -513,6 +457,6 @@ def test_process_exits_nonzero_when_marker_cannot_be_created(api_cluster, tmp_pa
         "--no-default-controllers",
         "--namespace-restricted",
         f"missing-{uuid.uuid4().hex[:6]}",
-    ]
-    r = subprocess.run(argv, env=env, capture_output=True, timeout=60)
+    )
+    r = subprocess.run(argv, env=api_cluster.env, capture_output=True, timeout=60)
     assert r.returncode == 1, r.stderr.decode()[-2000:]

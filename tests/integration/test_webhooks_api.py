@@ -19,14 +19,11 @@ import contextlib
 import copy
 import datetime as dt
 import json
-import subprocess
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
-import yaml
 from cryptography import x509
 from dynamo_localcluster.cluster import free_port
 from dynamo_operator.api import registry
@@ -38,10 +35,10 @@ from dynamo_operator.webhooks import CertPolicy, admission_routes, setup_webhook
 from dynamo_operator.webhooks.certs import CRDS, MUTATING, VALIDATING
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from support.crds import crd_docs, install_crds
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parents[2]
 GROUP = "nvidia.com"
 UID = uuid.uuid4().hex[:6]
 NS = f"wh-{UID}"
@@ -63,11 +60,6 @@ def wait_for(fn, timeout: float = 30.0, interval: float = 0.2, what: str = "cond
             last = e
         time.sleep(interval)
     raise AssertionError(f"timed out waiting for {what} (last error: {last})")
-
-
-def _crd_docs() -> list[dict]:
-    """crds/*.yaml exactly as generated (the same files the chart installs)."""
-    return [yaml.safe_load(p.read_text()) for p in sorted((REPO / "crds").glob("*.yaml"))]
 
 
 def _webhook_configs(port: int) -> tuple[dict, dict]:
@@ -164,29 +156,13 @@ def env(api_cluster):
 
     # CRDs: install (idempotent) and remember each one's conversion to restore it afterwards
     original: dict[str, dict] = {}
-    for doc in _crd_docs():
+    for doc in crd_docs():
         name = doc["metadata"]["name"]
         try:
             original[name] = copy.deepcopy(rc.get(CRDS, name)["spec"].get("conversion"))
         except ApiException:
             original[name] = copy.deepcopy(doc["spec"].get("conversion"))
-    subprocess.run(
-        ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", "-"],
-        input=yaml.safe_dump_all(_crd_docs()),
-        env=api_cluster.env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    for doc in _crd_docs():
-        name = doc["metadata"]["name"]
-        wait_for(
-            lambda n=name: any(
-                c["type"] == "Established" and c["status"] == "True"
-                for c in rc.get(CRDS, n).get("status", {}).get("conditions", [])
-            ),
-            what=f"CRD {name} established",
-        )
+    install_crds(api_cluster, timeout=30)
 
     # RBAC for the impersonated service accounts (authorization runs before admission)
     rules = [
