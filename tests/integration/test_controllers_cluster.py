@@ -267,26 +267,50 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
     ), (client.list(store.DCD, ns).get("items"), client.list(DEPLOYMENTS, ns).get("items"))
 
 
+def _in(ns: str, requests: list[tuple]) -> list[tuple]:
+    return [r for r in requests if f"/namespaces/{ns}/" in r[1]]
+
+
+def _deployments_settled(client, ns: str) -> bool:
+    items = client.list(DEPLOYMENTS, ns).get("items") or []
+    for d in items:
+        want = (d.get("spec") or {}).get("replicas", 1)
+        st_ = d.get("status") or {}
+        fields = ("replicas", "readyReplicas", "availableReplicas", "updatedReplicas")
+        counts = [st_.get(k, 0) for k in fields]
+        if st_.get("observedGeneration") != d["metadata"]["generation"] or counts != [want] * 4:
+            return False
+    return bool(items)
+
+
 def test_restarted_operator_makes_no_writes_for_converged_objects(client, ns, kube_cluster, crds):
     with Operator(kube_cluster) as first:
         apply_dgd(client, graph(ns))
         wait_successful(client, ns, generation=1, timeout=WAIT)
+        # The world must be still before the restart: kube-controller-manager keeps updating Deployment
+        # status (available, updated replicas) for a while after the pods are Ready, and a status the
+        # second operator then corrects would be a right write, not a wasted one.
+        assert wait_until(lambda: _deployments_settled(client, ns), WAIT)
         assert first.idle(quiet=3.0)
         converged = len(first.client.accepted)
         time.sleep(2)
-        assert first.client.accepted[converged:] == []  # converged: nothing more while running either
+        # converged: nothing more while running either. Only this namespace counts: the operator watches
+        # every namespace, and earlier tests' namespaces are still being torn down around it.
+        assert _in(ns, first.client.accepted[converged:]) == []
     before = children_versions(client, ns)
+    status_before = client.get(store.DGD, "g", ns).get("status")
     t0 = time.monotonic()
     with Operator(kube_cluster) as second:
         # every DGD and DCD in this namespace reconciled at least once, then quiet
         n_objects = 1 + len(component_names(graph(ns)))
         assert wait_until(lambda: second.reconciles() >= n_objects, 30)
         assert second.idle(quiet=3.0)
-        restart_writes = list(second.client.accepted)
+        restart_writes = _in(ns, second.client.accepted)
     after = children_versions(client, ns)
     print(f"restart check took {time.monotonic() - t0:.1f}s; {second.reconciles()} reconciles")
     print(f"refused requests after the restart: {second.client.refused}")
-    assert restart_writes == []
+    bodies = [(m, p, (b or {}).get("status")) for m, p, b in second.client.writes_in(ns)]
+    assert restart_writes == [], f"status before the restart: {status_before}\nwrites: {bodies}"
     assert after == before
 
 
