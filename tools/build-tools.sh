@@ -47,7 +47,7 @@ fi
 
 command -v go >/dev/null || { echo "build-tools: Go is required (go 1.26+ on PATH)" >&2; exit 2; }
 mkdir -p "$stage/bin" "$stage/helm-plugins/unittest" "$stage/ct"
-say "building tool set $hash into $stage (first build takes 20-40 minutes on 2 cores)"
+say "building tool set $hash into $stage (a first build takes about 15 minutes on 2 cores)"
 
 # build NAME OUTPUT-PATH CMD...: runs CMD (which must write $tmp) unless OUTPUT-PATH exists.
 build() {
