@@ -99,6 +99,23 @@ class AdmissionSettings:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def _review_request(review: Any, kind: str, api_version: str) -> tuple[dict, str]:
+    """The ``request`` and its ``uid`` of an AdmissionReview / ConversionReview; a 400 naming what is wrong
+    with the envelope otherwise."""
+    article = "an" if kind[0] in "AEIOU" else "a"
+    if not isinstance(review, dict):
+        raise BadRequest(f"body must be a JSON object ({article} {kind})")
+    if review.get("apiVersion") != api_version or review.get("kind") != kind:
+        raise BadRequest(f"expected {article} {kind} {api_version}")
+    req = review.get("request")
+    if not isinstance(req, dict):
+        raise BadRequest(f"{kind} has no request")
+    uid = req.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadRequest(f"{kind} request has no uid")
+    return req, uid
+
+
 # ------------------------------------------------------------------------------------------------------------
 # the application: bytes in, (status, JSON) out; no sockets, so it is unit-testable
 
@@ -124,16 +141,7 @@ class WebhookApp:
     # -- admission -------------------------------------------------------------------------------------------
     def admit(self, route: tuple[str, str, str], review: Any) -> dict:
         mode, kind, version = route
-        if not isinstance(review, dict):
-            raise BadRequest("body must be a JSON object (an AdmissionReview)")
-        if review.get("apiVersion") != ADMISSION_API_VERSION or review.get("kind") != "AdmissionReview":
-            raise BadRequest(f"expected an AdmissionReview {ADMISSION_API_VERSION}")
-        req = review.get("request")
-        if not isinstance(req, dict):
-            raise BadRequest("AdmissionReview has no request")
-        uid = req.get("uid")
-        if not isinstance(uid, str) or not uid:
-            raise BadRequest("AdmissionReview request has no uid")
+        req, uid = _review_request(review, "AdmissionReview", ADMISSION_API_VERSION)
         operation = req.get("operation")
         if operation not in OPERATIONS:
             raise BadRequest(f"AdmissionReview request has an unknown operation {operation!r}")
@@ -216,16 +224,7 @@ class WebhookApp:
 
     # -- conversion ------------------------------------------------------------------------------------------
     def convert(self, review: Any) -> dict:
-        if not isinstance(review, dict):
-            raise BadRequest("body must be a JSON object (a ConversionReview)")
-        if review.get("apiVersion") != CONVERSION_API_VERSION or review.get("kind") != "ConversionReview":
-            raise BadRequest(f"expected a ConversionReview {CONVERSION_API_VERSION}")
-        req = review.get("request")
-        if not isinstance(req, dict):
-            raise BadRequest("ConversionReview has no request")
-        uid = req.get("uid")
-        if not isinstance(uid, str) or not uid:
-            raise BadRequest("ConversionReview request has no uid")
+        req, uid = _review_request(review, "ConversionReview", CONVERSION_API_VERSION)
         desired = req.get("desiredAPIVersion")
         objects = req.get("objects")
         if not isinstance(desired, str) or not isinstance(objects, list):
