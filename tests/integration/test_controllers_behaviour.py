@@ -342,8 +342,12 @@ def test_api_failures_mark_the_graph_failed_and_raise(client, ns, operator):
         assert ready(s)["reason"] == st.REASON_FAILED and "500" in ready(s)["message"]
         assert "observedGeneration" not in s  # this generation was not applied
         wait_event(client, ns, "ReconcileError")
-        raised = [o.error for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g") if o.error is not None]
-        assert raised and isinstance(raised[0], ApiException) and raised[0].status == 500
+
+        def raised():
+            return [o.error for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g") if o.error is not None]
+
+        assert wait_until(raised, 10)  # recorded when the reconcile returns, just after its event
+        assert isinstance(raised()[0], ApiException) and raised()[0].status == 500
     finally:
         operator.client.clear(fault)
     wait_successful(client, ns, generation=1)
@@ -390,8 +394,14 @@ def test_foreign_controller_is_an_ownership_conflict(client, ns, operator):
     apply_dgd(client, graph(ns))
     s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
     assert ready(s)["reason"] == st.REASON_OWNERSHIP
-    outcomes = operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
-    assert any(o.result is not None and o.result.requeue_after for o in outcomes)
+    # the status is written inside the reconcile, so its outcome is recorded a moment later
+    assert wait_until(
+        lambda: any(
+            o.result is not None and o.result.requeue_after
+            for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
+        ),
+        10,
+    )
     refs = client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"]
     assert [r["uid"] for r in refs] == [other["metadata"]["uid"]]
     wait_event(client, ns, "OwnershipConflict")
