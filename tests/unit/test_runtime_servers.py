@@ -10,11 +10,12 @@ import urllib.request
 
 import pytest
 from click.testing import CliRunner
+from dynamo_operator.api.config import effective, lookup, parse_duration
 from dynamo_operator.cli import main
 from dynamo_operator.runtime.log import JSONFormatter, get_logger, setup_logging
 from dynamo_operator.runtime.metrics import OperatorMetrics, classify_error
 from dynamo_operator.runtime.servers import HealthServer, MetricsServer, parse_bind_address
-from dynamo_operator.runtime.settings import cfg_get, parse_duration, settings_from_config
+from dynamo_operator.runtime.settings import settings_from_config
 from kubernetes.client.exceptions import ApiException
 
 UPSTREAM = {
@@ -244,26 +245,28 @@ def test_health_server_readyz_checks():
 # -- settings and CLI ----------------------------------------------------------------------------------------
 
 
-def test_cfg_get_and_durations():
-    cfg = {"server": {"metrics": {"bindAddress": "0.0.0.0", "port": 8443}}, "namespace": {"restricted": "x"}}
-    assert cfg_get(cfg, "server.metrics.port") == 8443
-    assert cfg_get(cfg, "server.metrics.bind_address") == "0.0.0.0"
-    assert cfg_get(cfg, "server.healthProbe.port", 1) == 1
-
-    class Obj:
-        class server:
-            health_probe = type("S", (), {"bind_address": "", "port": 8081})
-
-    assert cfg_get(Obj, "server.healthProbe.port") == 8081
-    assert parse_duration("30s") == 30 and parse_duration("1m30s") == 90 and parse_duration("500ms") == 0.5
-    assert parse_duration(12) == 12 and parse_duration(None) is None
+def test_settings_read_the_defaulted_configuration_document():
+    """A partial document gets the configuration's own defaults; nothing is defaulted twice."""
+    s = settings_from_config({"server": {"metrics": {"port": 8443}}, "namespace": {"restricted": "x"}})
+    defaults = effective(None)
+    assert s.metrics_bind_address == f"{defaults['server']['metrics']['bindAddress']}:8443"
+    assert s.health_probe_bind_address.endswith(f":{defaults['server']['healthProbe']['port']}")
+    assert s.config["server"]["webhook"]["port"] == defaults["server"]["webhook"]["port"]
+    assert s.restricted_namespace == "x"
+    assert s.scope_lease_duration == parse_duration(defaults["namespace"]["scope"]["leaseDuration"])
+    assert lookup(s.config, "server.webhook.secretName") == "webhook-server-cert"
+    assert lookup(s.config, "rbac.plannerClusterRoleName", "none") == "none"
     with pytest.raises(ValueError):
         parse_duration("30 parsecs")
 
 
 def test_settings_defaults_and_precedence():
     s = settings_from_config(None)
-    assert (s.metrics_bind_address, s.health_probe_bind_address, s.metrics_secure) == (":8080", ":8081", True)
+    assert (s.metrics_bind_address, s.health_probe_bind_address, s.metrics_secure) == (
+        "0.0.0.0:8080",
+        "0.0.0.0:8081",
+        True,
+    )
     assert s.resolved_leader_election_namespace() == "kube-system"
     assert s.leader_election_id == "dynamo.nvidia.com"
     assert (s.scope_lease_duration, s.scope_lease_renew_interval) == (30, 10)

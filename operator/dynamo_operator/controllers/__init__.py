@@ -23,6 +23,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
+from dynamo_operator.api.config import effective, lookup
 from dynamo_operator.render import names
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
@@ -38,10 +39,9 @@ from dynamo_operator.runtime.controller import Controller, Request
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.log import get_logger
-from dynamo_operator.runtime.settings import cfg_get
 
 from . import store
-from .common import Deps, config_dict
+from .common import Deps
 from .dcd import DCDReconciler
 from .dgd import DGDReconciler
 from .status import AVAILABLE, condition
@@ -89,9 +89,9 @@ def _graph_of(obj: dict) -> list[Request]:
 def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     """Register the DGD and DCD controllers, the pull-secret watch, events and gauges on ``manager``."""
     s = manager.settings
-    config = s.config
-    workers = workers or int(cfg_get(config, "controllers.workers", DEFAULT_WORKERS))
-    lws_enabled = bool(cfg_get(config, "orchestrators.lws.enabled", False))
+    doc = effective(s.config)
+    workers = workers or DEFAULT_WORKERS
+    lws_enabled = bool(lookup(doc, "orchestrators.lws.enabled", False))
     recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
     manager.add_runnable(
         lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
@@ -141,7 +141,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         recorder=recorder,
         stores=stores,
         secrets=secrets.store,
-        operator_config=config_dict(config),
+        operator_config=doc,
         operator_version=s.operator_version,
         recent=RecentWrites(),
     )

@@ -20,13 +20,6 @@ from .status import status_equal
 from .sync import Conflict, RecentWrites
 
 
-def config_dict(config: Any) -> Any:
-    """The OperatorConfiguration in its JSON shape once (RenderContext would dump a model per call)."""
-    if config is not None and hasattr(config, "model_dump"):
-        return config.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return config
-
-
 @dataclass
 class Deps:
     """Everything a reconciler needs; built by ``setup`` from a Manager."""

@@ -12,6 +12,8 @@ from typing import Any
 import click
 import yaml
 
+from dynamo_operator.api.config import ConfigError, load_operator_config
+
 from . import RenderContext, RenderError, build_index, render_all
 from .errors import object_ref
 
@@ -33,25 +35,13 @@ def _load_stream(source: str) -> list[tuple[str, dict]]:
 
 
 def load_config(path: str | None) -> Any:
-    """The OperatorConfiguration through the API loader when present, else the plain YAML mapping."""
+    """The OperatorConfiguration (validated, defaulted); None when no file is given."""
     if path is None:
         return None
     try:
-        from dynamo_operator.api.config import load_operator_config
-    except ImportError:
-        load_operator_config = None
-    if load_operator_config is not None:
-        try:
-            return load_operator_config(path)
-        except Exception as exc:
-            raise click.ClickException(f"operator configuration {path}: {exc}") from exc
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        return load_operator_config(path)
+    except (OSError, ConfigError) as exc:
         raise click.ClickException(f"operator configuration {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise click.ClickException(f"operator configuration {path}: expected a mapping")
-    return data
 
 
 @click.command("render")

@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dynamo_operator import __version__
+from dynamo_operator.api.config import effective, lookup
+
 from .pullsecrets import PullSecretIndex
-
-
-def _camel_to_snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
-
-
-def config_value(config: Any, *path: str, default: Any = None) -> Any:
-    """Read ``path`` (camelCase JSON names) from an OperatorConfiguration model, a dict, or None."""
-    cur = config
-    for key in path:
-        if cur is None:
-            return default
-        if isinstance(cur, Mapping):
-            if key in cur:
-                cur = cur[key]
-            elif _camel_to_snake(key) in cur:
-                cur = cur[_camel_to_snake(key)]
-            else:
-                return default
-        else:
-            found = False
-            for attr in (_camel_to_snake(key), key, key.lower()):
-                if hasattr(cur, attr):
-                    cur = getattr(cur, attr)
-                    found = True
-                    break
-            if not found:
-                return default
-    if cur is None or cur == "":
-        return default
-    return getattr(cur, "value", cur) if not isinstance(cur, str | int | float | bool | dict | list) else cur
 
 
 @dataclass(frozen=True)
@@ -53,19 +24,18 @@ class RenderContext:
 
     operator_config: Any = None
     pull_secrets: PullSecretIndex = field(default_factory=PullSecretIndex)
-    operator_version: str = "0.1.0"
+    operator_version: str = __version__
     checkpoint_hashes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        cfg = self.operator_config
-        if cfg is not None and hasattr(cfg, "model_dump"):
-            cfg = cfg.model_dump(by_alias=True, exclude_none=True, mode="json")
-        object.__setattr__(self, "_config", cfg)
+        # every default filled in once (api.config.DEFAULTS), so no renderer carries a fallback of its own
+        object.__setattr__(self, "_config", effective(self.operator_config))
 
     def config(self, *path: str, default: Any = None) -> Any:
-        """A value of the operator configuration by its camelCase JSON path, or ``default``."""
-        return config_value(self._config, *path, default=default)
+        """A value of the operator configuration by its camelCase JSON path; ``default`` only for optional
+        fields the configuration has no default for."""
+        return lookup(self._config, ".".join(path), default)
 
     @property
     def discovery_backend(self) -> str:
-        return str(self.config("discovery", "backend", default="kubernetes"))
+        return str(self.config("discovery", "backend"))

@@ -15,9 +15,6 @@ from .ports import (
     SYSTEM_PORT,
 )
 
-DEFAULT_CHECKPOINT_BASE_PATH = "/checkpoints"
-DEFAULT_CHECKPOINT_PVC = "chrek-pvc"
-
 
 def _v(name: str, value: str) -> dict:
     return {"name": name, "value": value}
@@ -133,12 +130,12 @@ def checkpoint_env(info: ComponentInfo, ctx: RenderContext, main: dict) -> list[
     cp = info.checkpoint
     if not cp:
         return []
-    storage = str(ctx.config("checkpoint", "storage", "type", default="pvc")).lower()
+    storage = str(ctx.config("checkpoint", "storage", "type")).lower()
     ref = cp.get("checkpointRef")
     ident = ctx.checkpoint_hashes.get(ref) if ref else checkpoint_identity_hash(info, main)
     env: list[dict] = []
     if storage == "pvc":
-        base = ctx.config("checkpoint", "storage", "pvc", "basePath", default=DEFAULT_CHECKPOINT_BASE_PATH)
+        base = ctx.config("checkpoint", "storage", "pvc", "basePath")
         env.append(_v("DYN_CHECKPOINT_PATH", str(base)))
     else:
         uri = ctx.config("checkpoint", "storage", storage, "uri")

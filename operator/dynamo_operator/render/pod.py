@@ -6,7 +6,7 @@ import copy
 
 from . import names
 from .context import RenderContext
-from .env import DEFAULT_CHECKPOINT_BASE_PATH, DEFAULT_CHECKPOINT_PVC, default_env
+from .env import default_env
 from .errors import RenderError
 from .info import ComponentInfo
 from .merge import merge_container, merge_env
@@ -200,9 +200,9 @@ def build_pod_template(info: ComponentInfo, ctx: RenderContext, role: str = "mai
     if cache:
         volumes.append({"name": COMPILATION_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": cache[0]}})
         mounts.append({"name": COMPILATION_CACHE_VOLUME, "mountPath": cache[1]})
-    if info.checkpoint and str(ctx.config("checkpoint", "storage", "type", default="pvc")).lower() == "pvc":
-        claim = ctx.config("checkpoint", "storage", "pvc", "pvcName", default=DEFAULT_CHECKPOINT_PVC)
-        base = ctx.config("checkpoint", "storage", "pvc", "basePath", default=DEFAULT_CHECKPOINT_BASE_PATH)
+    if info.checkpoint and str(ctx.config("checkpoint", "storage", "type")).lower() == "pvc":
+        claim = ctx.config("checkpoint", "storage", "pvc", "pvcName")
+        base = ctx.config("checkpoint", "storage", "pvc", "basePath")
         volumes.append({"name": CHECKPOINT_VOLUME, "persistentVolumeClaim": {"claimName": str(claim)}})
         mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": str(base)})
     if info.component_type == "epp":

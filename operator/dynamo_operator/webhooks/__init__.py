@@ -22,13 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import registry
-from dynamo_operator.runtime.settings import cfg_get
+from dynamo_operator.api.config import effective, lookup
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
 
-DEFAULT_CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"
-DEFAULT_SECRET_NAME = "webhook-server-cert"
 GROVE_GROUP = "grove.io"
 
 __all__ = [
@@ -43,10 +41,6 @@ __all__ = [
     "service_hosts",
     "setup_webhooks",
 ]
-
-
-def _value(v: Any) -> Any:
-    return getattr(v, "value", v)
 
 
 def service_hosts(service: str, namespace: str, url_base: str | None = None) -> list[str]:
@@ -131,17 +125,18 @@ def setup_webhooks(
     label must say) defaults to ``POD_NAMESPACE``, then the restricted namespace, then ``dynamo-system``.
     """
     settings = settings or manager.settings
-    cfg = getattr(settings, "config", None)
-    host = (
-        host or cfg_get(cfg, "server.webhook.host") or cfg_get(cfg, "server.webhook.bindAddress") or "0.0.0.0"
-    )
-    port = port if port is not None else int(cfg_get(cfg, "server.webhook.port", 9443))
-    cert_dir = cert_dir or cfg_get(cfg, "server.webhook.certDir") or DEFAULT_CERT_DIR
-    mode = str(cert_mode or _value(cfg_get(cfg, "server.webhook.certProvisionMode", "auto"))).lower()
+    doc = effective(getattr(settings, "config", None))
+    host = host or lookup(doc, "server.webhook.host")
+    port = port if port is not None else int(lookup(doc, "server.webhook.port"))
+    cert_dir = cert_dir or lookup(doc, "server.webhook.certDir")
+    mode = str(cert_mode or lookup(doc, "server.webhook.certProvisionMode")).lower()
     if mode not in ("auto", "manual"):
-        raise ValueError(f"server.webhook.certProvisionMode must be auto or manual, got {mode!r}")
-    secret_name = cfg_get(cfg, "server.webhook.secretName") or DEFAULT_SECRET_NAME
-    service = cfg_get(cfg, "server.webhook.serviceName") or registry.CONVERSION_SERVICE_NAME
+        raise ValueError(
+            f"OperatorConfiguration server.webhook.certProvisionMode is {mode!r}; set it to auto (the "
+            "operator manages the certificate) or manual (certificates from certDir, e.g. cert-manager)"
+        )
+    secret_name = lookup(doc, "server.webhook.secretName")
+    service = lookup(doc, "server.webhook.serviceName", registry.CONVERSION_SERVICE_NAME)
     namespace = (
         namespace
         or getattr(settings, "pod_namespace", None)
@@ -150,9 +145,9 @@ def setup_webhooks(
     )
     enable_http2 = bool(getattr(settings, "enable_http2", False))
     cluster_wide = bool(getattr(settings, "cluster_wide", True))
-    grove_cfg = cfg_get(cfg, "orchestrators.grove.enabled")
+    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
     if checkpoint_enabled is None:
-        checkpoint_enabled = bool(cfg_get(cfg, "checkpoint.enabled", False))
+        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
 
     tls = TLSContextHolder(enable_http2=enable_http2)
     app = WebhookApp(

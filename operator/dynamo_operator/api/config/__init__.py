@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -198,3 +199,30 @@ def load_operator_config(path: str | Path | None) -> OperatorConfiguration:
     if raw is not None and not isinstance(raw, dict):
         raise ConfigError([("<file>", f"{path} must hold a mapping")])
     return parse_operator_config(raw)
+
+
+def effective(config: OperatorConfiguration | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The configuration as its JSON document (camelCase keys) with every default filled in.
+
+    Why every reader goes through this: the runtime, the webhooks, the controllers and the renderer all read
+    the configuration, and a reader that carried its own fallback (a port, a Secret name, a storage path)
+    would drift from ``DEFAULTS``. Accepts the validated model, a plain mapping (tests, partial documents) or
+    None (defaults only)."""
+    if config is None:
+        raw: dict[str, Any] = {}
+    elif isinstance(config, OperatorConfiguration):
+        raw = config.model_dump(by_alias=True, exclude_none=True, mode="json")
+    else:
+        raw = {k: v for k, v in dict(config).items() if k not in ("apiVersion", "kind")}
+    return with_defaults(raw)
+
+
+def lookup(doc: Mapping[str, Any], path: str, default: Any = None) -> Any:
+    """``lookup(effective(cfg), "server.webhook.port")``: a dotted camelCase path; ``default`` only for
+    fields the configuration has no default for (an unset optional value)."""
+    cur: Any = doc
+    for key in path.split("."):
+        if not isinstance(cur, Mapping) or key not in cur:
+            return default
+        cur = cur[key]
+    return default if cur is None else cur
