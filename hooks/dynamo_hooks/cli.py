@@ -25,6 +25,7 @@ from .cluster import ClusterError, connect
 from .preflight import PreflightInput, build_context
 from .report import EXIT_BLOCKED, EXIT_OK, summarize
 from .secrets import EnsureResult, HookError, ensure_mpi_ssh_secret, ensure_webhook_certs
+from .settings import DEFAULT_WEBHOOK_SECRET
 
 EXIT_API = 3
 
@@ -143,7 +144,7 @@ def ensure_mpi(ctx: click.Context, namespace: str, secret_name: str) -> None:
 
 @main.command("ensure-webhook-certs")
 @click.option("--namespace", required=True, help="Namespace of the Secret and the webhook Service.")
-@click.option("--secret-name", default="webhook-server-cert", show_default=True)
+@click.option("--secret-name", default=DEFAULT_WEBHOOK_SECRET, show_default=True)
 @click.option("--service-name", required=True, help="The webhook Service the certificate must name.")
 @click.pass_context
 def ensure_certs(ctx: click.Context, namespace: str, secret_name: str, service_name: str) -> None:

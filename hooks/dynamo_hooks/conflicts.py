@@ -17,17 +17,18 @@ namespace-restricted operators for the same namespace.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 import yaml
+from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
 
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
 from .settings import DEFAULT_LEADER_ELECTION_NAMESPACE, InstallSettings, OperatorMode
 
 OPERATOR_LABEL_SELECTOR = "app.kubernetes.io/name=dynamo-operator"
-NAMESPACE_SCOPE_LEASE = "dynamo-operator-namespace-scope"
+NAMESPACE_SCOPE_LEASE = MARKER_LEASE_NAME  # the operator renews it (runtime/nsscope.py)
 # Annotations the chart may stamp on the operator Deployment so the mode is known without reading its config.
 MODE_ANNOTATION = "nvidia.com/dynamo-operator-mode"
 TARGET_NAMESPACE_ANNOTATION = "nvidia.com/dynamo-operator-target-namespace"
@@ -319,16 +320,8 @@ def discover(
         merged = False
         for i, op in enumerate(found.operators):
             if op.target_namespace == ns or (i in guessed and op.namespace == ns):
-                found.operators[i] = ExistingOperator(
-                    mode=OperatorMode.NAMESPACE_RESTRICTED,
-                    namespace=op.namespace,
-                    target_namespace=ns,
-                    source=op.source,
-                    object_ref=op.object_ref,
-                    release_name=op.release_name,
-                    release_namespace=op.release_namespace,
-                    version=op.version,
-                    holder=holder,
+                found.operators[i] = replace(
+                    op, mode=OperatorMode.NAMESPACE_RESTRICTED, target_namespace=ns, holder=holder
                 )
                 merged = True
                 break
@@ -383,8 +376,8 @@ def discover(
 
 
 def _version_from_holder(holder: str | None) -> str | None:
-    """Holder identities name the pod and the version (`...-<version>`); take the last dash-part if "
-    "semver-like."""
+    """Holder identities name the pod and the version (`...-<version>`); take the last dash-part if
+    semver-like."""
     if not holder:
         return None
     tail = holder.rsplit("-", 1)[-1] if "-" in holder else ""

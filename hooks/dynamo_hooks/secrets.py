@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from dynamo_operator.labels import LABEL_APP_COMPONENT, LABEL_MANAGED_BY, LABEL_PART_OF
 from dynamo_operator.webhooks import certs as webhook_certs
 from dynamo_operator.webhooks import service_hosts as webhook_hosts
 
@@ -21,7 +22,7 @@ from . import sshkeys
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
 
 MANAGED_BY = "dynamo-hooks"
-TLS_TYPE = "kubernetes.io/tls"
+TLS_TYPE = webhook_certs.SECRET_TYPE
 MAX_ATTEMPTS = 4
 
 
@@ -70,19 +71,22 @@ def _decoded(secret: Obj, key: str) -> bytes | None:
         return None
 
 
-def _labels(component: str) -> dict[str, str]:
-    return {
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "app.kubernetes.io/part-of": "dynamo-platform",
-        "app.kubernetes.io/component": component,
-    }
+# The MPI SSH Secret is the hooks' own; the webhook Secret carries the operator's labels
+# (webhook_certs.SECRET_LABELS), since the operator keeps writing it after the hook.
+MPI_SSH_LABELS = {
+    LABEL_MANAGED_BY: MANAGED_BY,
+    LABEL_PART_OF: "dynamo-platform",
+    LABEL_APP_COMPONENT: "mpi-ssh",
+}
 
 
-def _secret_body(namespace: str, name: str, data: dict[str, bytes], secret_type: str, component: str) -> Obj:
+def _secret_body(
+    namespace: str, name: str, data: dict[str, bytes], secret_type: str, labels: dict[str, str]
+) -> Obj:
     return {
         "apiVersion": "v1",
         "kind": "Secret",
-        "metadata": {"name": name, "namespace": namespace, "labels": _labels(component)},
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)},
         "type": secret_type,
         "data": {k: _b64(v) for k, v in data.items()},
     }
@@ -138,7 +142,7 @@ def ensure_mpi_ssh_secret(cluster: Cluster, namespace: str, name: str) -> Ensure
     def decide(current: Obj | None) -> tuple[Action, str, Obj | None]:
         if current is None:
             pair = sshkeys.generate_keypair()
-            body = _secret_body(namespace, name, pair.secret_data(), "Opaque", "mpi-ssh")
+            body = _secret_body(namespace, name, pair.secret_data(), "Opaque", MPI_SSH_LABELS)
             return Action.CREATED, "no Secret yet: generated a new RSA keypair", body
         private = _decoded(current, sshkeys.PRIVATE_KEY)
         if private is None:
@@ -203,7 +207,7 @@ def ensure_webhook_certs(
             return Action.UNCHANGED, "certificate valid and covers the Service names: reused", None
         if new is None:  # valid material in a Secret of the wrong type: keep the keys, fix the type
             new = material
-        body = _secret_body(namespace, name, {}, TLS_TYPE, "webhook")
+        body = _secret_body(namespace, name, {}, TLS_TYPE, webhook_certs.SECRET_LABELS)
         body["data"] = new.secret_data()
         if new.ca_published_at:
             body["metadata"]["annotations"] = {
@@ -219,7 +223,7 @@ def ensure_webhook_certs(
                 body,
             )
         meta = dict(current.get("metadata") or {})
-        meta["labels"] = {**(meta.get("labels") or {}), **_labels("webhook")}
+        meta["labels"] = {**(meta.get("labels") or {}), **webhook_certs.SECRET_LABELS}
         meta["annotations"] = {**(meta.get("annotations") or {}), **body["metadata"].get("annotations", {})}
         body["metadata"] = meta
         return Action.UPDATED, f"re-issued: {why}", body

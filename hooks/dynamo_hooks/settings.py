@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from dynamo_operator.api.config import DEFAULTS as OPERATOR_CONFIG_DEFAULTS
+from dynamo_operator.runtime.settings import DEFAULT_LEADER_ELECTION_ID, DEFAULT_LEADER_ELECTION_NAMESPACE
+
 from .values import Values, lookup, truthy
 
 OPERATOR = "dynamo-operator"
-DEFAULT_LEADER_ELECTION_ID = "dynamo.nvidia.com"
-DEFAULT_LEADER_ELECTION_NAMESPACE = "kube-system"
 DEFAULT_MPI_SECRET = "mpi-run-ssh-secret"
-DEFAULT_WEBHOOK_SECRET = "webhook-server-cert"
+# The operator's own defaults (imported above, and the webhook Secret here): the hooks look where it looks.
+DEFAULT_WEBHOOK_SECRET: str = OPERATOR_CONFIG_DEFAULTS["server"]["webhook"]["secretName"]
 
 
 class OperatorMode(StrEnum):
@@ -52,8 +54,8 @@ class Persistence:
 
 @dataclass(frozen=True)
 class OptionalApi:
-    """An orchestrator API (Grove, Kai, LWS): whether the chart installs it and whether the operator "
-    "needs it."""
+    """An orchestrator API (Grove, Kai, LWS): whether the chart installs it and whether the operator
+    needs it."""
 
     name: str
     installed_by_chart: bool

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import re
 
+from dynamo_operator.labels import LABEL_MANAGED_BY as LABEL_MANAGED_BY  # re-exported
+from dynamo_operator.labels import MANAGED_BY as MANAGED_BY
+
 GROUP = "nvidia.com"
 V1BETA1 = "nvidia.com/v1beta1"
 V1ALPHA1 = "nvidia.com/v1alpha1"
@@ -22,8 +25,7 @@ LABEL_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
 LABEL_DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
 LABEL_WORKER_HASH = "nvidia.com/dynamo-worker-hash"
 LABEL_BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
-LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
-MANAGED_BY = "dynamo-operator"
+# LABEL_MANAGED_BY / MANAGED_BY: imported from dynamo_operator.labels (the runtime and webhooks use them too)
 
 # Annotations
 ANN_SPEC_HASH = "nvidia.com/dynamo-spec-hash"

@@ -28,6 +28,8 @@ from collections.abc import Callable
 
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+
 from .client import LEASES, ResourceClient
 from .informer import ClientListWatcher, Informer
 from .leaderelection import format_microtime, now_micro, parse_time
@@ -111,7 +113,7 @@ class NamespaceScopeMarker:
                     "name": MARKER_LEASE_NAME,
                     "namespace": self.namespace,
                     "annotations": dict(self.annotations),
-                    "labels": {"app.kubernetes.io/managed-by": "dynamo-operator"},
+                    "labels": {LABEL_MANAGED_BY: MANAGED_BY},
                 },
                 "spec": {**spec, "acquireTime": now},
             }

@@ -24,9 +24,9 @@ reads the Secret and serves what it holds. ``manual`` mode serves ``tls.crt``/``
 (cert-manager, an administrator), reloads them when the files change, and injects ``ca.crt`` from the same
 directory when it exists.
 
-Certificates here are issued by this module rather than ``dynamo_hooks.certs`` because the webhook also needs
-IP SANs (``127.0.0.1`` when the API server reaches it by URL, as in local runs and tests) and a CA bundle with
-more than one CA during rotation; keys are ECDSA P-256 (fast to generate, accepted by every Go TLS stack).
+Certificates are issued by ``dynamo_operator.pki`` (ECDSA P-256; IP SANs such as ``127.0.0.1`` when the API
+server reaches the webhook by URL, as in local runs and tests). The install hook keeps the same Secret through
+:func:`plan`, :class:`Material` and :data:`SECRET_LABELS`, so the two writers agree on its layout and labels.
 """
 
 from __future__ import annotations
@@ -49,6 +49,14 @@ from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 
+from dynamo_operator.api.registry import GROUP
+from dynamo_operator.labels import (
+    LABEL_APP_COMPONENT,
+    LABEL_MANAGED_BY,
+    LABEL_PART_OF,
+    MANAGED_BY,
+    PART_OF,
+)
 from dynamo_operator.pki import _cert_pem, issue_ca, issue_serving, split_hosts
 from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor, is_status
 from dynamo_operator.runtime.log import get_logger
@@ -56,7 +64,9 @@ from dynamo_operator.runtime.log import get_logger
 INJECTION_LABEL = "nvidia.com/dynamo-webhook-cabundle-injection"
 NAMESPACE_LABEL = "nvidia.com/dynamo-operator-namespace"
 ANN_CA_PUBLISHED = "nvidia.com/webhook-ca-published-at"
-GROUP = "nvidia.com"
+SECRET_TYPE = "kubernetes.io/tls"
+# The webhook Secret's labels, whoever writes it (this operator, or the install hook before it starts).
+SECRET_LABELS = {LABEL_MANAGED_BY: MANAGED_BY, LABEL_APP_COMPONENT: "webhook", LABEL_PART_OF: PART_OF}
 
 VALIDATING = ResourceDescriptor(
     "admissionregistration.k8s.io",
@@ -430,11 +440,7 @@ class CertManager:
         return reason
 
     def _write(self, secret: dict | None, m: Material) -> None:
-        labels = {
-            "app.kubernetes.io/managed-by": "dynamo-operator",
-            "app.kubernetes.io/component": "webhook",
-            "app.kubernetes.io/part-of": "dynamo-operator",
-        }
+        labels = dict(SECRET_LABELS)
         annotations = {ANN_CA_PUBLISHED: m.ca_published_at.isoformat()} if m.ca_published_at else {}
         if secret is None:
             body = {
@@ -446,7 +452,7 @@ class CertManager:
                     "labels": labels,
                     "annotations": annotations,
                 },
-                "type": "kubernetes.io/tls",
+                "type": SECRET_TYPE,
                 "data": m.secret_data(),
             }
             self.client.create(SECRETS, body, self.namespace)
@@ -456,7 +462,7 @@ class CertManager:
         ann = {k: v for k, v in (md.get("annotations") or {}).items() if k != ANN_CA_PUBLISHED}
         md["annotations"] = {**ann, **annotations}
         secret["data"] = {**(secret.get("data") or {}), **m.secret_data()}
-        if secret.get("type") not in (None, "kubernetes.io/tls"):
+        if secret.get("type") not in (None, SECRET_TYPE):
             self.log.warning("secret has an unexpected type; keeping it", type=secret.get("type"))
         self.client.replace(SECRETS, secret)  # carries resourceVersion: a concurrent writer gets a 409
 

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.registry import GROUP
+from dynamo_operator.render.names import MAIN_CONTAINER as MAIN
+from dynamo_operator.render.names import PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.quantity import parse_quantity
 
-GROUP = "nvidia.com"
-MAIN = "main"
-PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
 ANN_ENABLE_GROVE = "nvidia.com/enable-grove"
 # DGDR phases (v1beta1) / states (v1alpha1) in which profiling has started: the spec is frozen from then on.
 DGDR_FROZEN_PHASES = ("Profiling", "Deploying", "Ready", "Deployed")
@@ -36,12 +36,7 @@ DGDR_FROZEN_STATES = ("Profiling", "Deploying", "Ready", "DeploymentDeleted")
 MODEL_TYPES = ("base", "lora", "adapter")
 MODEL_URI_SCHEMES = ("s3://", "hf://", "file://")
 BACKENDS = ("vllm", "sglang", "trtllm")
-CONVERTED_KINDS = (
-    "DynamoGraphDeployment",
-    "DynamoComponentDeployment",
-    "DynamoGraphDeploymentRequest",
-    "DynamoGraphDeploymentScalingAdapter",
-)
+CONVERTED_KINDS = conversion.CONVERTIBLE_KINDS  # validated as v1beta1 whichever version they came in
 
 Path = tuple[Any, ...]
 _NO_VALUE = object()
