@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 
 from dynamo_operator.runtime.client import CONFIGMAPS
-from dynamo_operator.runtime.informer import FakeWatch, Indexer, Informer, wait_until
+from dynamo_operator.runtime.informer import Indexer, Informer, wait_until
+from fakewatch import FakeWatch
 from kubernetes.client.exceptions import ApiException
 
 

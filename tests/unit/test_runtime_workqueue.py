@@ -8,7 +8,7 @@ import time
 import pytest
 from dynamo_operator.runtime.client import CONFIGMAPS, ResourceDescriptor
 from dynamo_operator.runtime.controller import Controller, Request, Result, owner_requests
-from dynamo_operator.runtime.informer import FakeWatch, Informer, wait_until
+from dynamo_operator.runtime.informer import Informer, wait_until
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.workqueue import (
     BucketRateLimiter,
@@ -16,6 +16,7 @@ from dynamo_operator.runtime.workqueue import (
     MaxOfRateLimiter,
     WorkQueue,
 )
+from fakewatch import FakeWatch
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -371,26 +371,6 @@ class Informer:
 
 def _rv(obj: dict) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion", "")
-
-
-class FakeWatch:
-    """A scripted watch for unit tests: yields the given events, then ends (or blocks until closed)."""
-
-    def __init__(self, events: Iterable[dict], block: bool = False):
-        self._events = list(events)
-        self._block = block
-        self._closed = threading.Event()
-
-    def __iter__(self):
-        for ev in self._events:
-            if self._closed.is_set():
-                return
-            yield ev
-        if self._block:
-            self._closed.wait(30)
-
-    def close(self) -> None:
-        self._closed.set()
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
