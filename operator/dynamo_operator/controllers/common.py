@@ -10,14 +10,14 @@ from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
-from dynamo_operator.runtime.controller import reconcile_context
+from dynamo_operator.runtime.controller import Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.runtime.log import get_logger
 
 from . import store
 from .status import status_equal
-from .sync import Conflict, RecentWrites
+from .sync import Conflict, OwnershipConflict, RecentWrites
 
 
 @dataclass
@@ -44,6 +44,16 @@ class Deps:
 def log():
     ctx = reconcile_context()
     return ctx.log if ctx is not None else get_logger("controllers")
+
+
+def awaiting_gc(e: OwnershipConflict, owner: dict) -> Result | None:
+    """A short requeue when the children's controller is a deleted object of ``owner``'s kind and name (it was
+    deleted and re-created, and the garbage collector has not removed the old children yet); None when
+    another object really owns them."""
+    if not e.previous_incarnation_of(owner):
+        return None
+    log().info("waiting for the garbage collector to remove the previous children", error=str(e))
+    return Result(requeue_after=2)
 
 
 class StatusWriter:

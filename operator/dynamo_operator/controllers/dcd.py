@@ -9,8 +9,8 @@ from dynamo_operator.runtime.controller import Request, Result
 
 from . import status as st
 from . import store
-from .common import Deps, StatusWriter, log, namespace_terminating, short_error
-from .sync import ChildSyncer, Conflict, OwnershipConflict, child_key
+from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .sync import ChildSyncer, Conflict, OwnershipConflict
 
 
 def _desired_replicas(workload: dict) -> int:
@@ -48,14 +48,12 @@ class DCDReconciler:
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
         try:
-            results = [self.syncer.sync(live, child) for child in desired]
-            self.syncer.prune(live, {child_key(c) for c in desired})
+            results = self.syncer.apply(live, desired)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
-            if e.previous_incarnation_of(live):
-                log().info("waiting for the garbage collector to remove the previous children", error=str(e))
-                return Result(requeue_after=2)
+            if (wait := awaiting_gc(e, live)) is not None:
+                return wait
             self._fail(
                 live, old_status, gen, selector, "OwnershipConflict", str(e), event="OwnershipConflict"
             )

@@ -10,8 +10,8 @@ from dynamo_operator.runtime.controller import Request, Result
 
 from . import status as st
 from . import store
-from .common import Deps, StatusWriter, log, namespace_terminating, short_error
-from .sync import ChildSyncer, Conflict, OwnershipConflict, child_key, controller_ref
+from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
 
 
 class DGDReconciler:
@@ -37,14 +37,12 @@ class DGDReconciler:
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
         try:
-            current = {d["metadata"]["name"]: self.syncer.sync(live, d).obj for d in desired}
-            self.syncer.prune(live, {child_key(d) for d in desired})
+            synced = self.syncer.apply(live, desired)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
-            if e.previous_incarnation_of(live):
-                log().info("waiting for the garbage collector to remove the previous children", error=str(e))
-                return Result(requeue_after=2)
+            if (wait := awaiting_gc(e, live)) is not None:
+                return wait
             self._fail(live, old, gen, st.REASON_OWNERSHIP, str(e), "OwnershipConflict")
             return Result(requeue_after=10)
         except Exception as e:
@@ -61,8 +59,8 @@ class DGDReconciler:
                 log().warning("could not record the failure in status", error=short_error(e))
             raise
         components = [
-            self._component(req.namespace, comp, dcd, current[dcd["metadata"]["name"]])
-            for comp, dcd in zip(internal["spec"]["components"], desired, strict=True)
+            self._component(req.namespace, comp, dcd, result.obj)
+            for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
         ]
         state, reason, message = st.dgd_ready_condition(components)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})

@@ -413,6 +413,13 @@ class ChildSyncer:
         self.recent.remember(obj, out)
         self.recorder.normal(owner, f"Update{ct.res.kind}", f"Released shared {ct.res.kind} {_name(obj)}")
 
+    def apply(self, owner: dict, desired: list[dict]) -> list[SyncResult]:
+        """Make ``owner``'s children exactly ``desired``: create or update each (results in the same order),
+        then prune the cached children that are no longer desired."""
+        results = [self.sync(owner, child) for child in desired]
+        self.prune(owner, {child_key(child) for child in desired})
+        return results
+
     def prune(self, owner: dict, keep: set[tuple[str, str, str]]) -> int:
         """Delete (or release) every cached child of ``owner`` whose (kind, namespace, name) is not in
         ``keep``. Returns how many were removed or released."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .names import WORKER_TYPES
+
 # Port numbers and names (defaults document, "Port Configurations").
 FRONTEND_HTTP_PORT = 8000
 FRONTEND_HTTP_PORT_NAME = "http"
@@ -24,57 +26,43 @@ SGLANG_DIST_INIT_PORT = 29500
 TRTLLM_SSH_PORT = 2222
 
 
-def _port(name: str, number: int) -> dict:
-    return {"name": name, "containerPort": number, "protocol": "TCP"}
+# (port name, number) of the ``main`` container, per component type.
+_CONTAINER_PORTS: dict[str, tuple[tuple[str, int], ...]] = {
+    "frontend": ((FRONTEND_HTTP_PORT_NAME, FRONTEND_HTTP_PORT),),
+    **dict.fromkeys(WORKER_TYPES, ((SYSTEM_PORT_NAME, SYSTEM_PORT), (NIXL_PORT_NAME, NIXL_PORT))),
+    "planner": ((METRICS_PORT_NAME, PLANNER_METRICS_PORT),),
+    "epp": (
+        (EPP_GRPC_PORT_NAME, EPP_GRPC_PORT),
+        (EPP_GRPC_HEALTH_PORT_NAME, EPP_GRPC_HEALTH_PORT),
+        (METRICS_PORT_NAME, EPP_METRICS_PORT),
+    ),
+}
+
+# The component Service's one port, per component type: (name, port, targetPort, appProtocol). The EPP's
+# targetPort is the number, not the name, as upstream renders it.
+_SERVICE_PORT: dict[str, tuple[str, int, str | int, str | None]] = {
+    "frontend": (FRONTEND_HTTP_PORT_NAME, FRONTEND_HTTP_PORT, FRONTEND_HTTP_PORT_NAME, None),
+    **dict.fromkeys(WORKER_TYPES, (SYSTEM_PORT_NAME, SYSTEM_PORT, SYSTEM_PORT_NAME, None)),
+    "planner": (METRICS_PORT_NAME, PLANNER_METRICS_PORT, METRICS_PORT_NAME, None),
+    "epp": (EPP_GRPC_PORT_NAME, EPP_GRPC_PORT, EPP_GRPC_PORT, "http2"),
+}
 
 
 def default_ports(component_type: str | None) -> list[dict]:
     """The container ports the operator gives the ``main`` container of a component type."""
-    if component_type == "frontend":
-        return [_port(FRONTEND_HTTP_PORT_NAME, FRONTEND_HTTP_PORT)]
-    if component_type in ("worker", "prefill", "decode"):
-        return [_port(SYSTEM_PORT_NAME, SYSTEM_PORT), _port(NIXL_PORT_NAME, NIXL_PORT)]
-    if component_type == "planner":
-        return [_port(METRICS_PORT_NAME, PLANNER_METRICS_PORT)]
-    if component_type == "epp":
-        return [
-            _port(EPP_GRPC_PORT_NAME, EPP_GRPC_PORT),
-            _port(EPP_GRPC_HEALTH_PORT_NAME, EPP_GRPC_HEALTH_PORT),
-            _port(METRICS_PORT_NAME, EPP_METRICS_PORT),
-        ]
-    return []
+    return [
+        {"name": name, "containerPort": number, "protocol": "TCP"}
+        for name, number in _CONTAINER_PORTS.get(component_type or "", ())
+    ]
 
 
 def service_ports(component_type: str | None) -> list[dict]:
     """Ports of the component Service (one per type; empty means no Service)."""
-    if component_type == "frontend":
-        return [
-            {
-                "name": "http",
-                "port": FRONTEND_HTTP_PORT,
-                "targetPort": FRONTEND_HTTP_PORT_NAME,
-                "protocol": "TCP",
-            }
-        ]
-    if component_type in ("worker", "prefill", "decode"):
-        return [{"name": "system", "port": SYSTEM_PORT, "targetPort": SYSTEM_PORT_NAME, "protocol": "TCP"}]
-    if component_type == "planner":
-        return [
-            {
-                "name": "metrics",
-                "port": PLANNER_METRICS_PORT,
-                "targetPort": METRICS_PORT_NAME,
-                "protocol": "TCP",
-            }
-        ]
-    if component_type == "epp":
-        return [
-            {
-                "name": "grpc",
-                "port": EPP_GRPC_PORT,
-                "targetPort": EPP_GRPC_PORT,
-                "protocol": "TCP",
-                "appProtocol": "http2",
-            }
-        ]
-    return []
+    spec = _SERVICE_PORT.get(component_type or "")
+    if spec is None:
+        return []
+    name, port, target, app_protocol = spec
+    out: dict = {"name": name, "port": port, "targetPort": target, "protocol": "TCP"}
+    if app_protocol:
+        out["appProtocol"] = app_protocol
+    return [out]

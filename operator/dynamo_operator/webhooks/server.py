@@ -126,15 +126,19 @@ class WebhookApp:
         self.routes = admission_routes()
         self.log = get_logger("webhook")
 
+    def serves(self, path: str) -> bool:
+        """Whether ``path`` (a query string allowed) is one of this server's webhooks."""
+        path = path.split("?", 1)[0]
+        return path == CONVERT_PATH or path in self.routes
+
     def handle(self, path: str, body: bytes) -> tuple[int, dict]:
         path = path.split("?", 1)[0]
+        if not self.serves(path):
+            return 404, not_found(path)
         try:
             if path == CONVERT_PATH:
                 return 200, self.convert(_parse(body))
-            route = self.routes.get(path)
-            if route is None:
-                return 404, {"error": f"no webhook at {path}"}
-            return 200, self.admit(route, _parse(body))
+            return 200, self.admit(self.routes[path], _parse(body))
         except BadRequest as e:
             return e.status, {"error": str(e)}
 
@@ -246,6 +250,10 @@ class WebhookApp:
             response["convertedObjects"] = converted
             response["result"] = {"status": "Success"}
         return {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}
+
+
+def not_found(path: str) -> dict:
+    return {"error": f"no webhook at {path}"}
 
 
 def _deny(code: int, reason: str, message: str) -> dict:
@@ -396,11 +404,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             length = 0
         if 0 < length <= 65536:
             self.rfile.read(length)
-        known = self.path.split("?", 1)[0] in self.server.owner.app.routes or self.path == CONVERT_PATH
-        if known:
+        if self.server.owner.app.serves(self.path):
             self._send(405, {"error": "use POST"}, close=True)
         else:
-            self._send(404, {"error": f"no webhook at {self.path}"}, close=True)
+            self._send(404, not_found(self.path.split("?", 1)[0]), close=True)
 
     do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _not_allowed
 
