@@ -191,7 +191,13 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> KubeCl
     except ClusterError:
         raise
     except Exception as exc:  # malformed kubeconfig, unknown context
-        raise ClusterError(0, f"cannot load kubeconfig: {exc}") from exc
+        source = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        in_context = f" (context {context})" if context else ""
+        raise ClusterError(
+            0,
+            f"cannot load kubeconfig {source}{in_context}: {exc}; check it with `kubectl config view` and "
+            "`kubectl config get-contexts`, or point --kubeconfig / KUBECONFIG at a working one",
+        ) from exc
 
 
 def collection_path(group_version: str, plural: str, namespace: str | None = None) -> str:

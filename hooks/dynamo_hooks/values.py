@@ -116,7 +116,11 @@ def _key_path(key: str) -> list[str | int]:
     return path
 
 
-def _assign(target: Values, path: list[str | int], value: Any) -> None:
+def _dotted(path: list[str | int]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
+def _assign(target: Values, path: list[str | int], value: Any, expression: str) -> None:
     node: Any = target
     for i, step in enumerate(path):
         last = i == len(path) - 1
@@ -124,7 +128,10 @@ def _assign(target: Values, path: list[str | int], value: Any) -> None:
         empty: Any = [] if isinstance(nxt, int) else {}
         if isinstance(step, int):
             if not isinstance(node, list):
-                raise ValuesError(f"cannot index a non-list with [{step}]")
+                raise ValuesError(
+                    f"--set {expression!r}: {_dotted(path[:i])} is already a map, so [{step}] cannot index "
+                    "it; set it either as a list ([n]) or as a map (.key), not both"
+                )
             while len(node) <= step:
                 node.append(None)
             if last:
@@ -135,7 +142,10 @@ def _assign(target: Values, path: list[str | int], value: Any) -> None:
                 node = node[step]
         else:
             if not isinstance(node, dict):
-                raise ValuesError(f"cannot set key {step!r} inside a non-map value")
+                raise ValuesError(
+                    f"--set {expression!r}: {_dotted(path[:i])} is already a list, so it cannot take the key "
+                    f"{step!r}; set it either as a list ([n]) or as a map (.key), not both"
+                )
             if last:
                 if value is None:
                     node[step] = None  # kept as a tombstone so deep_merge removes it from the defaults
@@ -165,7 +175,7 @@ def parse_set(expression: str, *, as_string: bool = False) -> Values:
         else:
             text = _unescape(raw_value)
             value = text if as_string else typed_scalar(text)
-        _assign(result, _key_path(key.strip()), value)
+        _assign(result, _key_path(key.strip()), value, expression)
     return result
 
 

@@ -48,7 +48,7 @@ def down(directory: Path) -> None:
     """Stop the control plane started in DIR (no-op when none is running)."""
     cluster = LocalCluster.from_state(directory)
     if cluster is None:
-        click.echo("no local cluster running", err=True)
+        click.echo(f"no local cluster in {directory}; nothing to stop", err=True)
         return
     cluster.stop()
     click.echo("stopped", err=True)
@@ -60,7 +60,9 @@ def status(directory: Path) -> None:
     """Show each component's pid and whether it is alive."""
     cluster = LocalCluster.from_state(directory)
     if cluster is None:
-        click.echo("no local cluster running")
+        click.echo(
+            f"no local cluster in {directory}: start one with `dynamo-localcluster up --dir {directory}`"
+        )
         sys.exit(1)
     for c in cluster.components:
         click.echo(f"{c.name:26} pid {c.pid:<8} {'running' if c.alive() else 'DEAD'}  log {c.log}")

@@ -155,7 +155,7 @@ class Demo:
             ],
             env,
         )
-        config.write_text(_operator_config(json.loads(cm.stdout)))
+        config.write_text(_operator_config(json.loads(cm.stdout), NAMESPACE))
         op_env = {**env, "POD_NAMESPACE": NAMESPACE, "POD_NAME": "dynamo-demo-operator"}
         argv = [
             str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"),
@@ -252,7 +252,7 @@ class Demo:
             self.say("no demo running")
 
 
-def _operator_config(configmaps: dict) -> str:
+def _operator_config(configmaps: dict, where: str) -> str:
     """The OperatorConfiguration the chart installed, so the local process runs with it."""
     for cm in configmaps.get("items", []):
         for value in (cm.get("data") or {}).values():
@@ -260,7 +260,11 @@ def _operator_config(configmaps: dict) -> str:
                 doc = yaml.safe_load(value)
                 if isinstance(doc, dict) and doc.get("kind") == "OperatorConfiguration":
                     return value
-    raise DemoError("the chart installed no ConfigMap holding an OperatorConfiguration")
+    raise DemoError(
+        f"no ConfigMap labelled app.kubernetes.io/name=dynamo-operator in namespace {where} holds an "
+        "OperatorConfiguration; check that the chart's operator is enabled (dynamo-operator.enabled) and "
+        f"look with: kubectl get configmap -n {where} -l app.kubernetes.io/name=dynamo-operator -o yaml"
+    )
 
 
 def _progress(dgd: dict) -> str:
@@ -289,7 +293,7 @@ def _wait(check, timeout: float, what: str, alive=lambda: True, log: Path | None
             if check():
                 return
         time.sleep(0.3)
-    raise DemoError(f"timed out waiting for {what}")
+    raise DemoError(f"timed out after {timeout:.0f}s waiting for {what}" + (f"; see {log}" if log else ""))
 
 
 def main(directory: Path, down: bool) -> int:

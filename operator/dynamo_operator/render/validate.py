@@ -67,7 +67,12 @@ def _validate_model(obj: dict, kind: str) -> dict:
 def to_v1beta1(obj: dict) -> dict:
     """Convert (when v1alpha1) and validate one DGD or DCD; returns a new v1beta1 dict."""
     if not isinstance(obj, dict):
-        raise RenderError("<document>", "<root>", f"expected a mapping, got {type(obj).__name__}", "")
+        raise RenderError(
+            "<document>",
+            "<root>",
+            f"expected a mapping, got {type(obj).__name__}",
+            f"give a {' or '.join(SUPPORTED_KINDS)} (a YAML mapping with apiVersion, kind, metadata, spec)",
+        )
     kind, api_version = obj.get("kind"), obj.get("apiVersion")
     if kind not in SUPPORTED_KINDS:
         raise RenderError(
