@@ -187,7 +187,12 @@ def env(api_cluster):
         metrics_bind_address="0",
         health_probe_bind_address="0",
         pod_namespace=OPNS,
-        config={"server": {"webhook": {"certProvisionMode": "auto"}}},
+        # Grove off explicitly: left to auto-detection, the rules would follow whatever grove.io CRDs another
+        # test module happens to have on the shared apiserver at that moment.
+        config={
+            "server": {"webhook": {"certProvisionMode": "auto"}},
+            "orchestrators": {"grove": {"enabled": False}},
+        },
     )
     mgr = Manager(settings, api_client=api_cluster.api_client())
     policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
