@@ -14,11 +14,14 @@ import uuid
 
 import pytest
 from dynamo_operator.runtime.client import CONFIGMAPS, LEASES, NAMESPACES, SERVICEACCOUNTS, ResourceClient
+from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.informer import ClientListWatcher, Informer, wait_until
 from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
 from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
+from dynamo_operator.runtime.workqueue import ItemExponentialFailureRateLimiter
 from kubernetes.client.exceptions import ApiException
 from support.processes import http_get, run_argv, spawn_operator
 
@@ -460,3 +463,127 @@ def test_process_exits_nonzero_when_marker_cannot_be_created(api_cluster, tmp_pa
     )
     r = subprocess.run(argv, env=api_cluster.env, capture_output=True, timeout=60)
     assert r.returncode == 1, r.stderr.decode()[-2000:]
+
+
+# -- controller semantics (requeue, backoff, owner mapping, exclusions) on real watches ---------------------
+
+
+def _controller(client, reconcile, label: str, excluded=()):
+    """A Controller on ConfigMaps labelled ``label`` in every namespace, owning ConfigMaps labelled
+    ``label`` + ``-owned``: both caches watch the real server (cluster-wide, so a namespace exclusion is
+    what keeps a request out)."""
+    infs = [
+        Informer(
+            CONFIGMAPS,
+            ClientListWatcher(client, CONFIGMAPS, None, label_selector=selector, watch_timeout=(5, 6)),
+            name=role,
+        )
+        for role, selector in (("primary", label), ("owned", f"{label}-owned"))
+    ]
+    for inf in infs:
+        inf.start()
+    assert all(i.wait_for_sync(10) for i in infs)
+    m = OperatorMetrics()
+    ctl = Controller(
+        "test",
+        CONFIGMAPS,
+        infs[0],
+        reconcile,
+        owned=[(CONFIGMAPS, infs[1])],
+        workers=2,
+        metrics=m,
+        is_excluded=lambda ns: ns in excluded,
+    )
+    return ctl, m, infs
+
+
+def _labelled(name: str, ns: str, label: str, **meta) -> dict:
+    key, value = label.split("=")
+    return {"metadata": {"name": name, "namespace": ns, "labels": {key: value}, **meta}}
+
+
+def _stop_all(ctl, infs):
+    ctl.stop(timeout=5)
+    for i in infs:
+        i.stop()
+
+
+def test_controller_requeues_errors_with_backoff_and_counts_them(client, make_ns):
+    ns, label = make_ns("bo"), f"rtctl={uuid.uuid4().hex[:8]}"
+    client.create(CONFIGMAPS, _labelled("a", ns, label))
+    calls = []
+
+    def reconcile(req):
+        calls.append((req, time.monotonic()))
+        if len(calls) < 3:
+            raise RuntimeError("boom")
+        return Result()
+
+    ctl, m, infs = _controller(client, reconcile, label)
+    ctl.rate_limiter_factory = lambda: ItemExponentialFailureRateLimiter(0.05, 1)
+    ctl.start()
+    try:
+        assert wait_until(lambda: len(calls) >= 3, 10)
+        time.sleep(0.3)
+        assert len(calls) == 3  # success → forgotten, no more requeues
+        assert calls[2][1] - calls[1][1] >= 0.09  # second retry waited ~0.1s
+        lbl = {"resource_type": "ConfigMap", "namespace": ns}
+        r = m.registry
+        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "error"}) == 2
+        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "success"}) == 1
+        errors = r.get_sample_value(
+            "dynamo_operator_reconcile_errors_total", {**lbl, "error_type": "internal"}
+        )
+        assert errors == 2
+    finally:
+        _stop_all(ctl, infs)
+
+
+def test_controller_requeue_after(client, make_ns):
+    ns, label = make_ns("ra"), f"rtctl={uuid.uuid4().hex[:8]}"
+    client.create(CONFIGMAPS, _labelled("a", ns, label))
+    calls = []
+
+    def reconcile(req):
+        calls.append(time.monotonic())
+        return Result(requeue_after=0.2) if len(calls) == 1 else Result()
+
+    ctl, m, infs = _controller(client, reconcile, label)
+    ctl.start()
+    try:
+        assert wait_until(lambda: len(calls) >= 2, 10)
+        assert calls[1] - calls[0] >= 0.18
+        lbl = {"resource_type": "ConfigMap", "namespace": ns, "result": "requeue"}
+        assert m.registry.get_sample_value("dynamo_operator_reconcile_total", lbl) == 1
+    finally:
+        _stop_all(ctl, infs)
+
+
+def test_owned_child_enqueues_controller_owner_and_exclusions_drop(client, make_ns):
+    ns, claimed, label = make_ns("own"), make_ns("claimed"), f"rtctl={uuid.uuid4().hex[:8]}"
+    parent = client.create(CONFIGMAPS, _labelled("parent", ns, label))
+    client.create(CONFIGMAPS, _labelled("other", claimed, label))
+    client.create(CONFIGMAPS, _labelled("orphan", ns, label))
+    seen: list[Request] = []
+    ctl, _m, infs = _controller(client, seen.append, label, excluded={claimed})
+    ctl.start()
+    try:
+        assert wait_until(lambda: Request(ns, "parent") in seen, 10)
+        seen.clear()
+        ref = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": "parent",
+            "uid": parent["metadata"]["uid"],
+            "controller": True,
+        }
+        client.create(CONFIGMAPS, _labelled("child", ns, f"{label}-owned", ownerReferences=[ref]))
+        # the owned child's event enqueues its controller owner, not itself
+        assert wait_until(lambda: Request(ns, "parent") in seen, 10)
+        time.sleep(0.3)
+        assert Request(ns, "child") not in seen  # an owned object maps to its owner only
+        # the primary cache holds `other` (cluster-wide watch), but its namespace is another operator's
+        assert infs[0].store.get(claimed, "other") is not None
+        assert Request(claimed, "other") not in seen
+    finally:
+        _stop_all(ctl, infs)

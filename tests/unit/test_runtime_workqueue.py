@@ -6,9 +6,8 @@ import threading
 import time
 
 import pytest
-from dynamo_operator.runtime.client import CONFIGMAPS, ResourceDescriptor
-from dynamo_operator.runtime.controller import Controller, Request, Result, owner_requests
-from dynamo_operator.runtime.informer import Informer, wait_until
+from dynamo_operator.runtime.client import ResourceDescriptor
+from dynamo_operator.runtime.controller import Request, owner_requests
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.workqueue import (
     BucketRateLimiter,
@@ -16,7 +15,6 @@ from dynamo_operator.runtime.workqueue import (
     MaxOfRateLimiter,
     WorkQueue,
 )
-from fakewatch import FakeWatch
 
 
 @pytest.fixture
@@ -141,130 +139,7 @@ def test_queue_metrics_recorded():
     wq.shutdown()
 
 
-# -- controller semantics against a scripted informer ------------------------------------------------------
-
-
-class _LW:
-    def __init__(self, items):
-        self.items = items
-
-    def list(self):
-        return list(self.items), "1"
-
-    def watch(self, rv):
-        return FakeWatch([], block=True)
-
-
-def _cm(name, ns="default", owner=None, uid=None):
-    md = {"name": name, "namespace": ns, "resourceVersion": "1", "uid": uid or f"uid-{name}"}
-    if owner:
-        md["ownerReferences"] = [
-            {
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "name": owner,
-                "uid": f"uid-{owner}",
-                "controller": True,
-            }
-        ]
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": md}
-
-
-def _controller(reconcile, items, owned_items=(), excluded=()):
-    prim = Informer(CONFIGMAPS, _LW(items))
-    owned = Informer(CONFIGMAPS, _LW(list(owned_items)), name="owned")
-    prim.start()
-    owned.start()
-    assert prim.wait_for_sync(2) and owned.wait_for_sync(2)
-    m = OperatorMetrics()
-    ctl = Controller(
-        "test",
-        CONFIGMAPS,
-        prim,
-        reconcile,
-        owned=[(CONFIGMAPS, owned)],
-        workers=2,
-        metrics=m,
-        is_excluded=lambda ns: ns in excluded,
-    )
-    return ctl, m, (prim, owned)
-
-
-def _stop(ctl, infs):
-    ctl.stop(timeout=2)
-    for i in infs:
-        i.stop()
-
-
-def test_controller_requeues_errors_with_backoff_and_counts_them():
-    calls = []
-
-    def reconcile(req):
-        calls.append((req, time.monotonic()))
-        if len(calls) < 3:
-            raise RuntimeError("boom")
-        return Result()
-
-    ctl, m, infs = _controller(reconcile, [_cm("a")])
-    ctl.rate_limiter_factory = lambda: ItemExponentialFailureRateLimiter(0.05, 1)
-    ctl.start()
-    try:
-        assert wait_until(lambda: len(calls) >= 3, 5)
-        time.sleep(0.2)
-        assert len(calls) == 3  # success → forgotten, no more requeues
-        assert calls[2][1] - calls[1][1] >= 0.09  # second retry waited ~0.1s
-        r = m.registry
-        lbl = {"resource_type": "ConfigMap", "namespace": "default"}
-        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "error"}) == 2
-        assert r.get_sample_value("dynamo_operator_reconcile_total", {**lbl, "result": "success"}) == 1
-        assert (
-            r.get_sample_value("dynamo_operator_reconcile_errors_total", {**lbl, "error_type": "internal"})
-            == 2
-        )
-    finally:
-        _stop(ctl, infs)
-
-
-def test_controller_requeue_after():
-    calls = []
-
-    def reconcile(req):
-        calls.append(time.monotonic())
-        return Result(requeue_after=0.2) if len(calls) == 1 else Result()
-
-    ctl, m, infs = _controller(reconcile, [_cm("a")])
-    ctl.start()
-    try:
-        assert wait_until(lambda: len(calls) >= 2, 3)
-        assert calls[1] - calls[0] >= 0.18
-        assert (
-            m.registry.get_sample_value(
-                "dynamo_operator_reconcile_total",
-                {"resource_type": "ConfigMap", "namespace": "default", "result": "requeue"},
-            )
-            == 1
-        )
-    finally:
-        _stop(ctl, infs)
-
-
-def test_owned_child_enqueues_controller_owner_and_exclusions_drop():
-    seen = []
-    ctl, _m, infs = _controller(
-        lambda req: seen.append(req),
-        [_cm("parent"), _cm("other", ns="claimed")],
-        owned_items=[_cm("child", owner="parent"), _cm("orphan")],
-        excluded={"claimed"},
-    )
-    ctl.start()
-    try:
-        assert wait_until(lambda: Request("default", "parent") in seen, 3)
-        time.sleep(0.2)
-        assert Request("claimed", "other") not in seen
-        assert Request("default", "orphan") not in seen
-        assert Request("default", "child") not in seen
-    finally:
-        _stop(ctl, infs)
+# -- owner mapping (pure) ------------------------------------------------------------------------------------
 
 
 def test_owner_requests_match_group_and_kind_only():
