@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import subprocess
 import sys
+import time
 
 from cryptography import x509
 from dynamo_localcluster import pki
@@ -49,7 +50,11 @@ def test_leftover_processes_finds_by_marker(tmp_path):
     marker = str(tmp_path / "marker-dir")
     proc = subprocess.Popen([sys.executable, "-c", "import time,sys; time.sleep(30)", marker])
     try:
-        assert any(pid == proc.pid for pid, _ in leftover_processes(marker))
+        # Right after fork the child still shows the parent's command line until it execs: poll, bounded.
+        deadline = time.monotonic() + 10
+        while not any(pid == proc.pid for pid, _ in leftover_processes(marker)):
+            assert time.monotonic() < deadline, "the sleeper naming the marker was never found"
+            time.sleep(0.05)
     finally:
         proc.kill()
         proc.wait()
