@@ -43,6 +43,8 @@ REASON_MIXED = "mixed_not_ready_reasons"
 REASON_INVALID_SPEC = "invalid_spec"
 REASON_OWNERSHIP = "ownership_conflict"
 REASON_FAILED = "failed_to_reconcile_the_resources"
+REASON_ROLLING = "rolling_update_in_progress"
+REASON_ROLLING_FAILED = "rolling_update_failed"
 
 # per-component classification
 NOT_CREATED = "not_created"
@@ -243,3 +245,24 @@ def dgd_status(
     if components is not None:
         st["components"] = components
     return st
+
+
+def rolling_overlay(state: str, reason: str, message: str, rolling: dict | None) -> tuple[str, str, str]:
+    """A running rolling update keeps the graph ``pending`` (never ``successful``); a failed one fails it."""
+    phase = (rolling or {}).get("phase")
+    if state == STATE_FAILED:
+        return state, reason, message
+    if phase == "Failed":
+        return STATE_FAILED, REASON_ROLLING_FAILED, f"Rolling update failed; {message}"
+    if phase in ("Pending", "InProgress"):
+        done = ", ".join((rolling or {}).get("updatedComponents") or []) or "none"
+        return STATE_PENDING, REASON_ROLLING, f"Rolling update in progress (updated: {done}); {message}"
+    return state, reason, message
+
+
+def set_optional(status: dict, key: str, value: dict | None) -> None:
+    """Set ``status[key]``, or drop it when ``value`` is None."""
+    if value is None:
+        status.pop(key, None)
+    else:
+        status[key] = value
