@@ -1,0 +1,134 @@
+"""The rolling-update and restart state machines (controllers.rollout) and the status overlay."""
+
+from __future__ import annotations
+
+from dynamo_operator.controllers import rollout as ro
+from dynamo_operator.controllers import status as st
+
+NOW = "2026-01-01T00:00:00Z"
+LATER = "2026-01-01T00:05:00Z"
+
+
+# -- rolling update ------------------------------------------------------------------------------------------
+
+
+def test_new_graph_records_its_hash_without_a_rolling_update():
+    step = ro.rolling_update(None, None, "aaaa1111", {"Decode": False}, NOW)
+    assert step.status is None and step.store_hash == "aaaa1111" and not step.events and not step.active
+
+
+def test_hash_change_starts_pending_then_in_progress_then_completes():
+    step = ro.rolling_update(None, "old00000", "new11111", {"Decode": False, "Prefill": False}, NOW)
+    assert step.status == {"phase": "Pending", "startTime": NOW, "updatedComponents": []}
+    assert step.store_hash is None and step.active_hash == "old00000" and step.active
+    assert [e.reason for e in step.events] == ["RollingUpdateStarted"]
+
+    step = ro.rolling_update(step.status, "old00000", "new11111", {"Decode": True, "Prefill": False}, LATER)
+    assert step.status == {"phase": "InProgress", "startTime": NOW, "updatedComponents": ["Decode"]}
+    assert step.store_hash is None and not step.events and step.active
+
+    step = ro.rolling_update(step.status, "old00000", "new11111", {"Decode": True, "Prefill": True}, LATER)
+    assert step.status == {
+        "phase": "Completed",
+        "startTime": NOW,
+        "endTime": LATER,
+        "updatedComponents": ["Decode", "Prefill"],
+    }
+    assert step.store_hash == "new11111" and not step.active
+    assert [e.reason for e in step.events] == ["RollingUpdateCompleted"]
+
+    # the annotation now holds the new hash: the completed status is kept, nothing more happens
+    again = ro.rolling_update(step.status, "new11111", "new11111", {"Decode": True, "Prefill": True}, LATER)
+    assert again.status == step.status and again.store_hash is None and not again.events
+
+
+def test_reverting_to_the_live_revision_completes_a_running_update():
+    running = {"phase": "InProgress", "startTime": NOW, "updatedComponents": []}
+    step = ro.rolling_update(running, "same0000", "same0000", {"Decode": True}, LATER)
+    assert step.status["phase"] == "Completed" and step.status["endTime"] == LATER
+
+
+def test_scaling_alone_is_not_a_rolling_update():
+    done = {"phase": "Completed", "startTime": NOW, "endTime": NOW, "updatedComponents": ["Decode"]}
+    step = ro.rolling_update(done, "h0000000", "h0000000", {"Decode": False}, LATER)
+    assert step.status == done and not step.events
+
+
+def test_overlay_never_reports_successful_during_a_rolling_update():
+    running = {"phase": "InProgress", "updatedComponents": ["Decode"]}
+    state, reason, msg = st.rolling_overlay(st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "all ready", running)
+    assert (state, reason) == (st.STATE_PENDING, st.REASON_ROLLING)
+    assert "updated: Decode" in msg
+    assert st.rolling_overlay(st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "m", {"phase": "Completed"})[0] == (
+        st.STATE_SUCCESSFUL
+    )
+    assert st.rolling_overlay(st.STATE_PENDING, st.REASON_UPDATING, "m", {"phase": "Failed"})[:2] == (
+        st.STATE_FAILED,
+        st.REASON_ROLLING_FAILED,
+    )
+    assert (
+        st.rolling_overlay(st.STATE_FAILED, st.REASON_INVALID_SPEC, "m", running)[1] == st.REASON_INVALID_SPEC
+    )
+
+
+# -- restart ---------------------------------------------------------------------------------------------
+
+NAMES = ["Frontend", "Decode", "Prefill"]
+
+
+def test_no_restart_keeps_only_a_terminal_status():
+    assert ro.restart(None, None, NAMES, {}, False).status is None
+    done = {"observedID": "r1", "phase": "Completed"}
+    assert ro.restart(None, done, NAMES, {}, False).status == done
+    assert ro.restart(None, {"observedID": "r1", "phase": "Restarting"}, NAMES, {}, False).status is None
+
+
+def test_sequential_restart_goes_one_component_at_a_time_in_name_order():
+    spec = {"id": "r1"}
+    done = dict.fromkeys(NAMES, False)
+    step = ro.restart(spec, None, NAMES, done, False)
+    assert step.status == {"observedID": "r1", "phase": "Restarting", "inProgress": ["Decode"]}
+    assert step.targets == {"Decode"} and [e.reason for e in step.events] == ["RestartStarted"]
+
+    done["Decode"] = True
+    step = ro.restart(spec, step.status, NAMES, done, False)
+    assert step.status["inProgress"] == ["Frontend"] and step.targets == {"Decode", "Frontend"}
+    assert not step.events
+
+    done.update(Frontend=True, Prefill=True)
+    step = ro.restart(spec, step.status, NAMES, done, False)
+    assert step.status == {"observedID": "r1", "phase": "Completed"}
+    assert step.targets == set(NAMES) and [e.reason for e in step.events] == ["RestartCompleted"]
+
+    # processed: no further targets (the controller keeps the annotations already on the DCDs)
+    again = ro.restart(spec, step.status, NAMES, done, False)
+    assert again.status == step.status and again.targets == frozenset() and not again.events
+
+
+def test_sequential_restart_follows_an_explicit_order():
+    spec = {"id": "r2", "strategy": {"type": "Sequential", "order": ["Prefill", "Decode", "Frontend"]}}
+    step = ro.restart(spec, None, NAMES, dict.fromkeys(NAMES, False), False)
+    assert step.status["inProgress"] == ["Prefill"] and step.targets == {"Prefill"}
+
+
+def test_parallel_restart_restarts_everything_at_once():
+    spec = {"id": "r3", "strategy": {"type": "Parallel"}}
+    done = dict.fromkeys(NAMES, False)
+    step = ro.restart(spec, None, NAMES, done, False)
+    assert step.targets == set(NAMES) and step.status["inProgress"] == sorted(NAMES)
+    done["Frontend"] = True
+    step = ro.restart(spec, step.status, NAMES, done, False)
+    assert step.status["inProgress"] == ["Decode", "Prefill"]
+
+
+def test_restart_during_a_rolling_update_is_superseded_with_a_warning():
+    step = ro.restart({"id": "r4"}, None, NAMES, dict.fromkeys(NAMES, False), True)
+    assert step.status == {"observedID": "r4", "phase": "Superseded"} and step.targets == frozenset()
+    assert [(e.warning, e.reason) for e in step.events] == [(True, "RestartSuperseded")]
+
+
+def test_a_new_restart_id_starts_over():
+    spec = {"id": "r6"}
+    old = {"observedID": "r5", "phase": "Completed"}
+    step = ro.restart(spec, old, NAMES, dict.fromkeys(NAMES, False), False)
+    assert step.status["phase"] == "Restarting" and step.status["observedID"] == "r6"
