@@ -132,3 +132,63 @@ def test_a_new_restart_id_starts_over():
     old = {"observedID": "r5", "phase": "Completed"}
     step = ro.restart(spec, old, NAMES, dict.fromkeys(NAMES, False), False)
     assert step.status["phase"] == "Restarting" and step.status["observedID"] == "r6"
+
+
+# -- admission rules for spec.restart ------------------------------------------------------------------------
+
+
+def _dgd(restart=None, status=None) -> dict:
+    obj = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "team"},
+        "spec": {
+            "components": [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}],
+        },
+    }
+    if restart is not None:
+        obj["spec"]["restart"] = restart
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def _errors(obj, old=None) -> list[str]:
+    from dynamo_operator.webhooks.validation import validate
+
+    return [str(e) for e in validate("DynamoGraphDeployment", "v1beta1", obj, old).errors]
+
+
+def test_restart_order_must_name_every_component_once():
+    assert (
+        _errors(_dgd({"id": "r1", "strategy": {"type": "Sequential", "order": ["Worker", "Frontend"]}})) == []
+    )
+    errs = _errors(_dgd({"id": "r1", "strategy": {"order": ["Worker", "Worker", "Nope"]}}))
+    assert errs == [
+        'spec.restart.strategy.order[1]: Duplicate value: "Worker": name each component once',
+        'spec.restart.strategy.order[2]: Not found: "Nope": no component of that name (components: Frontend, '
+        "Worker)",
+        "spec.restart.strategy.order: Invalid value: must list every component; missing: Frontend (or omit "
+        "order for name order)",
+    ]
+
+
+def test_parallel_restart_takes_no_order_and_types_are_checked():
+    errs = _errors(_dgd({"id": "r1", "strategy": {"type": "Parallel", "order": ["Worker", "Frontend"]}}))
+    assert errs == [
+        "spec.restart.strategy.order: Forbidden: a Parallel restart restarts every component at once; "
+        "remove order or use Sequential"
+    ]
+    errs = _errors(_dgd({"id": "r1", "strategy": {"type": "Rolling"}}))
+    assert errs == ['spec.restart.strategy.type: Unsupported value: "Rolling": use Sequential or Parallel']
+
+
+def test_restart_id_is_frozen_while_a_rolling_update_runs():
+    old = _dgd({"id": "r1"}, status={"rollingUpdate": {"phase": "InProgress"}})
+    assert _errors(_dgd({"id": "r2"}), old) == [
+        'spec.restart.id: Forbidden: "r2": cannot change while a rolling update is InProgress; wait for '
+        "status.rollingUpdate.phase Completed, then set the new restart id"
+    ]
+    assert _errors(_dgd({"id": "r1"}), old) == []
+    done = _dgd({"id": "r1"}, status={"rollingUpdate": {"phase": "Completed"}})
+    assert _errors(_dgd({"id": "r2"}), done) == []
