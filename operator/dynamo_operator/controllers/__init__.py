@@ -9,6 +9,8 @@
   RoleBindings map to every DCD referencing them;
 * ``DynamoGraphDeploymentScalingAdapter`` controller (``dgdsa.AdapterReconciler``): primary DGDSAs; a DGD
   change re-queues the adapters that reference it; the DGD controller owns (creates/deletes) adapters;
+* ``DynamoModel`` (``dynamomodel``), ``DynamoGraphDeploymentRequest`` (``dgdr``) and ``DynamoCheckpoint``
+  (``checkpoint``) controllers, each registered by its module's ``register``;
 * the image-pull-secret watch: ``kubernetes.io/dockerconfigjson`` Secrets (field selector on ``type``); any
   change re-queues the DCDs of that namespace, whose pod specs may gain or lose a discovered secret;
 * an Event recorder (``runtime.events``) and a periodic gauge refresher for
@@ -42,7 +44,7 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.log import get_logger
 
-from . import store
+from . import checkpoint, dgdr, dynamomodel, store
 from .common import Deps
 from .dcd import DCDReconciler
 from .dgd import DGDReconciler
@@ -165,7 +167,12 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
 
     gauges = GaugeRefresher(manager, stores)
     manager.add_runnable(gauges.start, needs_leader=False, stop_fn=gauges.stop, name="resource-gauges")
-    return {DGD_CONTROLLER: dgd_ctl, DCD_CONTROLLER: dcd_ctl, DGDSA_CONTROLLER: dgdsa_ctl}
+    ctls = {DGD_CONTROLLER: dgd_ctl, DCD_CONTROLLER: dcd_ctl, DGDSA_CONTROLLER: dgdsa_ctl}
+    # DynamoModel, DGDR and DynamoCheckpoint: their own caches and reconcilers (see each module)
+    ctls[dynamomodel.CONTROLLER] = dynamomodel.register(manager, recorder, _add_handler)
+    ctls[dgdr.CONTROLLER] = dgdr.register(manager, recorder, _add_handler, doc)
+    ctls[checkpoint.CONTROLLER] = checkpoint.register(manager, recorder, doc)
+    return ctls
 
 
 class GaugeRefresher:
