@@ -127,7 +127,7 @@ def step(ckpt: dict, job: dict | None, enabled: bool) -> Step:
                 "checkpointing is disabled in the operator configuration: set checkpoint.enabled: true "
                 "(Helm: dynamo-operator checkpoint values) to create the checkpoint Job"
             )
-            st["message"] = msg
+            st["phase"], st["message"] = PENDING, msg
             return Step(st, [Cond(READY_COND, False, R_DISABLED, msg)], events=[("Warning", R_DISABLED, msg)])
         st["phase"], st["jobName"] = CREATING, name
         msg = f"checkpoint Job {name} created"
