@@ -110,6 +110,7 @@ class DGDReconciler:
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, now)
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
+        state, reason, message = st.restart_overlay(state, reason, message, restart.status)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         st.set_optional(new, "rollingUpdate", ru.status)
         st.set_optional(new, "restart", restart.status)
@@ -181,6 +182,9 @@ class DGDReconciler:
             )
         else:
             readiness = st.deployment_readiness(dep, want)
+            stale = st.revision_mismatch(dcd, dep, restart_annotation(dcd)) if readiness.ready else None
+            if stale:  # a cached Deployment older than the DCD the component controller applied
+                readiness = st.Readiness(False, st.UPDATING, stale)
         return st.ComponentState(comp["name"], readiness, rs, dep is not None)
 
     def _from_dcd_status(self, cname: str, dcd: dict, want: int) -> st.ComponentState:

@@ -24,6 +24,9 @@ import copy
 import datetime as dt
 from dataclasses import dataclass
 
+from dynamo_operator.render.graph import ANN_RESTART_AT as RESTART_ANNOTATION
+from dynamo_operator.render.names import LABEL_WORKER_HASH as WORKER_HASH_LABEL
+
 from . import diff
 
 READY = "Ready"
@@ -45,6 +48,7 @@ REASON_OWNERSHIP = "ownership_conflict"
 REASON_FAILED = "failed_to_reconcile_the_resources"
 REASON_ROLLING = "rolling_update_in_progress"
 REASON_ROLLING_FAILED = "rolling_update_failed"
+REASON_RESTARTING = "restart_in_progress"
 
 # per-component classification
 NOT_CREATED = "not_created"
@@ -97,6 +101,21 @@ def deployment_readiness(dep: dict | None, desired: int) -> Readiness:
         if c.get("type") == "Available" and c.get("status") == "False":
             return Readiness(False, PODS_NOT_READY, c.get("message") or "Deployment not available")
     return Readiness(True, "", f"{ready}/{desired} replicas ready")
+
+
+def revision_mismatch(dcd: dict, dep: dict | None, restart_id: str | None) -> str | None:
+    """Why a Deployment's pod template is not the DCD's revision (worker hash, restart id), or None."""
+    if dep is None:
+        return None
+    tmeta = ((dep.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    want_hash = ((dcd.get("metadata") or {}).get("labels") or {}).get(WORKER_HASH_LABEL)
+    have_hash = (tmeta.get("labels") or {}).get(WORKER_HASH_LABEL)
+    if want_hash != have_hash:
+        return f"Deployment runs worker revision {have_hash}, want {want_hash}"
+    have_restart = (tmeta.get("annotations") or {}).get(RESTART_ANNOTATION)
+    if restart_id != have_restart:
+        return f"Deployment pods carry restart {have_restart}, want {restart_id}"
+    return None
 
 
 def replica_status(kind: str, name: str, runtime_namespace: str | None, workload: dict | None) -> dict:
@@ -245,6 +264,19 @@ def dgd_status(
     if components is not None:
         st["components"] = components
     return st
+
+
+def restart_overlay(state: str, reason: str, message: str, restart: dict | None) -> tuple[str, str, str]:
+    """A restart still going through its components keeps the graph ``pending``."""
+    r = restart or {}
+    if state == STATE_SUCCESSFUL and r.get("phase") == "Restarting":
+        left = ", ".join(r.get("inProgress") or [])
+        return (
+            STATE_PENDING,
+            REASON_RESTARTING,
+            f"Restart {r.get('observedID')} in progress ({left}); {message}",
+        )
+    return state, reason, message
 
 
 def rolling_overlay(state: str, reason: str, message: str, rolling: dict | None) -> tuple[str, str, str]:
