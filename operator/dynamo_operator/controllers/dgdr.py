@@ -155,7 +155,6 @@ def register(manager, recorder: EventRecorder, add_handler, config: dict, worker
     dgds = manager.informer(store.DGD)
     for inf in (outputs, dgds):
         add_handler(inf, ctl, request_for_labels)
-    cluster_wide = not lookup(config, "namespace.restricted", "")
     reconciler = DGDRReconciler(
         manager.client,
         recorder,
@@ -164,7 +163,7 @@ def register(manager, recorder: EventRecorder, add_handler, config: dict, worker
         outputs.store,
         dgds.store,
         profiling_cluster_role=(
-            lookup(config, "rbac.dgdrProfilingClusterRoleName", None) if cluster_wide else None
+            lookup(config, "rbac.dgdrProfilingClusterRoleName", None) if manager.settings.cluster_wide else None
         ),
     )
     return ctl

@@ -44,7 +44,8 @@ from .sync import Conflict
 REQUEST_TIMEOUT = 15.0  # seconds per HTTP call (upstream's value)
 ATTEMPTS = 3
 BACKOFF = 0.5  # seconds before the 2nd attempt, doubled each time
-PROBE_THREADS = 4
+PROBE_THREADS = 4  # concurrent rounds (models)
+ROUND_CONCURRENCY = 10  # concurrent calls within a round
 LOAD, UNLOAD = "load", "unload"
 
 
@@ -125,10 +126,15 @@ class Prober:
     def _round(self, req: Request, key: tuple, calls: list[tuple[str, str, str, dict | None]]) -> None:
         outcomes: dict[str, rm.ProbeOutcome] = {}
         try:
-            for address, method, url, body in calls:
-                outcomes[address] = call_endpoint(
-                    method, url, body, self.timeout, self.attempts, self.backoff
-                )
+            # the endpoints of one round in parallel (bounded, as upstream's 10), so one dead endpoint
+            # costs its own timeouts, not everyone's
+            with ThreadPoolExecutor(max_workers=min(ROUND_CONCURRENCY, len(calls) or 1)) as ex:
+                futures = {
+                    address: ex.submit(call_endpoint, m, url, body, self.timeout, self.attempts, self.backoff)
+                    for address, m, url, body in calls
+                }
+                for address, fut in futures.items():
+                    outcomes[address] = fut.result()
         except Exception as e:  # never lose the round: report it as failed
             self.log.exception("probe round failed", model=str(req))
             for address, *_ in calls:
@@ -145,7 +151,9 @@ class Prober:
 
 
 def _lora_url(address: str, *segments: str) -> str:
-    return address.rstrip("/") + "/v1/loras" + "".join("/" + urllib.parse.quote(s, safe="") for s in segments)
+    return (
+        address.rstrip("/") + "/v1/loras" + "".join("/" + urllib.parse.quote(s, safe="/") for s in segments)
+    )
 
 
 def load_calls(spec: dict, cands: list[rm.Candidate]) -> list[tuple[str, str, str, dict | None]]:
