@@ -195,6 +195,29 @@ def check_truth(history: History, expected_by_generation: dict[int, dict[str, di
     return judged
 
 
+def apply_recorded(client, dgd: dict, field_name: str) -> tuple[History, dict]:
+    """Apply ``dgd`` (its generation 2) while recording the namespace's history, until the status says
+    successful for it with ``status.<field_name>.phase`` Completed."""
+    ns = dgd["metadata"]["namespace"]
+    history = History(client, ns)
+    history.start()
+    try:
+        apply_dgd(client, dgd)
+        s = wait_status(
+            client,
+            ns,
+            lambda s: (
+                s.get("observedGeneration") == 2
+                and s.get("state") == st.STATE_SUCCESSFUL
+                and (s.get(field_name) or {}).get("phase") == "Completed"
+            ),
+            timeout=WAIT,
+        )
+    finally:
+        history.stop()
+    return history, s
+
+
 def pod_uids(client, ns: str, dcd: str) -> set[str]:
     items = client.list(PODS, ns, label_selector=f"{names.LABEL_SELECTOR}={dcd}").get("items") or []
     return {p["metadata"]["uid"] for p in items}
@@ -221,27 +244,12 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     )
     before = {n: pod_uids(client, ns, f"g-{n}") for n in ("frontend", "prefill", "decode")}
 
-    history = History(client, ns)
-    history.start()
-    try:
-        changed = copy.deepcopy(g)
-        decode = changed["spec"]["components"][2]["podTemplate"]["spec"]["containers"][0]
-        decode["args"] = ["--block-size", "32"]
-        h2 = worker_hash(changed)
-        assert h2 != h1
-        apply_dgd(client, changed)
-        s = wait_status(
-            client,
-            ns,
-            lambda s: (
-                s.get("observedGeneration") == 2
-                and s.get("state") == st.STATE_SUCCESSFUL
-                and (s.get("rollingUpdate") or {}).get("phase") == "Completed"
-            ),
-            timeout=WAIT,
-        )
-    finally:
-        history.stop()
+    changed = copy.deepcopy(g)
+    decode = changed["spec"]["components"][2]["podTemplate"]["spec"]["containers"][0]
+    decode["args"] = ["--block-size", "32"]
+    h2 = worker_hash(changed)
+    assert h2 != h1
+    history, s = apply_recorded(client, changed, "rollingUpdate")
 
     ru = s["rollingUpdate"]
     assert ru["updatedComponents"] == ["Decode", "Prefill"] and ru["startTime"] <= ru["endTime"]
@@ -297,23 +305,8 @@ def test_restart_sequential_then_parallel(client, ns, operator):
     comps = ("frontend", "prefill", "decode")
     before = {n: pod_uids(client, ns, f"g-{n}") for n in comps}
 
-    history = History(client, ns)
-    history.start()
-    try:
-        g["spec"]["restart"] = {"id": "r1"}  # Sequential, in name order: Decode, Frontend, Prefill
-        apply_dgd(client, g)
-        s = wait_status(
-            client,
-            ns,
-            lambda s: (
-                s.get("observedGeneration") == 2
-                and s.get("state") == st.STATE_SUCCESSFUL
-                and (s.get("restart") or {}).get("phase") == "Completed"
-            ),
-            timeout=WAIT,
-        )
-    finally:
-        history.stop()
+    g["spec"]["restart"] = {"id": "r1"}  # Sequential, in name order: Decode, Frontend, Prefill
+    history, s = apply_recorded(client, g, "restart")
     assert s["restart"] == {"observedID": "r1", "phase": "Completed"}
     for n in comps:
         dep = client.get(DEPLOYMENTS, f"g-{n}", ns)

@@ -21,7 +21,15 @@ from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.dgdsa import DGDSA
 from dynamo_operator.render import names
-from dynamo_operator.runtime.client import DEPLOYMENTS, EVENTS, HPAS, custom
+from dynamo_operator.runtime.client import (
+    DEPLOYMENTS,
+    EVENTS,
+    HPAS,
+    ROLEBINDINGS,
+    ROLES,
+    SERVICEACCOUNTS,
+    custom,
+)
 from dynamo_operator.runtime.informer import wait_until
 from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, get, wait_successful
 
@@ -59,10 +67,14 @@ def graph(ns: str, decode_replicas: int = 2) -> dict:
     }
 
 
-def kubectl(kube_cluster, *args: str) -> str:
-    out = subprocess.run(
+def run_kubectl(kube_cluster, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["kubectl", *args], env=kube_cluster.env, capture_output=True, text=True, timeout=60, check=False
     )
+
+
+def kubectl(kube_cluster, *args: str) -> str:
+    out = run_kubectl(kube_cluster, *args)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
@@ -204,3 +216,51 @@ def test_example_hpa_drives_the_example_graph_through_scale(client, ns, operator
     assert client.get(DGDSA, target, ns)["status"]["replicas"] == 2
     # the prefill adapter was not touched
     assert component_replicas(client, ns, "VllmPrefillWorker", name) == 1
+
+
+def test_planner_service_account_may_scale_through_the_adapter(client, ns, operator, kube_cluster):
+    """The chart's planner rules, bound in the namespace to ``planner-serviceaccount``: the planner scales
+    through ``/scale`` (as ``kubectl scale`` does: read, then write) and cannot edit the graph itself."""
+    rendered = subprocess.run(
+        [
+            "helm",
+            "template",
+            "x",
+            str(REPO_ROOT / "charts/platform/components/operator"),
+            "--show-only",
+            "templates/workload-rbac.yaml",
+        ],
+        env=kube_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert rendered.returncode == 0, rendered.stderr
+    role = next(
+        d for d in yaml.safe_load_all(rendered.stdout) if d and d["metadata"]["name"].endswith("-planner")
+    )
+    sa = "planner-serviceaccount"
+    client.create(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": ns}})
+    client.create(ROLES, {"metadata": {"name": "planner", "namespace": ns}, "rules": role["rules"]})
+    client.create(
+        ROLEBINDINGS,
+        {
+            "metadata": {"name": "planner", "namespace": ns},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "planner"},
+            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": ns}],
+        },
+    )
+    apply_dgd(client, graph(ns, decode_replicas=1))
+    wait_successful(client, ns, generation=1, timeout=WAIT)
+    assert wait_until(lambda: get(client, DGDSA, "g-decode", ns) is not None, WAIT)
+    as_planner = f"--as=system:serviceaccount:{ns}:{sa}"
+    can_i = ("auth", "can-i", "update", "dynamographdeploymentscalingadapters", "--subresource=scale")
+    assert wait_until(
+        lambda: run_kubectl(kube_cluster, as_planner, "-n", ns, *can_i).stdout.strip() == "yes", 30
+    )
+    kubectl(kube_cluster, as_planner, "-n", ns, "scale", "dgdsa", "g-decode", "--replicas=2")
+    assert wait_until(lambda: deployment_replicas(client, ns) == 2, WAIT)
+    patch = '{"spec":{"services":{"Decode":{"replicas":5}}}}'
+    denied = run_kubectl(kube_cluster, as_planner, "-n", ns, "patch", "dgd", "g", "--type=merge", "-p", patch)
+    assert denied.returncode != 0 and "forbidden" in denied.stderr.lower(), denied.stderr
