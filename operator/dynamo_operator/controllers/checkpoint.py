@@ -11,9 +11,17 @@ from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
-from .common import log, namespace_terminating, short_error
-from .lifecycle import CHECKPOINTS, JOBS, StatusWriter, apply_conditions, create_child, get_or_none, typed
-from .sync import Conflict
+from .common import log, short_error
+from .lifecycle import (
+    CHECKPOINTS,
+    JOBS,
+    StatusWriter,
+    apply_conditions,
+    create_child,
+    get_or_none,
+    guarded,
+    typed,
+)
 
 
 class CheckpointReconciler:
@@ -37,15 +45,7 @@ class CheckpointReconciler:
         live = typed(self.checkpoints.get(req.namespace, req.name), CHECKPOINTS)
         if live is None or live["metadata"].get("deletionTimestamp"):
             return Result()
-        try:
-            return self._reconcile(req, live)
-        except Conflict:
-            return Result(requeue=True)
-        except Exception as e:
-            if namespace_terminating(e):
-                return Result()
-            self.recorder.warning(live, "ReconcileError", f"Failed to reconcile: {short_error(e)}")
-            raise
+        return guarded(self.recorder, live, lambda: self._reconcile(req, live))
 
     def _reconcile(self, req: Request, live: dict) -> Result:
         name = rc.job_name(req.name)

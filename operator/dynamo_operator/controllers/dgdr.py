@@ -18,9 +18,8 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
 from . import store
-from .common import log, namespace_terminating, short_error
-from .lifecycle import DGDRS, JOBS, StatusWriter, apply_conditions, create_child, get_or_none, typed
-from .sync import Conflict
+from .common import log
+from .lifecycle import DGDRS, JOBS, StatusWriter, apply_conditions, create_child, get_or_none, guarded, typed
 
 CONDITION_TYPES = rd.CONDITION_TYPES
 
@@ -63,15 +62,7 @@ class DGDRReconciler:
         live = typed(self.dgdrs.get(req.namespace, req.name), DGDRS)
         if live is None or live["metadata"].get("deletionTimestamp"):
             return Result()  # the Job and the output go with it (owner references)
-        try:
-            return self._reconcile(req, live)
-        except Conflict:
-            return Result(requeue=True)
-        except Exception as e:
-            if namespace_terminating(e):
-                return Result()
-            self.recorder.warning(live, "ReconcileError", f"Failed to reconcile: {short_error(e)}")
-            raise
+        return guarded(self.recorder, live, lambda: self._reconcile(req, live))
 
     def _cached_or_live(self, store_: Indexer, res, namespace: str, name: str) -> dict | None:
         """The cache's copy, else a direct read: right after a create the cache may not have it yet."""
@@ -155,6 +146,9 @@ def register(manager, recorder: EventRecorder, add_handler, config: dict, worker
     dgds = manager.informer(store.DGD)
     for inf in (outputs, dgds):
         add_handler(inf, ctl, request_for_labels)
+    role = (
+        lookup(config, "rbac.dgdrProfilingClusterRoleName", None) if manager.settings.cluster_wide else None
+    )
     reconciler = DGDRReconciler(
         manager.client,
         recorder,
@@ -162,8 +156,6 @@ def register(manager, recorder: EventRecorder, add_handler, config: dict, worker
         manager.informer(JOBS, label_selector=label, resync_period=0).store,
         outputs.store,
         dgds.store,
-        profiling_cluster_role=(
-            lookup(config, "rbac.dgdrProfilingClusterRoleName", None) if manager.settings.cluster_wide else None
-        ),
+        profiling_cluster_role=role,
     )
     return ctl

@@ -29,17 +29,17 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.runtime.log import get_logger
 
-from .common import log, namespace_terminating, short_error
+from .common import log, short_error
 from .lifecycle import (
     DYNAMO_MODELS,
     FINALIZER,
     StatusWriter,
     announce,
     apply_conditions,
+    guarded,
     set_finalizer,
     typed,
 )
-from .sync import Conflict
 
 REQUEST_TIMEOUT = 15.0  # seconds per HTTP call (upstream's value)
 ATTEMPTS = 3
@@ -191,15 +191,7 @@ class DynamoModelReconciler:
         if live is None:
             self.prober.forget(req)
             return Result()
-        try:
-            return self._reconcile(req, live)
-        except Conflict:
-            return Result(requeue=True)
-        except Exception as e:
-            if namespace_terminating(e):
-                return Result()
-            self.recorder.warning(live, "ReconcileError", f"Failed to reconcile: {short_error(e)}")
-            raise
+        return guarded(self.recorder, live, lambda: self._reconcile(req, live))
 
     def _reconcile(self, req: Request, live: dict) -> Result:
         md, spec = live["metadata"], live.get("spec") or {}
@@ -225,7 +217,14 @@ class DynamoModelReconciler:
         old = live.get("status") or {}
         new = apply_conditions({**old, **computed.fields}, computed.conditions, md.get("generation"))
         if self.status.write(live, new) is not None:
-            announce(self.recorder, live, old, new, (rm.SERVICES_FOUND, rm.ENDPOINTS_READY))
+            announce(
+                self.recorder,
+                live,
+                old,
+                new,
+                (rm.SERVICES_FOUND, rm.ENDPOINTS_READY),
+                quiet=(rm.REASON_PROBING,),
+            )
         return Result(requeue_after=computed.requeue_after)
 
     def _finalize(

@@ -10,15 +10,17 @@ never needs the conversion webhook for them.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import names
 from dynamo_operator.render.conditions import Cond
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor, custom
+from dynamo_operator.runtime.controller import Result
 from dynamo_operator.runtime.events import EventRecorder
 
+from .common import namespace_terminating, short_error
 from .status import condition, set_condition, status_equal
 from .sync import Conflict, owner_reference
 
@@ -38,6 +40,21 @@ def typed(obj: dict | None, res: ResourceDescriptor) -> dict | None:
     return obj
 
 
+def guarded(recorder: EventRecorder, live: dict, step: Callable[[], Result]) -> Result:
+    """Run one reconcile of ``live``: a write conflict re-queues at once, a terminating namespace ends
+    quietly, any other error becomes a ``ReconcileError`` Event and is re-raised (the work queue backs
+    off and retries)."""
+    try:
+        return step()
+    except Conflict:
+        return Result(requeue=True)
+    except Exception as e:
+        if namespace_terminating(e):
+            return Result()
+        recorder.warning(live, "ReconcileError", f"Failed to reconcile: {short_error(e)}")
+        raise
+
+
 def apply_conditions(status: dict, conds: Iterable[Cond], generation: int | None) -> dict:
     """``status`` with each condition upserted (``lastTransitionTime`` moves only on a status change)."""
     out = copy.deepcopy(status)
@@ -49,15 +66,27 @@ def apply_conditions(status: dict, conds: Iterable[Cond], generation: int | None
     return out
 
 
-def announce(recorder: EventRecorder, obj: dict, old: dict | None, new: dict, types: Iterable[str]) -> None:
+def announce(
+    recorder: EventRecorder,
+    obj: dict,
+    old: dict | None,
+    new: dict,
+    types: Iterable[str],
+    quiet: Iterable[str] = (),
+) -> None:
     """One Event per condition whose status or reason changed: Normal when it became True, else Warning,
-    with the condition's reason and message, so ``kubectl describe`` tells the story."""
+    with the condition's reason and message, so ``kubectl describe`` tells the story. Reasons in
+    ``quiet`` are passing states (work in progress), not worth an Event."""
     for t in types:
         before, after = condition(old, t), condition(new, t)
-        if after is None or (
-            before is not None
-            and before.get("status") == after.get("status")
-            and before.get("reason") == after.get("reason")
+        if (
+            after is None
+            or (
+                before is not None
+                and before.get("status") == after.get("status")
+                and before.get("reason") == after.get("reason")
+            )
+            or after.get("reason") in quiet
         ):
             continue
         if after.get("status") == "True":

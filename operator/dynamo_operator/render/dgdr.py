@@ -23,10 +23,12 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
+from typing import get_args
 
 import yaml
 
 from dynamo_operator.api.conversion import convert
+from dynamo_operator.api.v1beta1.models import ProfilingPhase
 
 from . import names
 from .conditions import Cond
@@ -71,15 +73,7 @@ R_IN_PROGRESS, R_DEPLOYED, R_DEGRADED, R_DELETED = (
     "DeploymentDeleted",
 )
 # the profiler's sub-phases (profiler_status.yaml ``phase``), reported as the Profiling reason
-SUB_PHASES = (
-    "Initializing",
-    "SweepingPrefill",
-    "SweepingDecode",
-    "SelectingConfig",
-    "BuildingCurves",
-    "GeneratingDGD",
-    "Done",
-)
+SUB_PHASES = get_args(ProfilingPhase)
 
 
 class ProfilingOutputError(ValueError):

@@ -22,7 +22,6 @@ from dynamo_operator.runtime.client import EVENTS
 from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
-from kubernetes.client.exceptions import ApiException
 
 
 @contextlib.contextmanager
@@ -47,15 +46,6 @@ def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manag
     finally:
         mgr.stop()
         assert mgr.wait(30)
-
-
-def get(client, res, name, ns):
-    try:
-        return client.get(res, name, ns)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
 
 
 def condition(obj: dict | None, type_: str) -> dict:
