@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
 from dynamo_operator.render import checkpoint as rc
-from support.crs import condition, events_of, get, running_operator, wait_for
+from support.crs import condition, events_of, running_operator, wait_for
+from support.dgd import get
 
 pytestmark = pytest.mark.cluster
 

@@ -18,7 +18,8 @@ from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, SERVICEACCOUNTS
-from support.crs import condition, events_of, get, running_operator, wait_for
+from support.crs import condition, events_of, running_operator, wait_for
+from support.dgd import get
 
 pytestmark = pytest.mark.cluster
 

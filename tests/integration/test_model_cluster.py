@@ -18,7 +18,8 @@ from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, events_of, free_port, get, running_operator, wait_for
+from support.crs import FakeWorker, condition, events_of, free_port, running_operator, wait_for
+from support.dgd import get
 
 pytestmark = pytest.mark.cluster
 
@@ -228,3 +229,40 @@ def test_base_model_endpoints_follow_the_pods(client, ns, operator):
     )
     reasons = {e[1] for e in events_of(client, ns, "base")}
     assert {"NoServicesFound", "ServicesFound"} <= reasons
+
+
+def test_endpoint_calls_are_bounded_and_run_off_the_caller():
+    """No cluster needed: the HTTP side alone, against FakeWorkers on 127.0.0.1."""
+    from dynamo_operator.controllers.dynamomodel import Prober, call_endpoint
+    from dynamo_operator.runtime.controller import Request
+
+    with FakeWorker("127.0.0.1", free_port("127.0.0.1"), mode="slow:3") as slow:
+        t0 = time.monotonic()
+        out = call_endpoint("POST", f"http://127.0.0.1:{slow.port}/v1/loras", {}, 0.3, 2, 0.05)
+        assert not out.loaded and out.attempts == 2 and "timed out" in out.error, out
+        assert time.monotonic() - t0 < 2.0  # 2 attempts x 0.3 s timeout + backoff, not 2 x 3 s
+
+    done: list[Request] = []
+    prober = Prober(on_done=done.append, timeout=2.0, attempts=3, backoff=0.05)
+    try:
+        with (
+            FakeWorker("127.0.0.1", free_port("127.0.0.1")) as ok,
+            FakeWorker("127.0.0.1", free_port("127.0.0.1"), mode="slow:1") as slow,
+        ):
+            refused = f"http://127.0.0.1:{free_port('127.0.0.1')}"
+            calls = [
+                (a, "POST", f"{a}/v1/loras", {"lora_name": "x"})
+                for a in (f"http://127.0.0.1:{ok.port}", f"http://127.0.0.1:{slow.port}", refused)
+            ]
+            req, key = Request("ns", "m"), ("k",)
+            t0 = time.monotonic()
+            prober.submit(req, key, calls)
+            prober.submit(req, key, calls)  # the same round is not started twice
+            assert time.monotonic() - t0 < 0.2 and prober.running(req, key)
+            wait_for(lambda: done, 10, "the round to finish")
+            outcomes, _ = prober.latest(req, key)
+            assert [outcomes[a].loaded for a, *_ in calls] == [True, True, False]
+            assert outcomes[refused].attempts == 3 and "ConnectionRefusedError" in outcomes[refused].error
+            assert len(ok.posts()) == 1 and done == [req] and prober.latest(req, ("other",)) is None
+    finally:
+        prober.shutdown()

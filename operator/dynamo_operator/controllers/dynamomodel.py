@@ -68,8 +68,9 @@ def call_endpoint(
             if e.code < 500 or e.code in rm.MANAGEMENT_UNAVAILABLE:
                 return last
         except (OSError, ValueError) as e:  # refused, timed out, reset, bad URL
-            reason = getattr(e, "reason", None) or e
-            last = rm.ProbeOutcome(False, f"{type(e).__name__}: {reason}", None, attempt)
+            cause = getattr(e, "reason", None)
+            err = cause if isinstance(cause, BaseException) else e
+            last = rm.ProbeOutcome(False, f"{type(err).__name__}: {err}", None, attempt)
         if attempt < attempts:
             time.sleep(backoff * (2 ** (attempt - 1)))
     return last

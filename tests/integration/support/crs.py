@@ -119,6 +119,7 @@ class FakeWorker:
 
         self.server = ThreadingHTTPServer((host, port), Handler)
         self.server.daemon_threads = True
+        self.server.handle_error = lambda request, address: None  # a client that timed out and left
         self.thread = threading.Thread(
             target=self.server.serve_forever, name=f"fake-worker-{port}", daemon=True
         )
