@@ -251,32 +251,7 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     assert h2 != h1
     history, s = apply_recorded(client, changed, "rollingUpdate")
 
-    ru = s["rollingUpdate"]
-    assert ru["updatedComponents"] == ["Decode", "Prefill"] and ru["startTime"] <= ru["endTime"]
-    assert client.get(store.DGD, "g", ns)["metadata"]["annotations"][ANN_CURRENT_WORKER_HASH] == h2
-    # every worker moved to the new revision (new pods, new namespace suffix); the frontend's pods stayed
-    for n in ("prefill", "decode"):
-        dep = client.get(DEPLOYMENTS, f"g-{n}", ns)
-        assert dep["spec"]["template"]["metadata"]["labels"][names.LABEL_WORKER_HASH] == h2
-        env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
-        assert env["DYN_NAMESPACE_WORKER_SUFFIX"] == h2
-        assert not (pod_uids(client, ns, f"g-{n}") & before[n])
-    assert pod_uids(client, ns, "g-frontend") == before["frontend"]
-
-    # the history: a rolling update was reported while it ran, the frontend served throughout, no status lied
-    phases, frontend_ready = [], []
-    for _, kind, obj, world in history.replay():
-        if kind == store.DGD.kind:
-            status = store.to_internal(obj).get("status") or {}
-            phases.append(((status.get("rollingUpdate") or {}).get("phase"), st.condition(status, st.READY)))
-        fe = world["Deployment"].get("g-frontend")
-        if fe is not None:
-            frontend_ready.append(int((fe.get("status") or {}).get("readyReplicas") or 0))
-    running = [c for p, c in phases if p in ("Pending", "InProgress")]
-    assert running and all(c["status"] == "False" and c["reason"] == st.REASON_ROLLING for c in running), (
-        phases
-    )
-    assert frontend_ready and min(frontend_ready) == 1
+    # first: no status written during the rollout lied about the cluster at that moment
     judged = check_truth(
         history,
         {
@@ -293,6 +268,33 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
         },
     )
     assert judged >= 1
+
+    # the history: a rolling update was reported while it ran, the frontend served throughout
+    phases, frontend_ready = [], []
+    for _, kind, obj, world in history.replay():
+        if kind == store.DGD.kind:
+            status = store.to_internal(obj).get("status") or {}
+            phases.append(((status.get("rollingUpdate") or {}).get("phase"), st.condition(status, st.READY)))
+        fe = world["Deployment"].get("g-frontend")
+        if fe is not None:
+            frontend_ready.append(int((fe.get("status") or {}).get("readyReplicas") or 0))
+    running = [c for p, c in phases if p in ("Pending", "InProgress")]
+    assert running and all(c["status"] == "False" and c["reason"] == st.REASON_ROLLING for c in running), (
+        phases
+    )
+    assert frontend_ready and min(frontend_ready) == 1
+    ru = s["rollingUpdate"]
+    assert ru["updatedComponents"] == ["Decode", "Prefill"] and ru["startTime"] <= ru["endTime"]
+    assert client.get(store.DGD, "g", ns)["metadata"]["annotations"][ANN_CURRENT_WORKER_HASH] == h2
+    # every worker moved to the new revision (new pods, new namespace suffix); the frontend's pods stayed
+    for n in ("prefill", "decode"):
+        dep = client.get(DEPLOYMENTS, f"g-{n}", ns)
+        assert dep["spec"]["template"]["metadata"]["labels"][names.LABEL_WORKER_HASH] == h2
+        env = {e["name"]: e.get("value") for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]}
+        assert env["DYN_NAMESPACE_WORKER_SUFFIX"] == h2
+        assert not (pod_uids(client, ns, f"g-{n}") & before[n])
+    assert pod_uids(client, ns, "g-frontend") == before["frontend"]
+
     reasons = event_reasons(client, ns)
     assert "RollingUpdateStarted" in reasons and "RollingUpdateCompleted" in reasons
 

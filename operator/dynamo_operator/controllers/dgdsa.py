@@ -172,6 +172,8 @@ class AdapterReconciler:
             )
             return Result()
         if not sc.has_adapter(comp):
+            if (controller_ref(live) or {}).get("uid") == dgd_wire["metadata"].get("uid"):
+                return Result()  # the graph dropped scalingAdapter: its controller deletes this adapter
             self.deps.recorder.warning(
                 live,
                 EV_NOT_ENABLED,
