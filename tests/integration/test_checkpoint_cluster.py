@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
 from dynamo_operator.render import checkpoint as rc
-from support.crs import condition, events_of, running_operator, wait_for
+from support.crs import condition, describe, events_of, running_operator, wait_for
 from support.dgd import get
 
 pytestmark = pytest.mark.cluster
@@ -79,3 +79,5 @@ def test_disabled_configuration_reports_why_and_creates_nothing(kube_cluster, cr
             "a Warning CheckpointingDisabled event",
         )
         assert get(client, JOBS, rc.job_name("warm"), ns) is None
+        text = describe(kube_cluster, "dckpt", "warm", ns)
+        assert "CheckpointingDisabled" in text and "checkpoint.enabled: true" in text, text

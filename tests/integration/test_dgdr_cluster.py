@@ -18,7 +18,7 @@ from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, SERVICEACCOUNTS
-from support.crs import condition, events_of, running_operator, wait_for
+from support.crs import condition, describe, events_of, running_operator, wait_for
 from support.dgd import get
 
 pytestmark = pytest.mark.cluster
@@ -217,7 +217,7 @@ def test_unusable_profiler_output_fails_with_the_reason(client, ns, operator):
     assert get(client, store.DGD, "req", ns) is None
 
 
-def test_invalid_request_fails_validation_without_a_job(client, ns, operator):
+def test_invalid_request_fails_validation_without_a_job(kube_cluster, client, ns, operator):
     bad = request(ns)
     bad["spec"]["profilingConfig"]["configMapRef"] = {"name": "missing-disagg", "key": "disagg.yaml"}
     client.create(DGDRS, bad)
@@ -226,3 +226,9 @@ def test_invalid_request_fails_validation_without_a_job(client, ns, operator):
     assert (c["status"], c["reason"]) == ("False", "InvalidSpec")
     assert "ConfigMap 'missing-disagg' not found" in c["message"]
     assert get(client, JOBS, rd.job_name("req"), ns) is None
+    # `kubectl describe` answers "why is this not ready": the reason, the message and the event
+    wait_for(
+        lambda: "InvalidSpec" in {e[1] for e in events_of(client, ns, "req")}, WAIT, "the InvalidSpec event"
+    )
+    text = describe(kube_cluster, "dgdr", "req", ns)
+    assert "InvalidSpec" in text and "missing-disagg" in text and "Warning" in text, text

@@ -18,7 +18,7 @@ from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, events_of, free_port, running_operator, wait_for
+from support.crs import FakeWorker, condition, describe, events_of, free_port, running_operator, wait_for
 from support.dgd import get
 
 pytestmark = pytest.mark.cluster
@@ -136,7 +136,9 @@ def test_lora_is_loaded_on_every_worker_with_retries_and_reported_ready(client, 
         assert w0.deletes() == w1.deletes() == [f"/v1/loras/{lora}"]
 
 
-def test_failed_and_legacy_endpoints_are_explained_and_the_queue_never_waits(client, ns, operator):
+def test_failed_and_legacy_endpoints_are_explained_and_the_queue_never_waits(
+    kube_cluster, client, ns, operator
+):
     pods = start_pods(
         client,
         ns,
@@ -195,6 +197,8 @@ def test_failed_and_legacy_endpoints_are_explained_and_the_queue_never_waits(cli
             WAIT,
             "a Warning NotReady event",
         )
+        text = describe(kube_cluster, "dm", "my-lora", ns)
+        assert "NotReady" in text and "decode-down" in text and "Connection" in text, text
         # the slow endpoint answered in the meantime
         wait_for(
             lambda: status_of(client, ns, "slow-lora").get("readyEndpoints") == 1, WAIT, "slow-lora ready"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -64,6 +65,19 @@ def events_of(client, ns: str, name: str, kind: str | None = None) -> list[tuple
         if (e.get("involvedObject") or {}).get("name") == name
         and kind in (None, (e.get("involvedObject") or {}).get("kind"))
     ]
+
+
+def describe(kube_cluster, kind: str, name: str, ns: str) -> str:
+    """``kubectl describe`` output, as a user reads it."""
+    r = subprocess.run(
+        ["kubectl", "describe", kind, name, "-n", ns],
+        env=kube_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout
 
 
 def wait_for(fn, timeout: float, what: str, interval: float = 0.3):
