@@ -270,3 +270,21 @@ def test_endpoint_calls_are_bounded_and_run_off_the_caller():
             assert len(ok.posts()) == 1 and done == [req] and prober.latest(req, ("other",)) is None
     finally:
         prober.shutdown()
+
+
+def test_a_model_the_admission_rules_refuse_is_reported_not_probed(client, ns, operator):
+    """Created without the webhook in the way: the controller applies the same rules and says why."""
+    bad = dynamo_model(ns, "no-source")
+    del bad["spec"]["source"]
+    client.create(DYNAMO_MODELS, bad)
+    c = wait_for(
+        lambda: (
+            (c := condition(get(client, DYNAMO_MODELS, "no-source", ns), "EndpointsReady")).get("reason")
+            == "InvalidSpec"
+            and c
+        ),
+        WAIT,
+        "EndpointsReady=InvalidSpec",
+    )
+    assert "spec.source" in c["message"] and "s3://bucket/path" in c["message"], c
+    assert "finalizers" not in get(client, DYNAMO_MODELS, "no-source", ns)["metadata"]

@@ -92,7 +92,6 @@ def test_pending_validates_and_creates_the_job():
 @pytest.mark.parametrize(
     ("spec", "fragment"),
     [
-        ({"model": " "}, "spec.model is empty"),
         ({"profilingConfig": {"profilerImage": ""}}, "spec.profilingConfig.profilerImage is empty"),
         (
             {"profilingConfig": {"profilerImage": "i", "config": {"deployment": {"model": "x"}}}},
@@ -111,6 +110,12 @@ def test_invalid_spec_fails_with_the_field_and_the_fix(spec, fragment):
     assert reasons(s) == {"Validation": (False, "InvalidSpec"), "Succeeded": (False, "InvalidSpec")}
     assert fragment in s.conditions[0].message
     assert s.events[0][:2] == ("Warning", "InvalidSpec")
+
+
+def test_admission_errors_fail_validation():
+    s = rd.step(dgdr(), rd.Observed(admission_errors=("spec.model: Required value: name the model",)))
+    assert s.status["state"] == "Failed" and not s.create_job
+    assert s.conditions[0].message.startswith("spec.model: Required value")
 
 
 def test_missing_config_map_ref_fails_validation():

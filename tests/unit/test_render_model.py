@@ -3,7 +3,6 @@ condition reasons (render/model.py)."""
 
 from __future__ import annotations
 
-import pytest
 from dynamo_operator.render import model as rm
 from dynamo_operator.render import names
 
@@ -141,17 +140,14 @@ def test_a_decode_without_the_api_is_never_covered():
     assert out.fields["loraFallbackCoveredEndpoints"] == 0 and out.conditions[-1].reason == "NotReady"
 
 
-@pytest.mark.parametrize(
-    ("spec", "fragment"),
-    [
-        ({"modelName": "x", "baseModelName": "", "modelType": "base"}, "spec.baseModelName is empty"),
-        ({"modelName": "x", "baseModelName": BASE, "modelType": "lora"}, "spec.source.uri is required"),
-    ],
-)
-def test_invalid_spec_is_reported_with_the_field_and_fix(spec, fragment):
-    out = rm.model_status(spec, [], None)
-    assert [(c.type, c.reason) for c in out.conditions] == [("EndpointsReady", "InvalidSpec")]
-    assert fragment in out.conditions[0].message
+def test_admission_errors_stop_everything_and_are_reported():
+    spec = {"modelName": "x", "baseModelName": BASE, "modelType": "lora"}
+    err = "spec.source: Required value: a lora model needs spec.source.uri"
+    out = rm.model_status(spec, rm.candidates([pod("a")], BASE), None, [err, "second"])
+    assert out.fields == {} and out.requeue_after is None
+    assert [(c.type, c.ok, c.reason, c.message) for c in out.conditions] == [
+        ("EndpointsReady", False, "InvalidSpec", f"{err}; second")
+    ]
 
 
 def test_load_request_body():

@@ -19,9 +19,17 @@ from dynamo_operator.runtime.informer import Indexer
 
 from . import store
 from .common import log
-from .lifecycle import DGDRS, JOBS, StatusWriter, apply_conditions, create_child, get_or_none, guarded, typed
-
-CONDITION_TYPES = rd.CONDITION_TYPES
+from .lifecycle import (
+    DGDRS,
+    JOBS,
+    StatusWriter,
+    admission_errors,
+    apply_conditions,
+    create_child,
+    get_or_none,
+    guarded,
+    typed,
+)
 
 
 def _seconds_since(timestamp: str | None) -> float | None:
@@ -74,8 +82,9 @@ class DGDRReconciler:
         ns, name = md["namespace"], md["name"]
         state = st.get("state") or rd.PENDING
         job = output = dgd = None
-        missing_ref = None
+        missing_ref, admission = None, ()
         if state == rd.PENDING:
+            admission = tuple(admission_errors(live))
             ref = ((live.get("spec") or {}).get("profilingConfig") or {}).get("configMapRef")
             if ref and ref.get("name") and get_or_none(self.client, CONFIGMAPS, ref["name"], ns) is None:
                 missing_ref = ref["name"]
@@ -94,6 +103,7 @@ class DGDRReconciler:
             dgd=dgd,
             job_finished_seconds_ago=_seconds_since(finished),
             config_map_ref_missing=missing_ref,
+            admission_errors=admission,
         )
 
     def _profiling_identity(self, live: dict) -> None:

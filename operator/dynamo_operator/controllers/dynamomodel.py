@@ -34,6 +34,7 @@ from .lifecycle import (
     DYNAMO_MODELS,
     FINALIZER,
     StatusWriter,
+    admission_errors,
     announce,
     apply_conditions,
     guarded,
@@ -197,7 +198,8 @@ class DynamoModelReconciler:
     def _reconcile(self, req: Request, live: dict) -> Result:
         md, spec = live["metadata"], live.get("spec") or {}
         cands = rm.candidates(self.pods.list(req.namespace), spec.get("baseModelName") or "")
-        lora = rm.is_lora(spec) and rm.spec_error(spec) is None
+        errors = admission_errors(live)
+        lora = rm.is_lora(spec) and not errors
         if md.get("deletionTimestamp"):
             return self._finalize(req, live, spec, cands, lora)
         if lora and FINALIZER not in (md.get("finalizers") or []):
@@ -214,7 +216,7 @@ class DynamoModelReconciler:
                 # the last round's answers stay in status while the new round runs
                 log().info("loading the adapter", endpoints=len(cands), model=spec.get("modelName"))
                 self.prober.submit(req, key, load_calls(spec, cands))
-        computed = rm.model_status(spec, cands, outcomes)
+        computed = rm.model_status(spec, cands, outcomes, errors)
         old = live.get("status") or {}
         new = apply_conditions({**old, **computed.fields}, computed.conditions, md.get("generation"))
         if self.status.write(live, new) is not None:

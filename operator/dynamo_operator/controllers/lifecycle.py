@@ -55,6 +55,16 @@ def guarded(recorder: EventRecorder, live: dict, step: Callable[[], Result]) -> 
         raise
 
 
+def admission_errors(obj: dict) -> list[str]:
+    """The admission rules' verdict on ``obj`` (``webhooks.validation``, the one place a field is
+    validated), for objects that reached the cluster without the webhook (disabled, or created before
+    it was installed): the controller reports them in status instead of acting on them."""
+    from dynamo_operator.webhooks.validation import validate
+
+    version = str(obj.get("apiVersion", "")).rpartition("/")[2] or VERSION
+    return [str(e) for e in validate(obj["kind"], version, obj).errors]
+
+
 def apply_conditions(status: dict, conds: Iterable[Cond], generation: int | None) -> dict:
     """``status`` with each condition upserted (``lastTransitionTime`` moves only on a status change)."""
     out = copy.deepcopy(status)

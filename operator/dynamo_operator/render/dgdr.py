@@ -60,7 +60,6 @@ IMMUTABLE = frozenset({PROFILING, DEPLOYING, READY})
 # condition types and reasons
 VALIDATION, PROFILING_COND, SPEC_GENERATED = "Validation", "Profiling", "SpecGenerated"
 DEPLOYMENT_READY, SUCCEEDED = "DeploymentReady", "Succeeded"
-CONDITION_TYPES = (VALIDATION, PROFILING_COND, SPEC_GENERATED, DEPLOYMENT_READY, SUCCEEDED)
 R_SPEC_VALID, R_INVALID_SPEC = "SpecValid", "InvalidSpec"
 R_JOB_CREATED, R_RUNNING, R_WAITING_OUTPUT = "ProfilingJobCreated", "ProfilingRunning", "WaitingForOutput"
 R_COMPLETED, R_JOB_FAILED = "Completed", "ProfilingFailed"
@@ -93,12 +92,11 @@ def auto_apply(spec: dict) -> bool:
 
 
 def validate(dgdr: dict) -> list[str]:
-    """Every reason the request cannot be profiled, each naming the field and the fix."""
+    """What profiling needs beyond the admission rules (``webhooks.validation``, which the controller
+    also applies): each reason names the field and the fix."""
     spec = dgdr.get("spec") or {}
     md = dgdr.get("metadata") or {}
     errors = []
-    if not str(spec.get("model") or "").strip():
-        errors.append("spec.model is empty: set the model to deploy (for example Qwen/Qwen3-0.6B)")
     prof = spec.get("profilingConfig") or {}
     if not str(prof.get("profilerImage") or "").strip():
         errors.append(
@@ -345,6 +343,7 @@ class Observed:
     dgd: dict | None = None  # the DGD named in status.deployment (wire form)
     job_finished_seconds_ago: float | None = None
     config_map_ref_missing: str | None = None  # name of a missing profilingConfig.configMapRef
+    admission_errors: tuple[str, ...] = ()  # the admission rules' objections (webhooks.validation)
 
 
 @dataclass
@@ -385,7 +384,7 @@ def step(dgdr: dict, seen: Observed) -> Step:
     st["backend"] = spec.get("backend")
     if state == PENDING:
         st["observedGeneration"] = gen
-        errors = validate(dgdr)
+        errors = [*seen.admission_errors, *validate(dgdr)]
         if seen.config_map_ref_missing:
             errors.append(
                 f"spec.profilingConfig.configMapRef: ConfigMap {seen.config_map_ref_missing!r} not found "

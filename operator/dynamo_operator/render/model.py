@@ -77,18 +77,6 @@ def source_uri(spec: dict) -> str:
     return str((spec.get("source") or {}).get("uri") or "")
 
 
-def spec_error(spec: dict) -> str | None:
-    """Why a DynamoModel cannot be acted on (None: it can), naming the field and the fix."""
-    if not spec.get("baseModelName"):
-        return "spec.baseModelName is empty: set it to the modelRef.name of the workers that serve the model"
-    if is_lora(spec) and not source_uri(spec):
-        return (
-            "spec.source.uri is required for modelType lora: set it to the adapter's location "
-            "(s3://bucket/path, hf://org/model@revision or file:///path)"
-        )
-    return None
-
-
 def pod_selector(base_model_name: str) -> str:
     return f"{names.LABEL_BASE_MODEL_HASH}={names.model_hash(base_model_name)}"
 
@@ -177,13 +165,14 @@ def model_status(
     spec: dict,
     cands: list[Candidate],
     outcomes: dict[str, ProbeOutcome] | None,
+    errors: list[str] | None = None,
 ) -> ModelStatus:
     """The status of a DynamoModel from its endpoints and their probe outcomes.
 
-    ``outcomes`` is None while a LoRA model's probes are still running (reported as ``Probing``)."""
-    error = spec_error(spec)
-    if error is not None:
-        return ModelStatus({}, [Cond(ENDPOINTS_READY, False, REASON_INVALID_SPEC, error)])
+    ``outcomes`` is None while a LoRA model's probes are still running (reported as ``Probing``);
+    ``errors`` are the admission rules' objections to the spec (nothing is probed then)."""
+    if errors:
+        return ModelStatus({}, [Cond(ENDPOINTS_READY, False, REASON_INVALID_SPEC, "; ".join(errors))])
     if not cands:
         base = spec["baseModelName"]
         msg = f"no running worker pod serves base model {base!r} (pods labelled {pod_selector(base)})"
