@@ -192,3 +192,37 @@ def test_restart_id_is_frozen_while_a_rolling_update_runs():
     assert _errors(_dgd({"id": "r1"}), old) == []
     done = _dgd({"id": "r1"}, status={"rollingUpdate": {"phase": "Completed"}})
     assert _errors(_dgd({"id": "r2"}), done) == []
+
+
+# -- readiness guards ----------------------------------------------------------------------------------------
+
+
+def _dep(labels=None, annotations=None) -> dict:
+    return {"spec": {"template": {"metadata": {"labels": labels or {}, "annotations": annotations or {}}}}}
+
+
+def test_a_deployment_of_another_revision_is_not_ready():
+    dcd = {"metadata": {"labels": {"nvidia.com/dynamo-worker-hash": "new00000"}}}
+    old = _dep({"nvidia.com/dynamo-worker-hash": "old00000"})
+    assert st.revision_mismatch(dcd, old, None) == "Deployment runs worker revision old00000, want new00000"
+    new = _dep({"nvidia.com/dynamo-worker-hash": "new00000"})
+    assert st.revision_mismatch(dcd, new, None) is None
+    assert st.revision_mismatch(dcd, new, "r1") == "Deployment pods carry restart None, want r1"
+    assert (
+        st.revision_mismatch(
+            dcd, _dep(new["spec"]["template"]["metadata"]["labels"], {"nvidia.com/restartAt": "r1"}), "r1"
+        )
+        is None
+    )
+    assert st.revision_mismatch({"metadata": {}}, _dep(), None) is None
+
+
+def test_a_running_restart_keeps_the_graph_pending():
+    running = {"observedID": "r1", "phase": "Restarting", "inProgress": ["Decode"]}
+    state, reason, msg = st.restart_overlay(st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "all ready", running)
+    assert (state, reason) == (
+        st.STATE_PENDING,
+        st.REASON_RESTARTING,
+    ) and "Restart r1 in progress (Decode)" in msg
+    done = {"observedID": "r1", "phase": "Completed"}
+    assert st.restart_overlay(st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "m", done)[0] == st.STATE_SUCCESSFUL

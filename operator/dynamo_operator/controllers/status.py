@@ -15,7 +15,11 @@ count the graph asks for.  ``Ready`` reasons: ``all_resources_are_ready``; other
 ``pods_not_ready`` or ``some_resources_are_not_ready`` (children not created yet) when all unready
 components agree, ``mixed_not_ready_reasons`` when they do not; failures ``invalid_spec``,
 ``ownership_conflict``, ``failed_to_reconcile_the_resources``.  The message names every unready component
-with its replica counts.
+with its replica counts.  While a managed rolling update runs (``status.rollingUpdate.phase``
+Pending/InProgress) the reason is ``rolling_update_in_progress``, and while a restart goes through its
+components ``restart_in_progress``: the state is never ``successful`` then.  A Deployment whose pod
+template does not carry its DCD's worker hash and restart id (a cache older than the DCD the component
+controller applied) counts as ``updating``.
 """
 
 from __future__ import annotations
