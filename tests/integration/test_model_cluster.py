@@ -288,3 +288,48 @@ def test_a_model_the_admission_rules_refuse_is_reported_not_probed(client, ns, o
     )
     assert "spec.source" in c["message"] and "s3://bucket/path" in c["message"], c
     assert "finalizers" not in get(client, DYNAMO_MODELS, "no-source", ns)["metadata"]
+
+
+def test_endpoints_are_the_pods_of_a_graph_serving_the_base_model(client, ns, operator):
+    """End to end with the operator's own pods: a graph whose worker has modelRef.name gets labelled pods,
+    and a base DynamoModel lists them (address on the default system port 9090)."""
+    from support.dgd import IMAGE, apply_dgd, wait_successful
+
+    main = {"name": "main", "image": IMAGE}
+    apply_dgd(
+        client,
+        {
+            "apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": ns},
+            "spec": {
+                "components": [
+                    {"name": "Frontend", "type": "frontend", "podTemplate": {"spec": {"containers": [main]}}},
+                    {
+                        "name": "Worker",
+                        "type": "worker",
+                        "replicas": 2,
+                        "modelRef": {"name": BASE},
+                        "podTemplate": {"spec": {"containers": [main]}},
+                    },
+                ]
+            },
+        },
+    )
+    wait_successful(client, ns, timeout=WAIT)
+    client.create(DYNAMO_MODELS, dynamo_model(ns, "base", model_type="base"))
+    st = wait_for(
+        lambda: (s := status_of(client, ns, "base")).get("totalEndpoints") == 2 and s, WAIT, "2 endpoints"
+    )
+    pods = {
+        p["metadata"]["name"]: p["status"]["podIP"]
+        for p in client.list(
+            PODS, ns, label_selector=f"{names.LABEL_BASE_MODEL_HASH}={names.model_hash(BASE)}"
+        )["items"]
+    }
+    assert len(pods) == 2
+    assert sorted((e["podName"], e["address"]) for e in st["endpoints"]) == sorted(
+        (n, f"http://{ip}:9090") for n, ip in pods.items()
+    )
+    c = condition(get(client, DYNAMO_MODELS, "base", ns), "ServicesFound")
+    assert (c["status"], c["reason"]) == ("True", "ServicesFound") and "g-worker" in c["message"], c
