@@ -14,11 +14,11 @@ import time
 
 import pytest
 import yaml
-from dynamo_localcluster.cluster import REPO_ROOT
+from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, describe, events_of, free_port, running_operator, wait_for
+from support.crs import FakeWorker, condition, describe, events_of, running_operator, wait_for
 from support.dgd import get
 
 pytestmark = pytest.mark.cluster
@@ -36,7 +36,7 @@ def operator(kube_cluster, crds):
 
 
 def worker_pod(ns: str, name: str, ctype: str = "decode", group: str = "grp", model: str = BASE) -> dict:
-    port = free_port("127.0.0.1")
+    port = free_port()
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -240,7 +240,7 @@ def test_endpoint_calls_are_bounded_and_run_off_the_caller():
     from dynamo_operator.controllers.dynamomodel import Prober, call_endpoint
     from dynamo_operator.runtime.controller import Request
 
-    with FakeWorker("127.0.0.1", free_port("127.0.0.1"), mode="slow:3") as slow:
+    with FakeWorker("127.0.0.1", free_port(), mode="slow:3") as slow:
         t0 = time.monotonic()
         out = call_endpoint("POST", f"http://127.0.0.1:{slow.port}/v1/loras", {}, 0.3, 2, 0.05)
         assert not out.loaded and out.attempts == 2 and "timed out" in out.error, out
@@ -250,10 +250,10 @@ def test_endpoint_calls_are_bounded_and_run_off_the_caller():
     prober = Prober(on_done=done.append, timeout=2.0, attempts=3, backoff=0.05)
     try:
         with (
-            FakeWorker("127.0.0.1", free_port("127.0.0.1")) as ok,
-            FakeWorker("127.0.0.1", free_port("127.0.0.1"), mode="slow:1") as slow,
+            FakeWorker("127.0.0.1", free_port()) as ok,
+            FakeWorker("127.0.0.1", free_port(), mode="slow:1") as slow,
         ):
-            refused = f"http://127.0.0.1:{free_port('127.0.0.1')}"
+            refused = f"http://127.0.0.1:{free_port()}"
             calls = [
                 (a, "POST", f"{a}/v1/loras", {"lora_name": "x"})
                 for a in (f"http://127.0.0.1:{ok.port}", f"http://127.0.0.1:{slow.port}", refused)
