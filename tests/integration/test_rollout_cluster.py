@@ -274,7 +274,11 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     for _, kind, obj, world in history.replay():
         if kind == store.DGD.kind:
             status = store.to_internal(obj).get("status") or {}
-            phases.append(((status.get("rollingUpdate") or {}).get("phase"), st.condition(status, st.READY)))
+            phase = (status.get("rollingUpdate") or {}).get("phase")
+            phases.append((phase, st.condition(status, st.READY)))
+            decode_ns = ((status.get("components") or {}).get("Decode") or {}).get("runtimeNamespace")
+            if phase in ("Pending", "InProgress"):  # workers keep reporting the serving revision's namespace
+                assert decode_ns == f"{ns}-g-{h1}", status
         fe = world["Deployment"].get("g-frontend")
         if fe is not None:
             frontend_ready.append(int((fe.get("status") or {}).get("readyReplicas") or 0))
@@ -284,6 +288,8 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     )
     assert frontend_ready and min(frontend_ready) == 1
     ru = s["rollingUpdate"]
+    assert s["components"]["Decode"]["runtimeNamespace"] == f"{ns}-g-{h2}"
+    assert s["components"]["Frontend"]["runtimeNamespace"] == f"{ns}-g"
     assert ru["updatedComponents"] == ["Decode", "Prefill"] and ru["startTime"] <= ru["endTime"]
     assert client.get(store.DGD, "g", ns)["metadata"]["annotations"][ANN_CURRENT_WORKER_HASH] == h2
     # every worker moved to the new revision (new pods, new namespace suffix); the frontend's pods stayed

@@ -226,3 +226,11 @@ def test_a_running_restart_keeps_the_graph_pending():
     ) and "Restart r1 in progress (Decode)" in msg
     done = {"observedID": "r1", "phase": "Completed"}
     assert st.restart_overlay(st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "m", done)[0] == st.STATE_SUCCESSFUL
+
+
+def test_workers_report_the_namespace_of_their_revision():
+    labels = {"nvidia.com/dynamo-namespace": "team-g", "nvidia.com/dynamo-worker-hash": "abcd1234"}
+    assert st.runtime_namespace(labels) == "team-g-abcd1234"
+    assert st.runtime_namespace(labels, "00ff00ff") == "team-g-00ff00ff"  # the serving revision
+    assert st.runtime_namespace({"nvidia.com/dynamo-namespace": "team-g"}) == "team-g"
+    assert st.runtime_namespace(None) is None

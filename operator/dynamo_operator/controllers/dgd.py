@@ -111,7 +111,13 @@ class DGDReconciler:
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
-        new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        replicas = {c.name: c.replica_status for c in components}
+        for c, dcd in zip(comps, desired, strict=True):
+            if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
+                # workers register in <base>-<hash>: report the revision serving until the cutover completes
+                ns_labels = dcd["metadata"].get("labels")
+                replicas[c["name"]]["runtimeNamespace"] = st.runtime_namespace(ns_labels, ru.active_hash)
+        new = st.dgd_status(old, gen, state, reason, message, replicas)
         st.set_optional(new, "rollingUpdate", ru.status)
         st.set_optional(new, "restart", restart.status)
         try:

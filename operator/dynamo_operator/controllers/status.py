@@ -29,6 +29,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from dynamo_operator.render.graph import ANN_RESTART_AT as RESTART_ANNOTATION
+from dynamo_operator.render.names import LABEL_DYNAMO_NAMESPACE
 from dynamo_operator.render.names import LABEL_WORKER_HASH as WORKER_HASH_LABEL
 
 from . import diff
@@ -120,6 +121,15 @@ def revision_mismatch(dcd: dict, dep: dict | None, restart_id: str | None) -> st
     if restart_id != have_restart:
         return f"Deployment pods carry restart {have_restart}, want {restart_id}"
     return None
+
+
+def runtime_namespace(labels: dict | None, worker_hash: str | None = None) -> str | None:
+    """The Dynamo namespace a component's processes register in: the base namespace, plus for workers
+    the revision hash they get as ``DYN_NAMESPACE_WORKER_SUFFIX`` (``worker_hash``, else their label)."""
+    labels = labels or {}
+    base = labels.get(LABEL_DYNAMO_NAMESPACE)
+    suffix = worker_hash or labels.get(WORKER_HASH_LABEL)
+    return f"{base}-{suffix}" if base and suffix else base
 
 
 def replica_status(kind: str, name: str, runtime_namespace: str | None, workload: dict | None) -> dict:
