@@ -24,6 +24,7 @@ from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import names
+from dynamo_operator.render.hashing import worker_hash
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -186,7 +187,8 @@ def test_status_goes_initializing_pending_successful_with_counts(client, ns, ope
         assert s["components"]["VllmDecodeWorker"] == {
             "componentKind": "Deployment",
             "componentNames": ["g-vllmdecodeworker"],
-            "runtimeNamespace": f"{ns}-g",
+            # workers register under their revision's suffix (DYN_NAMESPACE_WORKER_SUFFIX)
+            "runtimeNamespace": f"{ns}-g-{worker_hash(graph(ns, comps))}",
             "replicas": 2,
             "updatedReplicas": 2,
             "readyReplicas": 2,

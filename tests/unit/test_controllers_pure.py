@@ -257,7 +257,13 @@ def test_async_recorder_flushes_and_stops():
 
 
 def test_setup_registers_both_controllers_with_label_selected_caches():
-    from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, MANAGED_SELECTOR, setup
+    from dynamo_operator.controllers import (
+        DCD_CONTROLLER,
+        DGD_CONTROLLER,
+        DGDSA_CONTROLLER,
+        MANAGED_SELECTOR,
+        setup,
+    )
     from dynamo_operator.runtime.manager import Manager
     from dynamo_operator.runtime.settings import load_config, settings_from_config
     from kubernetes.client import ApiClient
@@ -267,7 +273,8 @@ def test_setup_registers_both_controllers_with_label_selected_caches():
     )
     mgr = Manager(settings, ApiClient())
     ctls = setup(mgr, workers=3)
-    assert set(ctls) == {DGD_CONTROLLER, DCD_CONTROLLER} and ctls[DCD_CONTROLLER].workers == 3
+    assert {DGD_CONTROLLER, DCD_CONTROLLER, DGDSA_CONTROLLER} <= set(ctls)
+    assert ctls[DCD_CONTROLLER].workers == 3
     caches = {(str(res), sel, fsel) for (res, _ns, sel, fsel) in mgr._informers}
     assert ("deployments.apps", MANAGED_SELECTOR, None) in caches
     assert ("serviceaccounts", MANAGED_SELECTOR, None) in caches

@@ -9,7 +9,13 @@ import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 
-EXAMPLES = sorted(p for p in (REPO_ROOT / "examples").glob("*.yaml") if p.name != "demo-values.yaml")
+# graphs only: demo-values.yaml is Helm values, hpa-*.yaml are autoscalers that target a graph's adapters,
+# dgdr-*.yaml and dynamomodel-*.yaml are requests and models (applied in test_dgdr/test_model_cluster)
+EXAMPLES = sorted(
+    p
+    for p in (REPO_ROOT / "examples").glob("*.yaml")
+    if p.name != "demo-values.yaml" and not p.name.startswith(("hpa-", "dgdr-", "dynamomodel-"))
+)
 
 
 def test_there_are_examples_of_each_kind_a_user_starts_with():

@@ -7,6 +7,10 @@
 * ``DynamoComponentDeployment`` controller (``dcd.DCDReconciler``): primary DCDs; owns Deployments,
   Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared planner/epp ServiceAccounts and
   RoleBindings map to every DCD referencing them;
+* ``DynamoGraphDeploymentScalingAdapter`` controller (``dgdsa.AdapterReconciler``): primary DGDSAs; a DGD
+  change re-queues the adapters that reference it; the DGD controller owns (creates/deletes) adapters;
+* ``DynamoModel`` (``dynamomodel``), ``DynamoGraphDeploymentRequest`` (``dgdr``) and ``DynamoCheckpoint``
+  (``checkpoint``) controllers, each registered by its module's ``register``;
 * the image-pull-secret watch: ``kubernetes.io/dockerconfigjson`` Secrets (field selector on ``type``); any
   change re-queues the DCDs of that namespace, whose pod specs may gain or lose a discovered secret;
 * an Event recorder (``runtime.events``) and a periodic gauge refresher for
@@ -40,21 +44,23 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.log import get_logger
 
-from . import store
+from . import checkpoint, dgdr, dynamomodel, store
 from .common import Deps
 from .dcd import DCDReconciler
 from .dgd import DGDReconciler
+from .dgdsa import DGDSA, AdapterReconciler, adapters_of_graph
 from .status import AVAILABLE, condition
 from .sync import LWS, RecentWrites
 
 DGD_CONTROLLER = "DynamoGraphDeployment"
 DCD_CONTROLLER = "DynamoComponentDeployment"
+DGDSA_CONTROLLER = "DynamoGraphDeploymentScalingAdapter"
 MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
 PULL_SECRET_SELECTOR = f"type={DOCKERCONFIGJSON}"
 DEFAULT_WORKERS = 4
 METRICS_INTERVAL = 10.0
 
-__all__ = ["DCD_CONTROLLER", "DGD_CONTROLLER", "setup"]
+__all__ = ["DCD_CONTROLLER", "DGDSA_CONTROLLER", "DGD_CONTROLLER", "setup"]
 
 
 def _add_handler(inf: Informer, ctl: Controller, map_fn: Callable[[dict], list[Request]]) -> None:
@@ -112,10 +118,19 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         DGD_CONTROLLER,
         primary=store.DGD,
         reconcile=lambda req: dgd_reconciler(req),
-        owns=[store.DCD],
+        owns=[store.DCD, DGDSA],
         workers=workers,
         resource_type=names.DGD_KIND,
     )
+    dgdsa_ctl = manager.add_controller(
+        DGDSA_CONTROLLER,
+        primary=DGDSA,
+        reconcile=lambda req: dgdsa_reconciler(req),
+        workers=workers,
+        resource_type=DGDSA.kind,
+    )
+    dgdsa_inf = manager.informer(DGDSA, resync_period=0)
+    _add_handler(manager.informer(store.DGD), dgdsa_ctl, lambda dgd: adapters_of_graph(dgdsa_inf.store, dgd))
     shared = {
         res: manager.informer(res, label_selector=MANAGED_SELECTOR) for res in (SERVICEACCOUNTS, ROLEBINDINGS)
     }
@@ -136,6 +151,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     stores.update({res: inf.store for res, inf in shared.items()})
     stores[store.DCD] = dcd_inf.store
     stores[store.DGD] = manager.informer(store.DGD).store
+    stores[DGDSA] = dgdsa_inf.store
     deps = Deps(
         client=manager.client,
         recorder=recorder,
@@ -147,10 +163,16 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     )
     dcd_reconciler = DCDReconciler(deps)
     dgd_reconciler = DGDReconciler(deps)
+    dgdsa_reconciler = AdapterReconciler(deps)
 
     gauges = GaugeRefresher(manager, stores)
     manager.add_runnable(gauges.start, needs_leader=False, stop_fn=gauges.stop, name="resource-gauges")
-    return {DGD_CONTROLLER: dgd_ctl, DCD_CONTROLLER: dcd_ctl}
+    ctls = {DGD_CONTROLLER: dgd_ctl, DCD_CONTROLLER: dcd_ctl, DGDSA_CONTROLLER: dgdsa_ctl}
+    # DynamoModel, DGDR and DynamoCheckpoint: their own caches and reconcilers (see each module)
+    ctls[dynamomodel.CONTROLLER] = dynamomodel.register(manager, recorder, _add_handler)
+    ctls[dgdr.CONTROLLER] = dgdr.register(manager, recorder, _add_handler, doc)
+    ctls[checkpoint.CONTROLLER] = checkpoint.register(manager, recorder, doc)
+    return ctls
 
 
 class GaugeRefresher:

@@ -85,7 +85,7 @@ class DCDReconciler:
             readiness = st.deployment_readiness(workload, want)
         else:
             readiness = lws_readiness(workload, want)
-        runtime_ns = (workload_desired["metadata"].get("labels") or {}).get(names.LABEL_DYNAMO_NAMESPACE)
+        runtime_ns = st.runtime_namespace(internal["metadata"].get("labels"))
         component = st.replica_status(
             workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
         )

@@ -1,16 +1,23 @@
 """DynamoGraphDeployment controller: DGD → one DCD per component, exactly as ``render_graph`` renders
-them; DCDs of removed components deleted; status ``state``, ``Ready``, ``observedGeneration`` and
-``components`` (replica counts read from each component's Deployment)."""
+them; DCDs of removed components deleted; a scaling adapter per component with ``scalingAdapter``
+(``dgdsa.AdapterSync``); managed rolling updates of the workers and ``spec.restart`` (``rollout``);
+status ``state``, ``Ready``, ``observedGeneration``, ``components`` (replica counts read from each
+component's Deployment), ``rollingUpdate`` and ``restart``, with an Event for every transition."""
 
 from __future__ import annotations
 
+from kubernetes.client.exceptions import ApiException
+
 from dynamo_operator.render import RenderError, names, render_graph
+from dynamo_operator.render.graph import restart_annotation, with_restart
+from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import DEPLOYMENTS
 from dynamo_operator.runtime.controller import Request, Result
 
+from . import rollout, store
 from . import status as st
-from . import store
 from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .dgdsa import AdapterSync
 from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
 
 
@@ -23,7 +30,9 @@ class DGDReconciler:
         )
         self.status = StatusWriter(deps.client, store.DGD, deps.recent)
         self.dgds = deps.stores[store.DGD]
+        self.dcds = deps.stores[store.DCD]
         self.deployments = deps.stores.get(DEPLOYMENTS)
+        self.adapters = AdapterSync(deps)
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -36,8 +45,34 @@ class DGDReconciler:
             desired = render_graph(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        comps = internal["spec"]["components"]
+        before = self._live_states(req.namespace, comps, desired)
+        whash = worker_hash(internal)
+        stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
+        rolling_pending = (old.get("rollingUpdate") or {}).get("phase") in rollout.RU_ACTIVE or (
+            stored is not None and stored != whash and any(c.get("type") in names.WORKER_TYPES for c in comps)
+        )
+        rid = ((internal["spec"].get("restart") or {}).get("id")) or None
+        done = {
+            c["name"]: bool(s and s[1].readiness.ready and rid and restart_annotation(s[0]) == rid)
+            for c, s in zip(comps, before, strict=True)
+        }
+        restart = rollout.restart(
+            internal["spec"].get("restart"),
+            old.get("restart"),
+            [c["name"] for c in comps],
+            done,
+            rolling_pending,
+        )
+        for c, dcd, s in zip(comps, desired, before, strict=True):
+            keep = restart_annotation(s[0]) if s else None  # a finished restart must not roll the pods again
+            if c["name"] in restart.targets and restart.restart_id:
+                with_restart(dcd, restart.restart_id)
+            elif keep:
+                with_restart(dcd, keep)
         try:
             synced = self.syncer.apply(live, desired)
+            self.adapters.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -62,13 +97,74 @@ class DGDReconciler:
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
         ]
+        hashes = {
+            c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
+            for c, r in zip(comps, synced, strict=True)
+        }
+        workers = {
+            cs.name: cs.readiness.ready and hashes[cs.name] == whash
+            for c, cs in zip(comps, components, strict=True)
+            if c.get("type") in names.WORKER_TYPES
+        }
+        now = st.now_rfc3339()
+        ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, now)
         state, reason, message = st.dgd_ready_condition(components)
-        new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
+        state, reason, message = st.restart_overlay(state, reason, message, restart.status)
+        replicas = {c.name: c.replica_status for c in components}
+        for c, dcd in zip(comps, desired, strict=True):
+            if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
+                # workers register in <base>-<hash>: report the revision serving until the cutover completes
+                ns_labels = dcd["metadata"].get("labels")
+                replicas[c["name"]]["runtimeNamespace"] = st.runtime_namespace(ns_labels, ru.active_hash)
+        new = st.dgd_status(old, gen, state, reason, message, replicas)
+        st.set_optional(new, "rollingUpdate", ru.status)
+        st.set_optional(new, "restart", restart.status)
         try:
-            self.status.write(live, new)
+            if ru.store_hash is not None:
+                live = self._store_hash(live, ru.store_hash)
+            written = self.status.write(live, new)
         except Conflict:
             return Result(requeue=True)
+        if written is not None:
+            for ev in [*restart.events, *ru.events]:
+                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
+                    live, ev.reason, ev.message
+                )
         return Result()
+
+    def _store_hash(self, live: dict, whash: str) -> dict:
+        """Record the live worker revision on the DGD (metadata only: the generation does not move)."""
+        patch = {
+            "metadata": {
+                "resourceVersion": live["metadata"]["resourceVersion"],
+                "annotations": {ANN_CURRENT_WORKER_HASH: whash},
+            }
+        }
+        md = live["metadata"]
+        try:
+            out = self.deps.client.patch(store.DGD, md["name"], patch, md["namespace"])
+        except ApiException as e:
+            if e.status == 409:
+                raise Conflict("DGD changed while recording the worker hash") from e
+            raise
+        out.setdefault("apiVersion", store.DGD.api_version)
+        out.setdefault("kind", store.DGD.kind)
+        self.deps.recent.remember(live, out)
+        return out
+
+    def _live_states(
+        self, namespace: str, comps: list[dict], desired: list[dict]
+    ) -> list[tuple[dict, st.ComponentState] | None]:
+        """(live DCD in v1beta1, its state) per component before this pass writes anything."""
+        out: list[tuple[dict, st.ComponentState] | None] = []
+        for comp, dcd in zip(comps, desired, strict=True):
+            wire = self.deps.recent.resolve(self.dcds.get(namespace, dcd["metadata"]["name"]))
+            if wire is None:
+                out.append(None)
+                continue
+            out.append((store.to_internal(wire), self._component(namespace, comp, dcd, wire)))
+        return out
 
     def _component(self, namespace: str, comp: dict, desired_dcd: dict, dcd_wire: dict) -> st.ComponentState:
         name = desired_dcd["metadata"]["name"]
@@ -92,6 +188,9 @@ class DGDReconciler:
             )
         else:
             readiness = st.deployment_readiness(dep, want)
+            stale = st.revision_mismatch(dcd, dep, restart_annotation(dcd)) if readiness.ready else None
+            if stale:  # a cached Deployment older than the DCD the component controller applied
+                readiness = st.Readiness(False, st.UPDATING, stale)
         return st.ComponentState(comp["name"], readiness, rs, dep is not None)
 
     def _from_dcd_status(self, cname: str, dcd: dict, want: int) -> st.ComponentState:

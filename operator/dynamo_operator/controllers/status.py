@@ -15,7 +15,11 @@ count the graph asks for.  ``Ready`` reasons: ``all_resources_are_ready``; other
 ``pods_not_ready`` or ``some_resources_are_not_ready`` (children not created yet) when all unready
 components agree, ``mixed_not_ready_reasons`` when they do not; failures ``invalid_spec``,
 ``ownership_conflict``, ``failed_to_reconcile_the_resources``.  The message names every unready component
-with its replica counts.
+with its replica counts.  While a managed rolling update runs (``status.rollingUpdate.phase``
+Pending/InProgress) the reason is ``rolling_update_in_progress``, and while a restart goes through its
+components ``restart_in_progress``: the state is never ``successful`` then.  A Deployment whose pod
+template does not carry its DCD's worker hash and restart id (a cache older than the DCD the component
+controller applied) counts as ``updating``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,10 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from dataclasses import dataclass
+
+from dynamo_operator.render.graph import ANN_RESTART_AT as RESTART_ANNOTATION
+from dynamo_operator.render.names import LABEL_DYNAMO_NAMESPACE
+from dynamo_operator.render.names import LABEL_WORKER_HASH as WORKER_HASH_LABEL
 
 from . import diff
 
@@ -43,6 +51,9 @@ REASON_MIXED = "mixed_not_ready_reasons"
 REASON_INVALID_SPEC = "invalid_spec"
 REASON_OWNERSHIP = "ownership_conflict"
 REASON_FAILED = "failed_to_reconcile_the_resources"
+REASON_ROLLING = "rolling_update_in_progress"
+REASON_ROLLING_FAILED = "rolling_update_failed"
+REASON_RESTARTING = "restart_in_progress"
 
 # per-component classification
 NOT_CREATED = "not_created"
@@ -95,6 +106,30 @@ def deployment_readiness(dep: dict | None, desired: int) -> Readiness:
         if c.get("type") == "Available" and c.get("status") == "False":
             return Readiness(False, PODS_NOT_READY, c.get("message") or "Deployment not available")
     return Readiness(True, "", f"{ready}/{desired} replicas ready")
+
+
+def revision_mismatch(dcd: dict, dep: dict | None, restart_id: str | None) -> str | None:
+    """Why a Deployment's pod template is not the DCD's revision (worker hash, restart id), or None."""
+    if dep is None:
+        return None
+    tmeta = ((dep.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    want_hash = ((dcd.get("metadata") or {}).get("labels") or {}).get(WORKER_HASH_LABEL)
+    have_hash = (tmeta.get("labels") or {}).get(WORKER_HASH_LABEL)
+    if want_hash != have_hash:
+        return f"Deployment runs worker revision {have_hash}, want {want_hash}"
+    have_restart = (tmeta.get("annotations") or {}).get(RESTART_ANNOTATION)
+    if restart_id != have_restart:
+        return f"Deployment pods carry restart {have_restart}, want {restart_id}"
+    return None
+
+
+def runtime_namespace(labels: dict | None, worker_hash: str | None = None) -> str | None:
+    """The Dynamo namespace a component's processes register in: the base namespace, plus for workers
+    the revision hash they get as ``DYN_NAMESPACE_WORKER_SUFFIX`` (``worker_hash``, else their label)."""
+    labels = labels or {}
+    base = labels.get(LABEL_DYNAMO_NAMESPACE)
+    suffix = worker_hash or labels.get(WORKER_HASH_LABEL)
+    return f"{base}-{suffix}" if base and suffix else base
 
 
 def replica_status(kind: str, name: str, runtime_namespace: str | None, workload: dict | None) -> dict:
@@ -243,3 +278,37 @@ def dgd_status(
     if components is not None:
         st["components"] = components
     return st
+
+
+def restart_overlay(state: str, reason: str, message: str, restart: dict | None) -> tuple[str, str, str]:
+    """A restart still going through its components keeps the graph ``pending``."""
+    r = restart or {}
+    if state == STATE_SUCCESSFUL and r.get("phase") == "Restarting":
+        left = ", ".join(r.get("inProgress") or [])
+        return (
+            STATE_PENDING,
+            REASON_RESTARTING,
+            f"Restart {r.get('observedID')} in progress ({left}); {message}",
+        )
+    return state, reason, message
+
+
+def rolling_overlay(state: str, reason: str, message: str, rolling: dict | None) -> tuple[str, str, str]:
+    """A running rolling update keeps the graph ``pending`` (never ``successful``); a failed one fails it."""
+    phase = (rolling or {}).get("phase")
+    if state == STATE_FAILED:
+        return state, reason, message
+    if phase == "Failed":
+        return STATE_FAILED, REASON_ROLLING_FAILED, f"Rolling update failed; {message}"
+    if phase in ("Pending", "InProgress"):
+        done = ", ".join((rolling or {}).get("updatedComponents") or []) or "none"
+        return STATE_PENDING, REASON_ROLLING, f"Rolling update in progress (updated: {done}); {message}"
+    return state, reason, message
+
+
+def set_optional(status: dict, key: str, value: dict | None) -> None:
+    """Set ``status[key]``, or drop it when ``value`` is None."""
+    if value is None:
+        status.pop(key, None)
+    else:
+        status[key] = value

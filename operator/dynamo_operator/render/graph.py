@@ -8,9 +8,13 @@ import re
 from . import names
 from .context import RenderContext
 from .errors import RenderError
-from .hashing import stamp
+from .hashing import stamp, worker_hash
 from .merge import merge_env
 from .pod import split_containers
+
+# pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
+# restart id, kept on components whose restart completed so they do not roll again
+ANN_RESTART_AT = "nvidia.com/restartAt"
 
 _BACKEND_RE = re.compile(r"python[0-9.]*\s+(?:\S+\s+)*?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
 
@@ -100,7 +104,9 @@ def validate_graph(dgd: dict) -> None:
                 )
 
 
-def build_dcd(dgd: dict, component: dict, backend: str | None, ctx: RenderContext) -> dict:
+def build_dcd(
+    dgd: dict, component: dict, backend: str | None, ctx: RenderContext, whash: str | None = None
+) -> dict:
     meta = dgd.get("metadata") or {}
     dgd_name, namespace = meta["name"], meta.get("namespace") or "default"
     gspec = dgd.get("spec") or {}
@@ -139,6 +145,9 @@ def build_dcd(dgd: dict, component: dict, backend: str | None, ctx: RenderContex
         names.LABEL_DYNAMO_NAMESPACE: dyn_ns,
         names.LABEL_MANAGED_BY: names.MANAGED_BY,
     }
+    if whash and component.get("type") in names.WORKER_TYPES:
+        # pods get the label and DYN_NAMESPACE_WORKER_SUFFIX from it (render/pod.py, render/env.py)
+        labels[names.LABEL_WORKER_HASH] = whash
     annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
     return {
         "apiVersion": names.V1BETA1,
@@ -157,4 +166,19 @@ def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
     """The DCDs of a (validated, v1beta1) DGD, hash-stamped, in component order."""
     validate_graph(dgd)
     backend = graph_backend(dgd)
-    return [stamp(build_dcd(dgd, c, backend, ctx)) for c in dgd["spec"]["components"]]
+    whash = worker_hash(dgd)
+    return [stamp(build_dcd(dgd, c, backend, ctx, whash)) for c in dgd["spec"]["components"]]
+
+
+def restart_annotation(dcd: dict) -> str | None:
+    """The restart id a (v1beta1) DCD's pod template carries, if any."""
+    tmpl = (dcd.get("spec") or {}).get("podTemplate") or {}
+    return ((tmpl.get("metadata") or {}).get("annotations") or {}).get(ANN_RESTART_AT)
+
+
+def with_restart(dcd: dict, restart_id: str) -> dict:
+    """``dcd`` (rendered, in place) with ``nvidia.com/restartAt=<restart_id>`` on its pod template and a
+    fresh spec hash: a new id changes the pod template, so the Deployment replaces its pods."""
+    tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
+    tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
+    return stamp(dcd)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from .names import ANN_SPEC_HASH
+from .names import ANN_SPEC_HASH, WORKER_TYPES
 
 _SKIP = {"apiVersion", "kind", "metadata", "status"}
 
@@ -28,3 +28,41 @@ def stamp(obj: dict) -> dict:
     annotations.pop(ANN_SPEC_HASH, None)
     annotations[ANN_SPEC_HASH] = content_hash(obj)
     return obj
+
+
+# -- worker hash -------------------------------------------------------------------------------------------
+
+WORKER_HASH_VERSION = "dgd-worker-rollout-v2"
+# the DGD annotation holding the worker hash whose workers are the active (fully rolled out) revision
+ANN_CURRENT_WORKER_HASH = "nvidia.com/current-worker-hash"
+# component fields that define what a worker runs; replicas, scalingAdapter, modelRef, eppConfig and
+# topologyConstraint are left out so scaling or routing changes never roll the workers
+_WORKER_FIELDS = (
+    "globalDynamoNamespace",
+    "podTemplate",
+    "multinode",
+    "sharedMemorySize",
+    "frontendSidecar",
+    "compilationCache",
+    "experimental",
+)
+
+
+def worker_hash(dgd: dict) -> str:
+    """8 hex chars naming the revision of a (v1beta1) DGD's workers: SHA-256 over the backend, the graph
+    env and each worker component's pod-defining fields, by component name.  Stable: the same worker
+    specs always give the same hash, whatever the replicas or the order of the components."""
+    spec = dgd.get("spec") or {}
+    workers = {
+        str(c.get("name")): {k: c[k] for k in _WORKER_FIELDS if c.get(k) is not None}
+        for c in spec.get("components") or []
+        if c.get("type") in WORKER_TYPES
+    }
+    doc = {
+        "version": WORKER_HASH_VERSION,
+        "backendFramework": spec.get("backendFramework"),
+        "env": spec.get("env") or [],
+        "workers": dict(sorted(workers.items())),
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]

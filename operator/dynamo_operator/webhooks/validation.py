@@ -36,6 +36,7 @@ DGDR_FROZEN_STATES = ("Profiling", "Deploying", "Ready", "DeploymentDeleted")
 MODEL_TYPES = ("base", "lora", "adapter")
 MODEL_URI_SCHEMES = ("s3://", "hf://", "file://")
 BACKENDS = ("vllm", "sglang", "trtllm")
+RESTART_STRATEGIES = ("Sequential", "Parallel")
 CONVERTED_KINDS = conversion.CONVERTIBLE_KINDS  # validated as v1beta1 whichever version they came in
 
 Path = tuple[Any, ...]
@@ -373,6 +374,65 @@ def _check_component_update(
         )
 
 
+def _check_restart(c: _Collector, spec: dict, old: dict | None) -> None:
+    """``spec.restart``: a Sequential order names every component once; Parallel takes no order; the id
+    cannot change while a managed rolling update runs (that restart would be superseded at once)."""
+    restart = spec.get("restart")
+    if restart is None:
+        return
+    base = ("spec", "restart")
+    if not isinstance(restart, dict):
+        c.add(base, INVALID, "must be an object with an id", restart)
+        return
+    rid = restart.get("id")
+    if not isinstance(rid, str) or not rid:
+        c.add((*base, "id"), REQUIRED, "set a restart id (any new value restarts the graph)")
+    strategy = _d(restart.get("strategy"))
+    stype = strategy.get("type")
+    if stype is not None and stype not in RESTART_STRATEGIES:
+        c.add((*base, "strategy", "type"), NOT_SUPPORTED, "use Sequential or Parallel", stype)
+    order = strategy.get("order")
+    if order:
+        if stype == "Parallel":
+            c.add(
+                (*base, "strategy", "order"),
+                FORBIDDEN,
+                "a Parallel restart restarts every component at once; remove order or use Sequential",
+            )
+        names = [str(_d(x).get("name")) for x in _l(spec.get("components"))]
+        seen: set[str] = set()
+        for i, n in enumerate(_l(order)):
+            if n in seen:
+                c.add((*base, "strategy", "order", i), DUPLICATE, "name each component once", n)
+            elif n not in names:
+                c.add(
+                    (*base, "strategy", "order", i),
+                    NOT_FOUND,
+                    f"no component of that name (components: {', '.join(names)})",
+                    n,
+                )
+            seen.add(n)
+        missing = [n for n in names if n not in seen]
+        if missing:
+            c.add(
+                (*base, "strategy", "order"),
+                INVALID,
+                f"must list every component; missing: {', '.join(missing)} (or omit order for name order)",
+            )
+    if old is None:
+        return
+    old_id = _d(_d(old.get("spec")).get("restart")).get("id")
+    phase = _d(_d(old.get("status")).get("rollingUpdate")).get("phase")
+    if rid != old_id and phase in ("Pending", "InProgress"):
+        c.add(
+            (*base, "id"),
+            FORBIDDEN,
+            f"cannot change while a rolling update is {phase}; wait for status.rollingUpdate.phase "
+            "Completed, then set the new restart id",
+            rid,
+        )
+
+
 # -----------------------------------------------------------------------------------------------------------
 # kinds (v1beta1 shapes for the converted kinds)
 
@@ -420,6 +480,7 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         if comp.get("type") == "epp":
             epp_at.append(i)
         _check_component(c, comp, base, in_dgd=True, grove=grove)
+    _check_restart(c, spec, old)
     for i in epp_at[1:]:
         first = _d(_l(comps)[epp_at[0]]).get("name")
         c.add(

@@ -197,8 +197,12 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: ["nvidia.com"]
   resources: ["dynamographdeployments", "dynamographdeploymentscalingadapters", "dynamoworkermetadatas"]
   verbs: ["get", "list", "watch"]
+# the planner scales components through their adapters' /scale (read, then write)
 - apiGroups: ["nvidia.com"]
-  resources: ["dynamographdeploymentscalingadapters", "dynamographdeploymentscalingadapters/scale"]
+  resources: ["dynamographdeploymentscalingadapters/scale"]
+  verbs: ["get", "update", "patch"]
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamographdeploymentscalingadapters"]
   verbs: ["update", "patch"]
 - apiGroups: [""]
   resources: ["pods", "services"]

@@ -1,0 +1,97 @@
+"""DynamoCheckpoint controller: creates the checkpoint Job while ``checkpoint.enabled`` is on in the
+operator configuration, follows it to ``Ready`` or ``Failed`` (``render.checkpoint.step``), records the
+outcome with an Event, then deletes the Job.  With checkpointing disabled (admission already refuses new
+checkpoints then) an existing checkpoint stays ``Pending`` with the reason ``CheckpointingDisabled``.
+"""
+
+from __future__ import annotations
+
+from dynamo_operator.render import checkpoint as rc
+from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.events import EventRecorder
+from dynamo_operator.runtime.informer import Indexer
+
+from .common import log, short_error
+from .lifecycle import (
+    CHECKPOINTS,
+    JOBS,
+    StatusWriter,
+    apply_conditions,
+    create_child,
+    get_or_none,
+    guarded,
+    typed,
+)
+
+
+class CheckpointReconciler:
+    def __init__(
+        self,
+        client,
+        recorder: EventRecorder,
+        checkpoints: Indexer,
+        jobs: Indexer,
+        enabled: bool,
+        base_path: str = rc.DEFAULT_BASE_PATH,
+    ):
+        self.client = client
+        self.recorder = recorder
+        self.checkpoints, self.jobs = checkpoints, jobs
+        self.enabled = enabled
+        self.base_path = base_path
+        self.status = StatusWriter(client, CHECKPOINTS)
+
+    def __call__(self, req: Request) -> Result:
+        live = typed(self.checkpoints.get(req.namespace, req.name), CHECKPOINTS)
+        if live is None or live["metadata"].get("deletionTimestamp"):
+            return Result()
+        return guarded(self.recorder, live, lambda: self._reconcile(req, live))
+
+    def _reconcile(self, req: Request, live: dict) -> Result:
+        name = rc.job_name(req.name)
+        job = self.jobs.get(req.namespace, name)
+        if job is None and (live.get("status") or {}).get("phase") == rc.CREATING:
+            job = get_or_none(self.client, JOBS, name, req.namespace)  # the cache may lag our create
+        s = rc.step(live, typed(job, JOBS), self.enabled)
+        if s.create_job:
+            create_child(self.client, JOBS, live, rc.checkpoint_job(live, self.base_path))
+            log().info("checkpoint job created", job=name)
+        status = apply_conditions(s.status, s.conditions, live["metadata"].get("generation"))
+        written = self.status.write(live, status)
+        if written is not None:
+            for type_, reason, message in s.events:
+                self.recorder.event(live, type_, reason, message)
+        if s.delete_job and job is not None and (written is not None or not s.conditions):
+            try:
+                self.client.delete(JOBS, name, req.namespace)
+            except Exception as e:  # the outcome is recorded; a leftover Job is only clutter
+                log().info("could not delete the checkpoint job", job=name, error=short_error(e))
+        return Result()
+
+
+CONTROLLER = "DynamoCheckpoint"
+
+
+def register(manager, recorder: EventRecorder, config: dict, workers: int = 1):
+    """Register the DynamoCheckpoint controller (always: existing checkpoints report why nothing happens
+    while ``checkpoint.enabled`` is off); it owns its Jobs."""
+    from dynamo_operator.api.config import lookup
+
+    reconciler: CheckpointReconciler | None = None
+    ctl = manager.add_controller(
+        CONTROLLER,
+        primary=CHECKPOINTS,
+        reconcile=lambda req: reconciler(req),
+        owns=[(JOBS, rc.LABEL_CHECKPOINT)],
+        workers=workers,
+        resource_type=CHECKPOINTS.kind,
+    )
+    reconciler = CheckpointReconciler(
+        manager.client,
+        recorder,
+        manager.informer(CHECKPOINTS).store,
+        manager.informer(JOBS, label_selector=rc.LABEL_CHECKPOINT, resync_period=0).store,
+        enabled=bool(lookup(config, "checkpoint.enabled", False)),
+        base_path=str(lookup(config, "checkpoint.storage.pvc.basePath", rc.DEFAULT_BASE_PATH)),
+    )
+    return ctl

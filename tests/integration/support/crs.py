@@ -1,0 +1,162 @@
+"""Helpers shared by the DynamoModel, DGDR and DynamoCheckpoint cluster tests: an in-process operator
+with a chosen configuration, reading conditions and Events, and stand-in worker HTTP servers.
+
+``FakeWorker`` plays a worker's system port for the DynamoModel controller: kwok pods run no container,
+so the test binds a small HTTP server on the pod's own IP (from 127.1.0.0/16: loopback, nothing leaves
+the machine) and the port the pod declares as ``system``; the operator then calls exactly the address it
+derived from the pod, as it would in a real cluster.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from dynamo_operator.controllers import setup
+from dynamo_operator.runtime.client import EVENTS
+from dynamo_operator.runtime.informer import wait_until
+from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.runtime.settings import RuntimeSettings
+
+
+@contextlib.contextmanager
+def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manager]:
+    """The operator's controllers in this process (leader election off, servers on 127.0.0.1)."""
+    mgr = Manager(
+        RuntimeSettings(
+            metrics_bind_address="0",
+            health_probe_bind_address="127.0.0.1:0",
+            metrics_secure=False,
+            leader_elect=False,
+            config=config,
+        ),
+        kube_cluster.api_client(),
+    )
+    setup(mgr)
+    mgr.start()
+    try:
+        assert mgr.wait_for_cache_sync(30)
+        assert wait_until(lambda: all(c.running for c in mgr.controllers.values()), 30)
+        yield mgr
+    finally:
+        mgr.stop()
+        assert mgr.wait(30)
+
+
+def condition(obj: dict | None, type_: str) -> dict:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == type_:
+            return c
+    return {}
+
+
+def events_of(client, ns: str, name: str, kind: str | None = None) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the Events about the object ``name`` (of ``kind``) in ``ns``."""
+    items = client.list(EVENTS, ns).get("items") or []
+    return [
+        (e.get("type"), e.get("reason"), e.get("message") or "")
+        for e in items
+        if (e.get("involvedObject") or {}).get("name") == name
+        and kind in (None, (e.get("involvedObject") or {}).get("kind"))
+    ]
+
+
+def describe(kube_cluster, kind: str, name: str, ns: str) -> str:
+    """``kubectl describe`` output, as a user reads it."""
+    r = subprocess.run(
+        ["kubectl", "describe", kind, name, "-n", ns],
+        env=kube_cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def wait_for(fn, timeout: float, what: str, interval: float = 0.3):
+    """Poll ``fn`` until it returns a truthy value (returned); fail naming ``what`` and the last value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+
+
+class FakeWorker:
+    """A worker's LoRA management API on ``host:port``.
+
+    ``mode``: ``ok`` (200), ``legacy`` (404: a worker without the API), ``flaky:N`` (503 for the first N
+    POSTs, then 200), ``slow:S`` (answers 200 after S seconds)."""
+
+    def __init__(self, host: str, port: int, mode: str = "ok"):
+        self.host, self.port, self.mode = host, port, mode
+        self.calls: list[tuple[str, str, dict | None]] = []
+        self._lock = threading.Lock()
+        worker = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):  # keep pytest output clean
+                pass
+
+            def _answer(self, code: int, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"null")
+                code = worker.record("POST", self.path, body)
+                self._answer(code, {"status": "success" if code == 200 else "error"})
+
+            def do_DELETE(self):
+                self._answer(worker.record("DELETE", self.path, None), {"status": "success"})
+
+        self.server = ThreadingHTTPServer((host, port), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda request, address: None  # a client that timed out and left
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, name=f"fake-worker-{port}", daemon=True
+        )
+
+    def record(self, method: str, path: str, body: dict | None) -> int:
+        with self._lock:
+            self.calls.append((method, path, body))
+            posts = sum(1 for m, *_ in self.calls if m == "POST")
+        kind, _, arg = self.mode.partition(":")
+        if kind == "legacy" and path.startswith("/v1/loras"):
+            return 404
+        if kind == "flaky" and method == "POST" and posts <= int(arg):
+            return 503
+        if kind == "slow":
+            time.sleep(float(arg))
+        return 200
+
+    def posts(self) -> list[dict | None]:
+        with self._lock:
+            return [b for m, _, b in self.calls if m == "POST"]
+
+    def deletes(self) -> list[str]:
+        with self._lock:
+            return [p for m, p, _ in self.calls if m == "DELETE"]
+
+    def __enter__(self) -> FakeWorker:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
