@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,12 +107,29 @@ def load_api_client(
     return ApiClient(cfg)
 
 
-class ResourceClient:
-    """JSON-dict CRUD + list/watch for any ``ResourceDescriptor``."""
+class StaleLeaderWrite(RuntimeError):
+    """A write refused in this process because it no longer (or not yet) holds the leader lease.
 
-    def __init__(self, api_client: ApiClient, request_timeout: float = 30.0):
+    Raised before anything is sent: the apiserver has no fencing token a write could carry, so the only place
+    a paused-then-resumed former leader can be stopped from overwriting its successor is here."""
+
+
+WriteFence = Callable[[str, str], None]
+
+
+class ResourceClient:
+    """JSON-dict CRUD + list/watch for any ``ResourceDescriptor``.
+
+    ``write_fence(method, path)``, when set, runs immediately before every non-GET request is handed to the
+    transport and raises (``StaleLeaderWrite``) to refuse it; the manager sets it on the controllers' client
+    when leader election is on, so a replica that lost its lease cannot write (see ``Manager``)."""
+
+    def __init__(
+        self, api_client: ApiClient, request_timeout: float = 30.0, write_fence: WriteFence | None = None
+    ):
         self.api_client = api_client
         self.request_timeout = request_timeout
+        self.write_fence = write_fence
 
     # -- transport ------------------------------------------------------------------------------------------
     def request(
@@ -124,6 +141,7 @@ class ResourceClient:
         content_type: str | None = None,
         timeout: Any = None,
         stream: bool = False,
+        fenced: bool = True,
     ) -> Any:
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -140,9 +158,11 @@ class ResourceClient:
                 body=body,
                 auth_settings=["BearerToken"],
             )
+            self._check_fence(method, path, fenced)
             resp = ac.call_api(method_, url, header_params=hdrs, body=body_, _request_timeout=timeout)
             raw = resp.response
         else:  # older generator: call_api raises on non-2xx itself
+            self._check_fence(method, path, fenced)
             raw = ac.call_api(
                 path,
                 method,
@@ -161,6 +181,12 @@ class ResourceClient:
             return raw
         data = raw.data
         return json.loads(data) if data else None
+
+    def _check_fence(self, method: str, path: str, fenced: bool) -> None:
+        """The last step before the request leaves: as late as possible, so a process stopped (SIGSTOP, a
+        long GC pause) between the check and the send has the smallest window to resume into."""
+        if fenced and method != "GET" and self.write_fence is not None:
+            self.write_fence(method, path)
 
     # -- verbs ----------------------------------------------------------------------------------------------
     def list(
@@ -284,8 +310,9 @@ class ResourceClient:
         return self.request("DELETE", res.object_path(name, namespace), body=body)
 
     def create_raw(self, path: str, body: dict) -> dict:
-        """POST to an arbitrary path (TokenReview, SubjectAccessReview, TokenRequest...)."""
-        return self.request("POST", path, body=body)
+        """POST to an arbitrary path (TokenReview, SubjectAccessReview, TokenRequest...): reviews change
+        nothing, so they are never fenced (every replica authenticates metrics scrapes)."""
+        return self.request("POST", path, body=body, fenced=False)
 
 
 class _Preloaded:
