@@ -88,6 +88,7 @@ class Manager:
             secure=self.settings.metrics_secure,
             client=self.client,
             cert_dir=self.settings.metrics_cert_dir,
+            service_bind_address=self.settings.metrics_service_bind_address,
         )
         self.health.ready_checks["informers-synced"] = self._caches_synced
         self.elector: LeaderElector | None = None
