@@ -22,9 +22,11 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+from dynamo_operator.labels import LABEL_MANAGED_BY
+from dynamo_operator.labels import MANAGED_BY as OPERATOR_MANAGED_BY
 
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .secrets import MANAGED_BY as HOOKS_MANAGED_BY
 from .settings import DEFAULT_MPI_SECRET, DEFAULT_WEBHOOK_SECRET
 
 WEBHOOK_KINDS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
@@ -161,15 +163,15 @@ def remove_leases(cluster: Cluster, info: ReleaseInfo, report: Report) -> None:
 
 
 def remove_secrets(cluster: Cluster, info: ReleaseInfo, report: Report, keep: bool) -> None:
-    """The webhook and MPI SSH Secrets the hooks and operator made (never one a user made: those lack our
-    managed-by label)."""
+    """The webhook and MPI SSH Secrets the hooks and operator made (never one a user made: those lack the
+    managed-by label of the operator or of the hooks)."""
     for name in info.secrets:
         path = object_path("v1", "secrets", name, info.namespace)
         secret = cluster.get(path)
         if secret is None:
             continue
         labels = (secret.get("metadata") or {}).get("labels") or {}
-        if labels.get(LABEL_MANAGED_BY) != MANAGED_BY:
+        if labels.get(LABEL_MANAGED_BY) not in (OPERATOR_MANAGED_BY, HOOKS_MANAGED_BY):
             report.add(f"kept Secret {info.namespace}/{name} (not made by the chart's hooks or operator)")
         elif keep:
             report.add(f"kept Secret {info.namespace}/{name} (--keep-secrets)")

@@ -111,3 +111,54 @@ def test_ct_lint_and_install(kube_cluster) -> None:
     if shutil.which("ct", path=env["PATH"]) is None:
         pytest.fail("ct is not on PATH: run `make tools` (tools/build-tools.sh builds ct v3.14.0)")
     _run(["ct", "lint-and-install", "--config", "ct.yaml"], env, timeout=1800)
+
+
+def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) -> None:
+    """The chart's layout on the real apiserver: the manager's plain listener on loopback (127.0.0.1:8080 in
+    the pod) and the listener the metrics Service reaches (8443 in the pod; a free port here), which
+    authenticates with TokenReview and authorizes with the chart's metrics-reader ClusterRole."""
+    from dynamo_localcluster.cluster import free_port
+    from support.processes import http_get
+    from support.release import preserved_crds, release, run
+
+    env = kube_cluster.env
+    plain, service = free_port(), free_port()
+    with preserved_crds(client), release(kube_cluster, tmp_path, "metrics") as rel:
+        rel.install(CHART, "--skip-crds")
+        deploy = _kubectl_json(
+            env, "-n", rel.namespace, "get", "deployment", f"{rel.name}-dynamo-operator-controller-manager"
+        )
+        args = deploy["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert (
+            "--metrics-bind-address=127.0.0.1:8080" in args and "--metrics-service-bind-address=:8443" in args
+        )
+        rel.start_operator(
+            "--metrics-secure",
+            f"--metrics-bind-address=127.0.0.1:{plain}",
+            f"--metrics-service-bind-address=127.0.0.1:{service}",
+        )
+        tokens = {}
+        for sa in ("prometheus", "nobody"):
+            run(env, "kubectl", "create", "serviceaccount", "-n", rel.namespace, sa)
+            tokens[sa] = run(env, "kubectl", "create", "token", "-n", rel.namespace, sa).stdout.strip()
+        role = f"{rel.name}-dynamo-operator-{rel.namespace}-metrics-reader"
+        binding = f"{rel.name}-scrape"
+        run(
+            env,
+            "kubectl",
+            "create",
+            "clusterrolebinding",
+            binding,
+            f"--clusterrole={role}",
+            f"--serviceaccount={rel.namespace}:prometheus",
+        )
+        try:
+            status, body = http_get(f"http://127.0.0.1:{plain}/metrics")
+            assert status == 200 and "dynamo_operator_" in body
+            url = f"https://127.0.0.1:{service}/metrics"
+            assert http_get(url)[0] == 401
+            assert http_get(url, tokens["nobody"])[0] == 403
+            status, body = http_get(url, tokens["prometheus"])
+            assert status == 200 and "dynamo_operator_" in body, (status, body[:300])
+        finally:
+            run(env, "kubectl", "delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
