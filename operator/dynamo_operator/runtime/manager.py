@@ -29,7 +29,14 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from .client import LEASES, ResourceClient, ResourceDescriptor, StaleLeaderWrite, load_api_client
+from .client import (
+    LEASES,
+    ResourceClient,
+    ResourceDescriptor,
+    StaleLeaderWrite,
+    install_fenced_transport,
+    load_api_client,
+)
 from .controller import Controller, MapFunc, Reconciler, Watch
 from .informer import ClientListWatcher, Informer
 from .leaderelection import LeaderElector
@@ -288,6 +295,7 @@ class Manager:
             )
             # set on whatever client the controllers were given (tests swap in a recording one)
             self.client.write_fence = self._write_fence
+            install_fenced_transport(self.client.api_client)
             self.elector.start()
         else:
             threading.Thread(target=self._became_leader, name="leader-start", daemon=True).start()
