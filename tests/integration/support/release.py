@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -126,7 +127,12 @@ class Release:
         assert len(items) == 1, f"want one OperatorConfiguration ConfigMap, got {len(items)}"
         path = self.workdir / f"operator-config-{uuid.uuid4().hex[:6]}.yaml"
         path.write_text(items[0]["data"]["config.yaml"])
+        self._config = yaml.safe_load(items[0]["data"]["config.yaml"]) or {}
         return path
+
+    def config_doc(self) -> dict:
+        """The OperatorConfiguration the running operator was started with."""
+        return getattr(self, "_config", {})
 
     def start_operator(self, *extra: str) -> OperatorProcess:
         """``dynamo-operator run`` with the chart's configuration; ``extra`` flags come last (they win)."""
@@ -147,7 +153,56 @@ class Release:
         )
         self.operator = proc
         proc.wait_ready(timeout=90)
+        # /readyz means the webhook server serves; its CA reaches the webhook configurations (and, for a
+        # cluster-wide operator, the CRDs' conversion) a moment later, and only then do writes get through.
+        assert wait_until(self._webhooks_wired, 60, interval=0.5), (
+            f"the operator's CA never reached its webhook configurations:\n{proc.log_tail()}"
+        )
         return proc
+
+    def _webhooks_wired(self) -> bool:
+        secret = run(
+            self.env,
+            "kubectl",
+            "get",
+            "secret",
+            "-n",
+            self.namespace,
+            "webhook-server-cert",
+            "-o",
+            "json",
+            check=False,
+        )
+        if secret.returncode != 0:
+            return False
+        ca = json.loads(secret.stdout).get("data", {}).get("ca.crt")
+        configs = run(
+            self.env,
+            "kubectl",
+            "get",
+            "validatingwebhookconfigurations,mutatingwebhookconfigurations",
+            "-l",
+            f"nvidia.com/dynamo-operator-namespace={self.namespace}",
+            "-o",
+            "json",
+        )
+        bundles = [
+            w["clientConfig"].get("caBundle")
+            for c in json.loads(configs.stdout)["items"]
+            for w in c["webhooks"]
+        ]
+        if not ca or not bundles or any(b != ca for b in bundles):
+            return False
+        if self.config_doc().get("namespace", {}).get("restricted"):
+            return True  # a restricted operator leaves the cluster-scoped CRDs alone
+        crds = json.loads(run(self.env, "kubectl", "get", "crd", "-o", "json").stdout)["items"]
+        for crd in crds:
+            conv = crd["spec"].get("conversion") or {}
+            if crd["spec"]["group"] == "nvidia.com" and conv.get("strategy") == "Webhook":
+                cc = conv["webhook"]["clientConfig"]
+                if not str(cc.get("url", "")).startswith(self.url_base) or cc.get("caBundle") != ca:
+                    return False
+        return True
 
     def stop_operator(self, kill: bool = False) -> None:
         """SIGTERM (the operator releases what it holds) or, with ``kill``, SIGKILL (it releases nothing)."""
