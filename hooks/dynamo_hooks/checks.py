@@ -791,14 +791,24 @@ def _addresses(ctx: CheckContext) -> list[Finding]:
                         severity=Severity.WARNING,
                     )
                 )
-        elif not enabled:
+        elif not enabled and name == "etcd" and s.discovery_backend == "etcd":
             findings.append(
                 Finding(
                     Status.FAIL,
-                    f"{name}.enabled=false and {key} is empty: the operator gets no {name} address",
-                    f"Set {key} (e.g. {example}) or enable the bundled one: --set {name}.enabled=true.",
+                    "dynamo-operator.discoveryBackend=etcd needs etcd, but etcd.enabled=false and "
+                    f"{key} is empty",
+                    f"Set {key} (e.g. {example}), enable the bundled one (--set etcd.enabled=true) or "
+                    "use Kubernetes discovery (dynamo-operator.discoveryBackend=kubernetes).",
                     subject=key,
-                    severity=Severity.WARNING if name == "nats" else Severity.INFO,
+                )
+            )
+        elif not enabled:
+            findings.append(
+                Finding(
+                    Status.PASS,
+                    f"{name}: none (components get no {'NATS_SERVER' if name == 'nats' else 'ETCD_ENDPOINTS'}"
+                    f"; discovery backend {s.discovery_backend} does not need {name})",
+                    subject=key,
                 )
             )
         else:

@@ -6,6 +6,9 @@ The argv is a contract with the chart templates:
         [--namespace-restricted] [--target-namespace NS]
     dynamo-hooks ensure-mpi-ssh-secret --namespace NS --secret-name NAME
     dynamo-hooks ensure-webhook-certs --namespace NS --secret-name NAME --service-name SVC
+    dynamo-hooks uninstall-cleanup --phase before|after --release-namespace NS --release-name R \
+        [--deployment NAME] [--target-namespace NS] [--leader-election-id ID] \
+        [--leader-election-namespace NS] [--secret NAME]...
 
 Exit status: 0 done (or nothing blocks), 1 the install must stop (the reason is printed on stderr, which
 `kubectl logs` of the failed hook Job shows), 2 usage error, 3 the API could not be used.
@@ -151,6 +154,61 @@ def ensure_certs(ctx: click.Context, namespace: str, secret_name: str, service_n
     """Issue a CA and serving certificate into the kubernetes.io/tls Secret the operator serves from;
     reuse them while valid (the operator's own renewal policy decides)."""
     _run_ensure(ctx, lambda cluster: ensure_webhook_certs(cluster, namespace, secret_name, service_name))
+
+
+@main.command("uninstall-cleanup")
+@click.option(
+    "--phase",
+    type=click.Choice(["before", "after"]),
+    required=True,
+    help="before: pre-delete (the webhook configurations go first); after: post-delete (what Helm does "
+    "not own).",
+)
+@click.option("--release-namespace", required=True, help="Namespace of the Helm release being removed.")
+@click.option("--release-name", required=True, help="Name of the Helm release being removed.")
+@click.option("--deployment", default="", help="The operator Deployment (its pods held the leader Lease).")
+@click.option("--target-namespace", default="", help="Namespace-restricted mode: the managed namespace.")
+@click.option("--leader-election-id", default="dynamo.nvidia.com", show_default=True)
+@click.option("--leader-election-namespace", default="kube-system", show_default=True)
+@click.option("--secret", "secrets", multiple=True, help="A hook-made Secret to delete (repeatable).")
+@click.pass_context
+def uninstall_cleanup(
+    ctx: click.Context,
+    phase: str,
+    release_namespace: str,
+    release_name: str,
+    deployment: str,
+    target_namespace: str,
+    leader_election_id: str,
+    leader_election_namespace: str,
+    secrets: tuple[str, ...],
+) -> None:
+    """What a plain `helm uninstall` leaves (the chart's pre-delete / post-delete hook Jobs run this; the
+    `helm dynamo uninstall` plugin runs the same steps from the user's machine)."""
+    from . import uninstall as un
+
+    opts = ctx.obj
+    info = un.ReleaseInfo(
+        name=release_name,
+        namespace=release_namespace,
+        restricted=bool(target_namespace),
+        target_namespace=target_namespace,
+        deployment=deployment,
+        leader_election_id=leader_election_id,
+        leader_election_namespace=leader_election_namespace,
+        secrets=list(secrets),
+    )
+    report = un.Report()
+    try:
+        cluster = connect(opts["kubeconfig"], opts["context"])
+        if phase == "before":
+            un.remove_webhooks(cluster, info, report)
+        else:
+            un.after_helm_uninstall(cluster, info, report, keep_secrets=False, crds=False)
+    except ClusterError as exc:
+        _emit(opts["output"], {"error": str(exc), "done": report.lines}, f"dynamo-hooks: {exc}", err=True)
+        sys.exit(EXIT_API)
+    _emit(opts["output"], {"done": report.lines}, "\n".join(report.lines) or "nothing to clean up")
 
 
 if __name__ == "__main__":  # pragma: no cover

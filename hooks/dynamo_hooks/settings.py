@@ -78,6 +78,7 @@ class InstallSettings:
     nats_addr: str
     etcd_enabled: bool
     etcd_addr: str
+    discovery_backend: str
     cert_mode: CertMode
     cert_mode_key: str | None
     persistence: tuple[Persistence, ...]
@@ -121,6 +122,7 @@ class InstallSettings:
             nats_addr=str(lookup(values, op + "natsAddr") or "").strip(),
             etcd_enabled=truthy(lookup(values, "etcd.enabled", True)),
             etcd_addr=str(lookup(values, op + "etcdAddr") or "").strip(),
+            discovery_backend=str(lookup(values, op + "discoveryBackend") or "kubernetes"),
             **_cert_mode(values),
             persistence=_persistence(values),
             optional_apis=_optional_apis(values),

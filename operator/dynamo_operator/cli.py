@@ -62,6 +62,12 @@ def register_default_controllers(mgr) -> None:
 )
 @click.option("--metrics-bind-address", default=None, help="Metrics address, e.g. :8080 (0 disables).")
 @click.option(
+    "--metrics-service-bind-address",
+    default=None,
+    help="Also serve metrics here for the metrics Service (the chart: :8443), secured as below; the "
+    "--metrics-bind-address listener then serves plain HTTP and must be on loopback (127.0.0.1:8080).",
+)
+@click.option(
     "--metrics-secure/--metrics-insecure",
     default=None,
     help="HTTPS + TokenReview/SubjectAccessReview (default) or plain HTTP.",
@@ -114,6 +120,7 @@ def run(
     config_path,
     health_probe_bind_address,
     metrics_bind_address,
+    metrics_service_bind_address,
     metrics_secure,
     metrics_cert_dir,
     leader_elect,
@@ -148,6 +155,7 @@ def run(
             kubeconfig=kubeconfig,
             health_probe_bind_address=health_probe_bind_address,
             metrics_bind_address=metrics_bind_address,
+            metrics_service_bind_address=metrics_service_bind_address,
             metrics_secure=metrics_secure,
             metrics_cert_dir=metrics_cert_dir,
             leader_elect=leader_elect,

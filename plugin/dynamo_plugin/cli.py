@@ -82,6 +82,7 @@ def cli() -> None:
       check preflight   judge the cluster and values before installing (exit 0 ok, 1 blocked)
       check list        the registered checks with their ids and severities
       install           run preflight, then `helm install` with the same arguments
+      uninstall         `helm uninstall` that strands nothing (webhooks first; --crds removes the CRDs)
     """
 
 
@@ -249,6 +250,76 @@ def install(skip: tuple[str, ...], preflight_output: str, helm_args: tuple[str, 
     sys.stdout.flush()
     result = subprocess.run(cmd, check=False)
     sys.exit(0 if result.returncode == 0 else 1)
+
+
+@cli.command("uninstall")
+@click.argument("release", default=DEFAULT_RELEASE)
+@click.option(
+    "-n",
+    "--namespace",
+    default=_default_namespace,
+    show_default="$HELM_NAMESPACE or default",
+    help="Release namespace.",
+)
+@click.option("--kubeconfig", envvar="KUBECONFIG", default=None, help="Kubeconfig path ($KUBECONFIG).")
+@click.option("--kube-context", envvar="HELM_KUBECONTEXT", default=None, help="Kubeconfig context.")
+@click.option(
+    "--crds",
+    is_flag=True,
+    help="Also delete the nvidia.com CRDs and so every Dynamo object in the cluster (refused while "
+    "another Dynamo operator runs).",
+)
+@click.option("--keep-secrets", is_flag=True, help="Keep the webhook certificate and MPI SSH key Secrets.")
+@click.option("--timeout", default="300s", show_default=True, help="Passed to helm uninstall --wait.")
+def uninstall(
+    release: str,
+    namespace: str,
+    kubeconfig: str | None,
+    kube_context: str | None,
+    crds: bool,
+    keep_secrets: bool,
+    timeout: str,
+) -> None:
+    """Uninstall RELEASE without stranding anything: its webhook configurations go first (nothing blocks
+    deletes), then `helm uninstall --wait`, then the Lease markers, finalizers and hook-made Secrets Helm
+    does not own; with --crds, the CRDs too.
+
+    \b
+    Example: helm dynamo uninstall dynamo-platform -n dynamo-system --crds
+    """
+    from dynamo_hooks import uninstall as un
+    from dynamo_hooks.cluster import ClusterError, connect
+
+    helm = _helm_binary()
+    if helm is None:
+        raise click.UsageError("helm not found: run as `helm dynamo uninstall` or put helm on PATH")
+    report = un.Report()
+    try:
+        cluster = connect(kubeconfig, kube_context)
+        info = un.read_release(cluster, release, namespace)
+        un.remove_webhooks(cluster, info, report)
+        cmd = [helm, "uninstall", release, "--namespace", namespace, "--wait", "--timeout", timeout]
+        if kube_context:
+            cmd += ["--kube-context", kube_context]
+        done = subprocess.run(cmd, check=False, capture_output=True, text=True)
+        if done.returncode != 0 and "not found" not in done.stderr:
+            click.echo(f"helm dynamo: {' '.join(cmd[1:])} failed:\n{done.stderr.strip()}", err=True)
+            sys.exit(1)
+        report.add(f"helm uninstall {release}: {(done.stdout or done.stderr).strip()}")
+        un.after_helm_uninstall(cluster, info, report, keep_secrets=keep_secrets, crds=crds)
+    except (ClusterError, un.UninstallError) as exc:
+        for line in report.lines:
+            click.echo(line)
+        click.echo(f"helm dynamo: uninstall of {release} in {namespace} stopped: {exc}", err=True)
+        sys.exit(1)
+    for line in report.lines:
+        click.echo(line)
+    if not crds:
+        click.echo(
+            "CRDs kept (Helm never deletes them). Their conversion webhook was this release's: until an "
+            "operator is installed again, read Dynamo objects at their storage version (v1alpha1), or "
+            f"remove them all with: helm dynamo uninstall {release} -n {namespace} --crds"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> None:

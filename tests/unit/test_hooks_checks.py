@@ -84,6 +84,9 @@ def test_without_a_cluster_the_cluster_checks_are_skipped() -> None:
         (["nats.enabled=false", "dynamo-operator.natsAddr=nats://nats:99999"], "port is not a number", True),
         (["etcd.enabled=false", "dynamo-operator.etcdAddr=etcd.x.svc:2379"], "has no scheme", False),
         (["dynamo-operator.etcdAddr=http://etcd:2379"], "would run unused", False),
+        (["nats.enabled=false", "etcd.enabled=false"], "does not need nats", False),
+        (["nats.enabled=false", "etcd.enabled=false"], "does not need etcd", False),
+        (["etcd.enabled=false", "dynamo-operator.discoveryBackend=etcd"], "needs etcd", True),
     ],
 )
 def test_external_addresses(sets, fragment, blocking) -> None:

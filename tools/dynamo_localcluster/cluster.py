@@ -22,9 +22,11 @@ import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -92,6 +94,19 @@ HELM_TEST_STAGE = {
 }
 
 
+# Writes only, one event each when the response is complete: what the fault suite needs (who wrote what,
+# when, and whether it was accepted) at a cost a burst of writes does not notice.
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
+    "rules": [
+        {"level": "Metadata", "verbs": ["create", "update", "patch", "delete", "deletecollection"]},
+        {"level": "None"},
+    ],
+}
+
+
 class ClusterError(RuntimeError):
     """The control plane could not be started; the message names the component and its log."""
 
@@ -123,6 +138,26 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
+_spawner: ThreadPoolExecutor | None = None
+_spawner_lock = threading.Lock()
+
+
+def _from_long_lived_thread(fn: Callable[[], None]) -> None:
+    """Run ``fn`` (which forks a component) on a thread that lives as long as the process.
+
+    PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process: a component
+    restarted from a short-lived thread (a fault injected in the middle of a burst) would be SIGKILLed the
+    moment that thread ended. The main thread is fine as it is."""
+    global _spawner
+    if threading.current_thread() is threading.main_thread():
+        fn()
+        return
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(1, thread_name_prefix="localcluster-spawner")
+    _spawner.submit(fn).result()
+
+
 @dataclass
 class Component:
     name: str
@@ -132,6 +167,12 @@ class Component:
     pid: int | None = None
 
     def start(self, tie_to_parent: bool, env: dict[str, str] | None = None) -> None:
+        if tie_to_parent:
+            _from_long_lived_thread(lambda: self._start(True, env))
+        else:
+            self._start(False, env)
+
+    def _start(self, tie_to_parent: bool, env: dict[str, str] | None) -> None:
         out = open(self.log, "ab")  # noqa: SIM115 - handed to the child, closed below
         try:
             self.proc = subprocess.Popen(
@@ -196,6 +237,9 @@ class LocalCluster:
     profile: str = "api"
     nodes: int = 2
     tie_to_parent: bool = True
+    # an audit log of every write (verb, user agent, response code, timestamps) at logs/audit.log: the fault
+    # suite reads it to prove what the apiserver accepted from whom
+    audit: bool = False
     components: list[Component] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -254,6 +298,7 @@ class LocalCluster:
             shutil.rmtree(self.dir)
         self.logs.mkdir(parents=True)
         pki = pki_mod.generate(self.dir / "pki")
+        self._pki = pki
         self.ports = {"etcd": free_port(), "etcd-peer": free_port(), "apiserver": free_port()}
         try:
             self._start_etcd(bin_dir, timeout)
@@ -279,6 +324,62 @@ class LocalCluster:
 
     def pids(self) -> list[int]:
         return [c.pid for c in self.components if c.pid is not None]
+
+    # ---- faults (the fault suite) ----------------------------------------------------------------
+    def component(self, name: str) -> Component:
+        try:
+            return next(c for c in self.components if c.name == name)
+        except StopIteration:
+            raise ClusterError(f"no component {name!r} in this cluster ({self.profile} profile)") from None
+
+    def stop_component(self, name: str, kill: bool = False) -> None:
+        """Stop one component (SIGKILL at once with ``kill``, else SIGTERM then SIGKILL); it stays in
+        ``components`` so ``start_component`` brings it back with the same flags, ports and data."""
+        comp = self.component(name)
+        if comp.pid is None:
+            return
+        if kill:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(comp.pid, signal.SIGKILL)
+        _stop_pid(comp.pid, comp.proc)
+
+    def start_component(self, name: str, timeout: float = 60.0) -> None:
+        """Start a stopped etcd or kube-apiserver again and wait until it is healthy/ready."""
+        comp = self.component(name)
+        if comp.alive():
+            raise ClusterError(f"{name} is still running (pid {comp.pid}); stop it first")
+        checks = {"etcd": self._etcd_healthy, "kube-apiserver": self._apiserver_ready}
+        if name not in checks:
+            raise ClusterError(f"restarting {name} is not supported (only {sorted(checks)})")
+        comp.start(self.tie_to_parent)
+        self._wait(comp, f"{name} after a restart", checks[name], timeout)
+        self._save_state()
+
+    def restart_component(
+        self, name: str, down_for: float = 0.0, timeout: float = 60.0, kill: bool = False
+    ) -> None:
+        """Stop ``name`` (etcd or kube-apiserver; SIGKILL with ``kill``: a crash rather than a graceful
+        restart), keep it down ``down_for`` seconds, start it again."""
+        self.stop_component(name, kill=kill)
+        time.sleep(down_for)
+        self.start_component(name, timeout)
+
+    def pause(self, pid: int) -> None:
+        """SIGSTOP a process (a component or an operator): it keeps its sockets but runs no code."""
+        os.kill(pid, signal.SIGSTOP)
+
+    def resume(self, pid: int) -> None:
+        os.kill(pid, signal.SIGCONT)
+
+    def audit_events(self) -> list[dict]:
+        """The audit log's events (``audit=True``), oldest first; a partly written last line is skipped."""
+        path = self.logs / "audit.log"
+        events = []
+        with contextlib.suppress(FileNotFoundError):
+            for line in path.read_text(errors="replace").splitlines():
+                with contextlib.suppress(ValueError):
+                    events.append(json.loads(line))
+        return events
 
     # ---- components ----------------------------------------------------------------------------
     def _spawn(self, name: str, argv: list[str]) -> Component:
@@ -323,11 +424,11 @@ class LocalCluster:
             ],
         )
 
-        def healthy() -> bool:
-            with urllib.request.urlopen(f"{client}/health", timeout=2) as r:
-                return json.loads(r.read()).get("health") == "true"
+        self._wait(comp, "etcd /health", self._etcd_healthy, timeout)
 
-        self._wait(comp, "etcd /health", healthy, timeout)
+    def _etcd_healthy(self) -> bool:
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{self.ports['etcd']}/health", timeout=2) as r:
+            return json.loads(r.read()).get("health") == "true"
 
     def _start_apiserver(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
         argv = [
@@ -353,16 +454,24 @@ class LocalCluster:
         if self.profile == "api":
             # No controller-manager creates default ServiceAccounts in this profile (as in envtest).
             argv.append("--disable-admission-plugins=ServiceAccount")
+        if self.audit:
+            policy = self.dir / "audit-policy.yaml"
+            policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+            argv += [
+                f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.logs / 'audit.log'}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",
+            ]
         comp = self._spawn("kube-apiserver", argv)
-        ctx = ssl.create_default_context(cafile=str(pki.ca_crt))
-        ctx.load_cert_chain(str(pki.admin_crt), str(pki.admin_key))
+        self._wait(comp, "kube-apiserver /readyz", self._apiserver_ready, timeout)
+
+    def _apiserver_ready(self) -> bool:
+        ctx = ssl.create_default_context(cafile=str(self._pki.ca_crt))
+        ctx.load_cert_chain(str(self._pki.admin_crt), str(self._pki.admin_key))
         url = f"https://{LOOPBACK}:{self.ports['apiserver']}/readyz"
-
-        def ready() -> bool:
-            with urllib.request.urlopen(url, context=ctx, timeout=3) as r:
-                return r.read().strip() == b"ok"
-
-        self._wait(comp, "kube-apiserver /readyz", ready, timeout)
+        with urllib.request.urlopen(url, context=ctx, timeout=3) as r:
+            return r.read().strip() == b"ok"
 
     def _write_kubeconfig(self, pki: pki_mod.Pki) -> None:
         def b64(p: Path) -> str:

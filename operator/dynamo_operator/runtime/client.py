@@ -14,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,12 +108,88 @@ def load_api_client(
     return ApiClient(cfg)
 
 
-class ResourceClient:
-    """JSON-dict CRUD + list/watch for any ``ResourceDescriptor``."""
+class StaleLeaderWrite(RuntimeError):
+    """A write refused in this process because it no longer (or not yet) holds the leader lease.
 
-    def __init__(self, api_client: ApiClient, request_timeout: float = 30.0):
+    Raised before anything is sent: the apiserver has no fencing token a write could carry, so the only place
+    a paused-then-resumed former leader can be stopped from overwriting its successor is here."""
+
+
+WriteFence = Callable[[str, str], None]
+
+
+# The fence check of the write this thread is sending, if any (read by the fenced connection classes).
+_FENCE = threading.local()
+
+
+def _fenced_connection(base: type) -> type:
+    """``base`` (a urllib3 connection class) that holds a fenced request's bytes back until the request is
+    complete, runs the fence check, then writes them in one go. Without this, a process stopped between the
+    check and the send (or between sending the headers and the body) resumes and finishes a write it no
+    longer may make; with it, the window is the few bytecodes between the check and one ``sendall``."""
+
+    class Fenced(base):  # type: ignore[misc, valid-type]
+        _held: bytearray | None = None
+
+        def request(self, method, url, body=None, headers=None, **kw):  # type: ignore[override]
+            check = getattr(_FENCE, "check", None)
+            if check is None:
+                return super().request(method, url, body, headers, **kw)
+            self._held = bytearray()
+            try:
+                super().request(method, url, body, headers, **kw)
+                data = bytes(self._held)
+            finally:
+                self._held = None
+            check()
+            super().send(data)
+            return None
+
+        def send(self, data):  # type: ignore[override]
+            if self._held is None:
+                return super().send(data)
+            if hasattr(data, "read"):
+                data = data.read()
+            self._held += data.encode() if isinstance(data, str) else bytes(data)
+            return None
+
+    Fenced.__name__ = f"Fenced{base.__name__}"
+    return Fenced
+
+
+def install_fenced_transport(api_client: ApiClient) -> None:
+    """Make ``api_client``'s connections honour write fences (see ``_fenced_connection``); requests without
+    a fence (reads, leases) are untouched. Idempotent."""
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    pm = getattr(getattr(api_client, "rest_client", None), "pool_manager", None)
+    if pm is None or getattr(pm, "_dynamo_fenced", False):
+        return
+
+    class FencedHTTPPool(HTTPConnectionPool):
+        ConnectionCls = _fenced_connection(HTTPConnectionPool.ConnectionCls)
+
+    class FencedHTTPSPool(HTTPSConnectionPool):
+        ConnectionCls = _fenced_connection(HTTPSConnectionPool.ConnectionCls)
+
+    pm.pool_classes_by_scheme = {"http": FencedHTTPPool, "https": FencedHTTPSPool}
+    pm.clear()
+    pm._dynamo_fenced = True
+
+
+class ResourceClient:
+    """JSON-dict CRUD + list/watch for any ``ResourceDescriptor``.
+
+    ``write_fence(method, path)``, when set, runs immediately before every non-GET request is handed to the
+    transport and raises (``StaleLeaderWrite``) to refuse it; the manager sets it on the controllers' client
+    when leader election is on, so a replica that lost its lease cannot write (see ``Manager``)."""
+
+    def __init__(
+        self, api_client: ApiClient, request_timeout: float = 30.0, write_fence: WriteFence | None = None
+    ):
         self.api_client = api_client
         self.request_timeout = request_timeout
+        self.write_fence = write_fence
 
     # -- transport ------------------------------------------------------------------------------------------
     def request(
@@ -124,6 +201,7 @@ class ResourceClient:
         content_type: str | None = None,
         timeout: Any = None,
         stream: bool = False,
+        fenced: bool = True,
     ) -> Any:
         headers = {"Accept": "application/json"}
         if body is not None:
@@ -140,9 +218,11 @@ class ResourceClient:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            resp = ac.call_api(method_, url, header_params=hdrs, body=body_, _request_timeout=timeout)
+            with self._fence(method, path, fenced):
+                resp = ac.call_api(method_, url, header_params=hdrs, body=body_, _request_timeout=timeout)
             raw = resp.response
         else:  # older generator: call_api raises on non-2xx itself
+            self._fence(method, path, fenced).check()
             raw = ac.call_api(
                 path,
                 method,
@@ -161,6 +241,14 @@ class ResourceClient:
             return raw
         data = raw.data
         return json.loads(data) if data else None
+
+    def _fence(self, method: str, path: str, fenced: bool) -> _FenceScope:
+        """Checked once now (nothing is built for a refused write) and, when the transport is fenced
+        (``install_fenced_transport``), again as the request's bytes leave."""
+        fence = self.write_fence if fenced and method != "GET" else None
+        scope = _FenceScope(None if fence is None else (lambda: fence(method, path)))
+        scope.check()
+        return scope
 
     # -- verbs ----------------------------------------------------------------------------------------------
     def list(
@@ -284,8 +372,27 @@ class ResourceClient:
         return self.request("DELETE", res.object_path(name, namespace), body=body)
 
     def create_raw(self, path: str, body: dict) -> dict:
-        """POST to an arbitrary path (TokenReview, SubjectAccessReview, TokenRequest...)."""
-        return self.request("POST", path, body=body)
+        """POST to an arbitrary path (TokenReview, SubjectAccessReview, TokenRequest...): reviews change
+        nothing, so they are never fenced (every replica authenticates metrics scrapes)."""
+        return self.request("POST", path, body=body, fenced=False)
+
+
+class _FenceScope:
+    """Publishes a write's fence check to this thread's connection for the duration of one request."""
+
+    def __init__(self, check: Callable[[], None] | None):
+        self._check = check
+
+    def check(self) -> None:
+        if self._check is not None:
+            self._check()
+
+    def __enter__(self) -> _FenceScope:
+        _FENCE.check = self._check
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _FENCE.check = None
 
 
 class _Preloaded:

@@ -10,6 +10,12 @@
   waiting replica takes over at its next retry instead of waiting out the lease.
 * Writes are optimistic (PUT with the observed resourceVersion): of two candidates, one wins, the other gets
   409.
+* Fencing: ``holds_lease()`` is true only while the last successful renewal was *sent* less than
+  ``renew_deadline`` ago (by this process's monotonic clock, which keeps counting while the process is
+  stopped). A successor can take the lease no earlier than ``lease_duration`` after it observed that renewal,
+  which is later than its sending; so a leader that was paused (SIGSTOP, a VM freeze) past its lease finds
+  ``holds_lease()`` false the moment it resumes, before its renew loop has even noticed, and the manager's
+  write fence refuses its controllers' writes.
 """
 
 from __future__ import annotations
@@ -115,6 +121,8 @@ class LeaderElector:
         self.observed_record: LeaderElectionRecord | None = None
         self.observed_time = 0.0
         self._observed_rv: str | None = None
+        # when the last successful acquire/renew was started (None: never); see holds_lease()
+        self._renewed_at: float | None = None
         self._leading = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -124,6 +132,7 @@ class LeaderElector:
     # -- one attempt ----------------------------------------------------------------------------------------
     def try_acquire_or_renew(self) -> bool:
         with self._lock:
+            started = self.clock()
             now_wall = format_microtime(now_micro())
             mine = LeaderElectionRecord(
                 holder_identity=self.identity,
@@ -139,6 +148,7 @@ class LeaderElector:
                 body = {"metadata": {"name": self.name, "namespace": self.namespace}, "spec": mine.to_spec()}
                 created = self.client.create(LEASES, body)
                 self._observe(mine, created)
+                self._renewed_at = started
                 return True
 
             old = LeaderElectionRecord.from_lease(lease)
@@ -166,6 +176,7 @@ class LeaderElector:
                     return False
                 raise
             self._observe(new, updated)
+            self._renewed_at = started
             return True
 
     def _observe(self, record: LeaderElectionRecord, lease: dict) -> None:
@@ -181,6 +192,12 @@ class LeaderElector:
 
     def is_leader(self) -> bool:
         return self._leading.is_set()
+
+    def holds_lease(self) -> bool:
+        """True while this process may write as the leader: it is leading and its last successful renewal
+        was sent less than ``renew_deadline`` ago (see the module docstring: the write fence)."""
+        renewed = self._renewed_at
+        return self._leading.is_set() and renewed is not None and self.clock() - renewed < self.renew_deadline
 
     # -- loops ----------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -221,6 +238,7 @@ class LeaderElector:
                 if self._stop.is_set():
                     return
                 self._leading.clear()
+                self._renewed_at = None
                 self.log.error("leader election lost")
                 if self.on_stopped_leading:
                     self.on_stopped_leading()

@@ -29,7 +29,14 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
-from .client import LEASES, ResourceClient, ResourceDescriptor, load_api_client
+from .client import (
+    LEASES,
+    ResourceClient,
+    ResourceDescriptor,
+    StaleLeaderWrite,
+    install_fenced_transport,
+    load_api_client,
+)
 from .controller import Controller, MapFunc, Reconciler, Watch
 from .informer import ClientListWatcher, Informer
 from .leaderelection import LeaderElector
@@ -59,13 +66,20 @@ class Manager:
     ):
         self.settings = settings or RuntimeSettings()
         self.api_client = api_client or load_api_client(self.settings.kubeconfig)
+        self.identity = self.settings.identity
+        # Every request names this process: the apiserver's audit log and managedFields (manager
+        # "dynamo-operator") then tell replicas apart, which is how a stale leader's writes are looked for.
+        self.api_client.user_agent = f"dynamo-operator/{self.settings.operator_version} ({self.identity})"
         self.client = ResourceClient(self.api_client)
+        # Leases (leader election, namespace marker) are written on a client of their own: the write fence
+        # on ``client`` must never block the renewal that would lift it.
+        self.lease_client = ResourceClient(self.api_client)
         self.metrics = OperatorMetrics()
         self.registry = self.metrics.registry
-        self.identity = self.settings.identity
         self.log = get_logger("manager")
         self.exit_code: int | None = None
         self.stop_reason = ""
+        self.fenced_writes = 0  # writes refused by the leader-lease fence (logged at exit)
         self._informers: dict[tuple, Informer] = {}
         self._controllers: dict[str, Controller] = {}
         self._runnables: list[_Runnable] = []
@@ -81,6 +95,7 @@ class Manager:
             secure=self.settings.metrics_secure,
             client=self.client,
             cert_dir=self.settings.metrics_cert_dir,
+            service_bind_address=self.settings.metrics_service_bind_address,
         )
         self.health.ready_checks["informers-synced"] = self._caches_synced
         self.elector: LeaderElector | None = None
@@ -249,7 +264,7 @@ class Manager:
         self.metrics_server.start()
         if s.restricted_namespace:
             self.marker = NamespaceScopeMarker(
-                self.client,
+                self.lease_client,
                 s.restricted_namespace,
                 holder_identity(s.operator_version, s.pod_name),
                 lease_duration=s.scope_lease_duration,
@@ -267,7 +282,7 @@ class Manager:
                     self._start_runnable(r)
         if s.leader_elect:
             self.elector = LeaderElector(
-                self.client,
+                self.lease_client,
                 s.resolved_leader_election_namespace(),
                 s.leader_election_id,
                 self.identity,
@@ -278,6 +293,9 @@ class Manager:
                 on_stopped_leading=lambda: self.fatal("leader election lost"),
                 on_new_leader=lambda who: self.log.info("new leader observed", leader=who),
             )
+            # set on whatever client the controllers were given (tests swap in a recording one)
+            self.client.write_fence = self._write_fence
+            install_fenced_transport(self.client.api_client)
             self.elector.start()
         else:
             threading.Thread(target=self._became_leader, name="leader-start", daemon=True).start()
@@ -298,6 +316,16 @@ class Manager:
                 if r.needs_leader:
                     self._start_runnable(r)
         self.log.info("leading: controllers started", controllers=sorted(self._controllers))
+
+    def _write_fence(self, method: str, path: str) -> None:
+        """Refuse a controller's write unless this replica holds an unexpired leader lease: after a pause
+        past the lease a successor may already be writing, and two writers would fight over every child."""
+        if self.elector is not None and not self.elector.holds_lease():
+            self.fenced_writes += 1
+            raise StaleLeaderWrite(
+                f"{method} {path} refused: this replica ({self.identity}) does not hold the leader lease "
+                f"{self.settings.resolved_leader_election_namespace()}/{self.settings.leader_election_id}"
+            )
 
     def _start_runnable(self, r: _Runnable) -> None:
         def run() -> None:
@@ -343,7 +371,7 @@ class Manager:
             self._stopped.wait(self.settings.graceful_shutdown_timeout + 10)
             return
         try:
-            self.log.info("stopping manager", release=release)
+            self.log.info("stopping manager", release=release, fencedWrites=self.fenced_writes)
             for ctl in list(self._controllers.values()):
                 ctl.stop(timeout=min(10.0, self.settings.graceful_shutdown_timeout))
             for r in self._runnables:

@@ -10,6 +10,11 @@
   allowed → 403.  Decisions are cached for ``auth_cache_ttl`` seconds.  Plain HTTP without auth when insecure.
   Only HTTP/1.1 is served (the standard-library server does not speak HTTP/2, which is also the CVE-2023-44487
   mitigation upstream applies by default).
+* Metrics behind a service listener (the chart's layout, upstream's kube-rbac-proxy era): the metrics bind
+  address (``127.0.0.1:8080``) serves plain HTTP to the pod itself only, and a second listener
+  (``--metrics-service-bind-address``, the chart's ``:8443`` port ``https``) serves the same registry to the
+  metrics Service with the authentication above.  The plain listener must then be on loopback, so
+  unauthenticated metrics never leave the pod.
 
 A bind address ``host:port`` with an empty host (``:8080``) means all interfaces; ``0`` disables the server;
 port ``0`` picks a free port (read it back from ``server.port``).
@@ -269,6 +274,11 @@ class Authenticator:
         return 403, f"Forbidden (user={user.get('username')}, verb={verb}, resource=, subresource=)"
 
 
+def is_loopback(host: str) -> bool:
+    """Whether a bind host only accepts connections from this machine (this pod's network namespace)."""
+    return host == "localhost" or host == "::1" or host.startswith("127.")
+
+
 class MetricsServer(BaseServer):
     name = "metrics-server"
 
@@ -282,9 +292,33 @@ class MetricsServer(BaseServer):
         cert_name: str = "tls.crt",
         key_name: str = "tls.key",
         auth_cache_ttl: float = 10.0,
+        service_bind_address: str | None = None,
     ):
         super().__init__(bind_address)
         self.registry = registry
+        # The listener the metrics Service reaches; this one then only serves the pod itself.
+        self.service: MetricsServer | None = None
+        if parse_bind_address(service_bind_address) is not None:
+            if self.addr is not None and not is_loopback(self.addr[0]):
+                raise ValueError(
+                    f"--metrics-bind-address={bind_address} would serve unauthenticated metrics on "
+                    f"{self.addr[0]} while --metrics-service-bind-address={service_bind_address} serves "
+                    "them to the Service: bind metrics to 127.0.0.1 (e.g. 127.0.0.1:8080) or drop "
+                    "--metrics-service-bind-address"
+                )
+            self.service = MetricsServer(
+                service_bind_address,
+                registry,
+                secure=secure,
+                client=client,
+                cert_dir=cert_dir,
+                cert_name=cert_name,
+                key_name=key_name,
+                auth_cache_ttl=auth_cache_ttl,
+            )
+            self.service.name = "metrics-service-server"
+            self.service.log = get_logger(self.service.name)
+            secure = False
         self.secure = secure
         self.cert_dir = cert_dir
         self.cert_name = cert_name
@@ -339,7 +373,14 @@ class MetricsServer(BaseServer):
         encoder, ctype = choose_encoder(req.headers.get("Accept", ""))
         return 200, ctype, encoder(self.registry)
 
+    def start(self) -> None:
+        super().start()
+        if self.service is not None:
+            self.service.start()
+
     def stop(self) -> None:
+        if self.service is not None:
+            self.service.stop()
         super().stop()
         if self._tmp is not None:
             self._tmp.cleanup()

@@ -51,6 +51,8 @@ class RuntimeSettings:
     metrics_bind_address: str = _bind(_DEFAULT_DOC, "metrics")
     metrics_secure: bool = bool(lookup(_DEFAULT_DOC, "server.metrics.secure"))
     metrics_cert_dir: str | None = None
+    # a second metrics listener for the metrics Service (the chart's :8443); None: only the one above
+    metrics_service_bind_address: str | None = None
     health_probe_bind_address: str = _bind(_DEFAULT_DOC, "healthProbe")
     leader_elect: bool = False
     leader_election_id: str = DEFAULT_LEADER_ELECTION_ID

@@ -50,6 +50,7 @@ class OperatorProcess(subprocess.Popen):
     health: int
     metrics: int
     log: Path
+    name: str  # what the test calls it (default: the log file's stem)
 
     def log_tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -104,7 +105,7 @@ def spawn_operator(
     )
     with open(log, "wb") as out:  # the child keeps its own descriptor
         proc = OperatorProcess(argv, env=env or cluster.env, stdout=out, stderr=subprocess.STDOUT)
-    proc.health, proc.metrics, proc.log = health, metrics_port, log
+    proc.health, proc.metrics, proc.log, proc.name = health, metrics_port, log, log.stem
     return proc
 
 

@@ -9,6 +9,7 @@ ends up in a crash-looping pod's log where nothing else points at the culprit.
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -60,11 +61,17 @@ _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m":
 
 
 class ConfigError(ValueError):
-    """The configuration is invalid; ``errors`` lists ``(field path, message)`` pairs."""
+    """The configuration is invalid; ``errors`` lists ``(field path, message)`` pairs and ``source`` names
+    the file they came from (set by ``load_operator_config``), so the one line a crash-looping pod logs says
+    which file, which key, and what to do."""
 
-    def __init__(self, errors: list[tuple[str, str]]) -> None:
+    def __init__(self, errors: list[tuple[str, str]], source: str | None = None) -> None:
         self.errors = errors
-        super().__init__("invalid OperatorConfiguration: " + "; ".join(f"{p}: {m}" for p, m in errors))
+        self.source = source
+        where = f" in {source}" if source else ""
+        super().__init__(
+            f"invalid OperatorConfiguration{where}: " + "; ".join(f"{p}: {m}" for p, m in errors)
+        )
 
 
 def parse_duration(text: str) -> float:
@@ -166,8 +173,45 @@ def _loc(loc: tuple[Any, ...]) -> str:
     )
 
 
+def _model_at(path: list[str]) -> Any:
+    """The pydantic model a dotted path of camelCase keys leads to (None past a leaf or a map)."""
+    model: Any = OperatorConfiguration
+    for key in path:
+        fields = {(f.alias or n): f for n, f in getattr(model, "model_fields", {}).items()}
+        field = fields.get(key)
+        if field is None:
+            return None
+        model = next(
+            (
+                a
+                for a in (field.annotation, *getattr(field.annotation, "__args__", ()))
+                if hasattr(a, "model_fields")
+            ),
+            None,
+        )
+    return model
+
+
+def _explain(error: Any) -> tuple[str, str]:
+    """(field path, message with the fix) for one pydantic error: an unknown key gets the closest known
+    key at that level; a wrong type says what was given."""
+    path = _loc(error["loc"])
+    if error["type"] == "extra_forbidden":
+        parts = path.split(".")
+        model = _model_at(parts[:-1])
+        known = sorted((f.alias or n) for n, f in model.model_fields.items()) if model is not None else []
+        close = difflib.get_close_matches(parts[-1], known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"known keys here: {', '.join(known)}"
+        return path, f"unknown key ({hint}); fix the spelling or remove it"
+    given = error.get("input")
+    shown = "" if isinstance(given, dict | list) else f" (got {given!r})"
+    return path, f"{error['msg']}{shown}"
+
+
 def parse_operator_config(raw: dict[str, Any] | None) -> OperatorConfiguration:
     """Default and validate an already-parsed configuration document."""
+    if raw is not None and not isinstance(raw, Mapping):
+        raise ConfigError([("<document>", f"must be a mapping of keys, not a {type(raw).__name__}")])
     raw = dict(raw or {})
     errors: list[tuple[str, str]] = []
     if raw.get("apiVersion", API_VERSION) != API_VERSION:
@@ -180,7 +224,7 @@ def parse_operator_config(raw: dict[str, Any] | None) -> OperatorConfiguration:
     try:
         cfg = OperatorConfiguration.model_validate(with_defaults(body))
     except ValidationError as exc:
-        raise ConfigError([(_loc(e["loc"]), e["msg"]) for e in exc.errors()]) from None
+        raise ConfigError([_explain(e) for e in exc.errors()]) from None
     errors = _semantic_errors(cfg)
     if errors:
         raise ConfigError(errors)
@@ -191,14 +235,30 @@ def load_operator_config(path: str | Path | None) -> OperatorConfiguration:
     """Read, default and validate the configuration file at ``path`` (defaults only when ``None``)."""
     if path is None:
         return parse_operator_config({})
-    text = Path(path).read_text()
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            [("<file>", f"cannot be read ({exc}); check the --config path")], str(path)
+        ) from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError([("<file>", f"{path} is not valid YAML: {exc}")]) from None
+        raise ConfigError([("<file>", f"is not valid YAML: {exc}")], str(path)) from None
     if raw is not None and not isinstance(raw, dict):
-        raise ConfigError([("<file>", f"{path} must hold a mapping")])
-    return parse_operator_config(raw)
+        raise ConfigError(
+            [
+                (
+                    "<file>",
+                    f"must hold one mapping (apiVersion, kind, server, ...), not a {type(raw).__name__}",
+                )
+            ],
+            str(path),
+        )
+    try:
+        return parse_operator_config(raw)
+    except ConfigError as exc:
+        raise ConfigError(exc.errors, str(path)) from None
 
 
 def effective(config: OperatorConfiguration | Mapping[str, Any] | None) -> dict[str, Any]:

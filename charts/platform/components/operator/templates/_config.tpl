@@ -5,7 +5,8 @@ apiVersion: operator.config.dynamo.nvidia.com/v1alpha1
 kind: OperatorConfiguration
 server:
   metrics:
-    bindAddress: 0.0.0.0
+    # loopback only: the metrics Service reaches the operator's authenticated listener on 8443
+    bindAddress: 127.0.0.1
     port: 8080
     secure: {{ .Values.metricsService.secure }}
   healthProbe:
@@ -33,8 +34,12 @@ orchestrators:
   grove:
     terminationDelay: {{ .Values.dynamo.groveTerminationDelay }}
 infrastructure:
-  natsAddress: {{ include "dynamo-operator.natsAddress" . | quote }}
-  etcdAddress: {{ include "dynamo-operator.etcdAddress" . | quote }}
+  {{- with include "dynamo-operator.natsAddress" . }}
+  natsAddress: {{ . | quote }}
+  {{- end }}
+  {{- with include "dynamo-operator.etcdAddress" . }}
+  etcdAddress: {{ . | quote }}
+  {{- end }}
   {{- with .Values.modelExpressURL }}
   modelExpressURL: {{ . | quote }}
   {{- end }}

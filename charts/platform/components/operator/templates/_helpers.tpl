@@ -75,13 +75,14 @@ dynamo-operator-webhook-service
 {{- end }}
 {{- end }}
 
-{{/* NATS / etcd addresses: natsAddr / etcdAddr when set, else the bundled subchart's Service. A
-     subchart cannot see its siblings' switches, so the umbrella chart fails the render when NATS or
-     etcd is disabled and its address is empty (templates/validate-values.yaml). */}}
+{{/* NATS / etcd addresses: natsAddr / etcdAddr when set, else the bundled subchart's Service when the
+     umbrella chart installs it (`bundled.nats` / `bundled.etcd`, imported from the enabled subcharts
+     through Chart.yaml `import-values`), else empty: the operator then injects no NATS_SERVER /
+     ETCD_ENDPOINTS, which is right with Kubernetes discovery. */}}
 {{- define "dynamo-operator.natsAddress" -}}
 {{- if .Values.natsAddr }}
 {{- .Values.natsAddr }}
-{{- else }}
+{{- else if (.Values.bundled | default dict).nats }}
 {{- printf "nats://%s-nats.%s.svc.%s:4222" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
 {{- end }}
 {{- end }}
@@ -89,9 +90,14 @@ dynamo-operator-webhook-service
 {{- define "dynamo-operator.etcdAddress" -}}
 {{- if .Values.etcdAddr }}
 {{- .Values.etcdAddr }}
-{{- else }}
+{{- else if (.Values.bundled | default dict).etcd }}
 {{- printf "http://%s-etcd.%s.svc.%s:2379" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
 {{- end }}
+{{- end }}
+
+{{/* The metrics port (container and Service, 8443): `https` when secured, as upstream names it. */}}
+{{- define "dynamo-operator.metricsPortName" -}}
+{{- if .Values.metricsService.secure }}https{{ else }}http-metrics{{ end }}
 {{- end }}
 
 {{/* Certificate provisioning mode written to the OperatorConfiguration. */}}
@@ -156,6 +162,19 @@ imagePullSecrets:
 {{- end }}
 {{- if and .Values.etcdAddr (not (regexMatch "^https?://[^/]+(,https?://[^/]+)*$" .Values.etcdAddr)) }}
 {{- fail (printf "etcdAddr=%q must look like http://host:port or https://host:port" .Values.etcdAddr) }}
+{{- end }}
+{{- if and (eq .Values.discoveryBackend "etcd") (not (include "dynamo-operator.etcdAddress" .)) }}
+{{- fail "discoveryBackend=etcd needs etcd, but there is none: keep the bundled etcd (etcd.enabled=true), set etcdAddr=http://host:2379, or use discoveryBackend=kubernetes (the default), which needs neither NATS nor etcd." }}
+{{- end }}
+{{- if .Values.metricsService.enabled }}
+{{- range .Values.controllerManager.manager.args }}
+{{- if hasPrefix "--metrics-bind-address=" . }}
+{{- $host := (trimPrefix "--metrics-bind-address=" .) | splitList ":" | first }}
+{{- if not (or (eq $host "localhost") (hasPrefix "127." $host) (eq . "--metrics-bind-address=0")) }}
+{{- fail (printf "controllerManager.manager.args has %s: with metricsService.enabled the metrics Service reaches the operator's authenticated listener on 8443, so the plain listener must stay on loopback. Use --metrics-bind-address=127.0.0.1:8080 (the default)." .) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
 {{- if and (eq .Values.webhook.certificateMode "cert-manager") .Values.webhook.clientConfigURL }}
 {{- fail "webhook.clientConfigURL is for an operator outside the cluster; cert-manager certificates name the in-cluster Service. Use certificateMode auto or manual with it." }}
