@@ -374,6 +374,7 @@ class CertManager:
         self._kick = threading.Event()
         self.bundle: bytes = b""
         self.injected: dict[str, str] = {}  # "<kind>/<name>" -> caBundle fingerprint last written
+        self._trust_memo: tuple[bool, float] = (False, float("-inf"))
 
     # -- reading (every replica) -----------------------------------------------------------------------------
     def _read_secret(self) -> dict | None:
@@ -506,6 +507,59 @@ class CertManager:
                 self.log.info(
                     "caBundle injected", kind="CustomResourceDefinition", name=crd["metadata"]["name"]
                 )
+
+    def callers_trust_us(self) -> bool:
+        """Readiness: the apiserver can call this server, i.e. every labelled webhook configuration and (when
+        injected) every nvidia.com conversion webhook carries the CA bundle we serve under, and names our URL
+        when we run out of cluster.
+
+        Serving a certificate is not enough: until the leader has injected the bundle (and, out of cluster,
+        pointed the CRDs' conversion at us), a write that needs a webhook fails. Every replica reads the same
+        API state, so standbys turn ready with the leader. A positive answer is cached for 10 s, a negative
+        one for 1 s, so probes stay cheap."""
+        now = _monotonic()
+        ok, at = self._trust_memo
+        if now - at < (10.0 if ok else 1.0):
+            return ok
+        try:
+            ok = self._trusted()
+        except Exception as e:
+            self.log.info("cannot confirm the webhook callers' CA bundle yet", error=str(e)[:300])
+            ok = False
+        self._trust_memo = (ok, now)
+        return ok
+
+    def _trusted(self) -> bool:
+        if not self.bundle:
+            return False
+        b64 = base64.b64encode(self.bundle).decode()
+        if self.inject_webhooks:
+            selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
+            for res in (VALIDATING, MUTATING):
+                items, _ = self.client.list_all(res, label_selector=selector)
+                for cfg in items:
+                    if any(
+                        (h.get("clientConfig") or {}).get("caBundle") != b64
+                        for h in cfg.get("webhooks") or []
+                    ):
+                        return False
+        if self.inject_crds:
+            items, _ = self.client.list_all(CRDS)
+            for crd in items:
+                spec = crd.get("spec") or {}
+                conv = spec.get("conversion") or {}
+                cc = (conv.get("webhook") or {}).get("clientConfig")
+                if (
+                    spec.get("group") != GROUP
+                    or conv.get("strategy") != "Webhook"
+                    or not isinstance(cc, dict)
+                ):
+                    continue
+                if cc.get("caBundle") != b64 or (
+                    self.conversion_url and cc.get("url") != self.conversion_url
+                ):
+                    return False
+        return True
 
     # -- loops -----------------------------------------------------------------------------------------------
     def run_loader(self, stop: threading.Event) -> None:
