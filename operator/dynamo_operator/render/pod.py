@@ -10,6 +10,7 @@ from .env import default_env
 from .errors import RenderError
 from .info import ComponentInfo
 from .merge import merge_container, merge_env
+from .multinode import Addressing, lws_addressing
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
@@ -157,8 +158,14 @@ def base_container(info: ComponentInfo, ctx: RenderContext, user_main: dict | No
     return container
 
 
-def build_pod_template(info: ComponentInfo, ctx: RenderContext, role: str = "main") -> dict:
-    """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker"."""
+def build_pod_template(
+    info: ComponentInfo, ctx: RenderContext, role: str = "main", addressing: Addressing | None = None
+) -> dict:
+    """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker".
+
+    ``addressing`` says how a multinode pod finds its leader and rank (Grove or LWS); None means LWS.
+    """
+    addressing = addressing or lws_addressing()
     spec = info.spec
     template = spec.get("podTemplate") or {}
     user_spec = copy.deepcopy(template.get("spec") or {})
