@@ -15,6 +15,7 @@ import yaml
 from dynamo_operator.api.config import ConfigError, load_operator_config
 
 from . import RenderContext, RenderError, build_index, render_all
+from .context import INTEGRATION_GROUPS
 from .errors import object_ref
 
 
@@ -63,12 +64,22 @@ def load_config(path: str | None) -> Any:
     help="YAML stream of Secrets to index for image pull secret discovery (stands in for the cluster).",
 )
 @click.option("--operator-version", default=None, help="Version stamped on children [the package version].")
+@click.option(
+    "--detected",
+    "detected",
+    multiple=True,
+    type=click.Choice(sorted(INTEGRATION_GROUPS)),
+    help="Render as if the cluster served this integration's API (repeatable), e.g. --detected grove for "
+    "the PodCliqueSet pathway, --detected lws for LeaderWorkerSets; orchestrators.<name>.enabled in "
+    "--config overrides it either way.",
+)
 def render_command(
     files: tuple[str, ...],
     config_path: str | None,
     namespace: str | None,
     pull_secrets: str | None,
     operator_version: str | None,
+    detected: tuple[str, ...],
 ) -> None:
     """Print, as a YAML stream, every object the operator would create for the input, recursively."""
     from dynamo_operator import __version__
@@ -78,6 +89,7 @@ def render_command(
     if index is not None:
         kwargs["pull_secrets"] = index
     kwargs["operator_version"] = operator_version or __version__
+    kwargs["detected"] = frozenset(detected)
     ctx = RenderContext(**kwargs)
     out: list[dict] = []
     for source in files:
