@@ -36,6 +36,28 @@ def dgd_alpha(services: dict) -> dict:
     }
 
 
+def mn_main(backend="vllm", args=("--tensor-parallel-size", "16"), gpus="8", **extra) -> dict:
+    """A main container whose launch the operator can spread over nodes (TP 16 > 8 GPUs for vLLM)."""
+    main = {
+        "name": "main",
+        "image": "img",
+        "command": ["python3", "-m", f"dynamo.{backend}"],
+        "args": list(args),
+    }
+    if gpus:
+        main["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
+    return {**main, **extra}
+
+
+def mn_worker(name="w", nodes=2, **main) -> dict:
+    return {
+        "name": name,
+        "type": "worker",
+        "multinode": {"nodeCount": nodes},
+        "podTemplate": {"spec": {"containers": [mn_main(**main)]}},
+    }
+
+
 def errors(kind, version, obj, old=None, ctx=None) -> list[str]:
     return [str(e) for e in validate(kind, version, obj, old, ctx).errors]
 
@@ -218,7 +240,7 @@ def test_backend_framework_is_immutable():
 
 def test_single_node_multinode_switch_is_forbidden():
     old = dgd([{"name": "w"}])
-    new = dgd([{"name": "w", "multinode": {"nodeCount": 2}}])
+    new = dgd([mn_worker("w")])
     msg = (
         "spec.components[0].multinode: Forbidden: a component cannot switch between single-node and "
         "multinode (was {}, now {}); delete and recreate the DynamoGraphDeployment to change it"
@@ -320,7 +342,7 @@ def test_dcd_rules_and_alpha_paths():
     old["spec"].update(minAvailable=None, replicas=1)
     new = copy.deepcopy(old)
     new["spec"]["backendFramework"] = "trtllm"
-    new["spec"]["multinode"] = {"nodeCount": 3}
+    new["spec"].update(mn_worker("d", nodes=3, backend="trtllm", args=()))
     assert errors("DynamoComponentDeployment", "v1beta1", new, old) == [
         'spec.backendFramework: Invalid value: "trtllm": is immutable (was "vllm"); delete and recreate the '
         "DynamoComponentDeployment to change the backend",

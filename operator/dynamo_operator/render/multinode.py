@@ -163,7 +163,7 @@ class Problem:
     kind: str  # "invalid" | "required" | "forbidden"
     detail: str
     fix: str
-    value: str | None = None
+    value: str | int | None = None  # the offending value, as the user wrote it
 
     def render_path(self) -> str:
         """The path as ``RenderError`` spells it: ``spec.`` prefix, the main container as ``[main]``."""
@@ -398,7 +398,7 @@ def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) 
             f"{node_count - 1} node(s) would idle",
             "remove multinode, or raise --tensor-parallel-size / --pipeline-parallel-size / "
             "--data-parallel-size beyond one node's GPUs",
-            str(node_count),
+            node_count,
         )
     )
 
@@ -661,7 +661,7 @@ def rewrite_launch(info, main: dict, role: str, addr: Addressing) -> list[dict]:
         problems = [stop.problem]
     if problems:
         p = problems[0]
-        problem = f"{p.detail} (have {p.value})" if p.value else p.detail
+        problem = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
         raise RenderError(info.dcd, p.render_path(), problem, p.fix)
     launch = plan.launch
     if plan.mode == VLLM_RAY:

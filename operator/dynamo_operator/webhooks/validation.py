@@ -25,8 +25,9 @@ from typing import Any
 
 from dynamo_operator.api import conversion
 from dynamo_operator.api.registry import GROUP
+from dynamo_operator.render import multinode
+from dynamo_operator.render.names import ANN_VLLM_EXECUTOR, PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.names import MAIN_CONTAINER as MAIN
-from dynamo_operator.render.names import PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.quantity import parse_quantity
 
 ANN_ENABLE_GROVE = "nvidia.com/enable-grove"
@@ -176,7 +177,45 @@ def grove_pathway(obj: dict, ctx: Context) -> bool:
     return ctx.grove_enabled and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"
 
 
-def _check_component(c: _Collector, comp: Any, base: Path, *, in_dgd: bool, grove: bool) -> None:
+_PROBLEM_TYPES = {"invalid": INVALID, "required": REQUIRED, "forbidden": FORBIDDEN}
+
+
+def _check_multinode(c: _Collector, comp: dict, base: Path, backend: Any, annotations: dict) -> None:
+    """The launch of a multinode component must be one the operator can rewrite for every node; the rules
+    are the renderer's (render.multinode), so ``dynamo-operator render`` says the same."""
+    count = _d(comp.get("multinode")).get("nodeCount")
+    if not _is_int(count) or count < 2 or comp.get("type") == "epp":  # the CRD / the epp rule reports these
+        return
+    pod_ann = _d(_d(_d(comp.get("podTemplate")).get("metadata")).get("annotations"))
+    for p in multinode.launch_problems(
+        comp, count, backend if isinstance(backend, str) else None, {**annotations, **pod_ann}
+    ):
+        value = _NO_VALUE if p.value is None else p.value
+        c.add((*base, *p.path), _PROBLEM_TYPES[p.kind], f"{p.detail}; {p.fix}", value)
+
+
+def _check_executor_annotation(c: _Collector, annotations: dict) -> None:
+    value = annotations.get(ANN_VLLM_EXECUTOR)
+    if value is not None and value not in (multinode.VLLM_MP, multinode.VLLM_RAY):
+        c.add(
+            ("metadata", "annotations", ("key", ANN_VLLM_EXECUTOR)),
+            NOT_SUPPORTED,
+            'must be "mp" or "ray" (the vLLM distributed executor of multinode tensor/pipeline parallel '
+            "components); fix the value or remove the annotation",
+            value,
+        )
+
+
+def _check_component(
+    c: _Collector,
+    comp: Any,
+    base: Path,
+    *,
+    in_dgd: bool,
+    grove: bool,
+    backend: Any = None,
+    annotations: dict | None = None,
+) -> None:
     if not isinstance(comp, dict):
         c.add(base, INVALID, "must be an object", comp)
         return
@@ -287,6 +326,8 @@ def _check_component(c: _Collector, comp: Any, base: Path, *, in_dgd: bool, grov
             f"add that container with its image, or fix the name",
             sidecar,
         )
+    if _is_multinode(comp):
+        _check_multinode(c, comp, base, backend, annotations or {})
 
 
 def _check_epp(c: _Collector, comp: dict, base: Path) -> None:
@@ -383,6 +424,8 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         c.add(("spec",), REQUIRED, "a DynamoGraphDeployment needs a spec with at least one component")
         return
     grove = grove_pathway(obj, ctx)
+    annotations = _d(_d(obj.get("metadata")).get("annotations"))
+    _check_executor_annotation(c, annotations)
     comps = spec.get("components")
     if comps is not None and not isinstance(comps, list):
         c.add(("spec", "components"), INVALID, "must be a list of components")
@@ -419,7 +462,15 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
                 seen[key] = i
         if comp.get("type") == "epp":
             epp_at.append(i)
-        _check_component(c, comp, base, in_dgd=True, grove=grove)
+        _check_component(
+            c,
+            comp,
+            base,
+            in_dgd=True,
+            grove=grove,
+            backend=spec.get("backendFramework"),
+            annotations=annotations,
+        )
     for i in epp_at[1:]:
         first = _d(_l(comps)[epp_at[0]]).get("name")
         c.add(
@@ -482,7 +533,17 @@ def _validate_dcd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
     if not isinstance(spec, dict):
         c.add(("spec",), REQUIRED, "a DynamoComponentDeployment needs a spec")
         return
-    _check_component(c, spec, ("spec",), in_dgd=False, grove=False)
+    annotations = _d(_d(obj.get("metadata")).get("annotations"))
+    _check_executor_annotation(c, annotations)
+    _check_component(
+        c,
+        spec,
+        ("spec",),
+        in_dgd=False,
+        grove=False,
+        backend=spec.get("backendFramework"),
+        annotations=annotations,
+    )
     if old is None:
         return
     old_spec = _d(old.get("spec"))
