@@ -19,13 +19,25 @@ def _desired_replicas(workload: dict) -> int:
 
 
 def lws_readiness(lws: dict | None, desired: int) -> st.Readiness:
+    """Ready when ``readyReplicas`` reaches the desired group count. A LeaderWorkerSet the apiserver
+    accepted but no LWS controller ever reported on (no ``status.conditions``) says so: on a cluster without
+    that controller (kwok) its pods never exist, and the status must not suggest they are coming."""
     if lws is None:
         return st.Readiness(False, st.NOT_CREATED, "LeaderWorkerSet not created yet")
     s = lws.get("status") or {}
     ready = int(s.get("readyReplicas") or 0)
+    md = lws.get("metadata") or {}
+    counts = f"{ready}/{desired} replica groups ready"
     if desired == 0 or ready >= desired:
-        return st.Readiness(True, "", f"{ready}/{desired} replica groups ready")
-    return st.Readiness(False, st.PODS_NOT_READY, f"{ready}/{desired} replica groups ready")
+        return st.Readiness(True, "", counts)
+    if not s.get("conditions"):
+        return st.Readiness(
+            False,
+            st.NOT_CREATED,
+            f"LeaderWorkerSet {md.get('namespace')}/{md.get('name')} was accepted but no LeaderWorkerSet "
+            f"controller has reported on it ({counts}, no status conditions); install the LWS controller",
+        )
+    return st.Readiness(False, st.PODS_NOT_READY, counts)
 
 
 class DCDReconciler:

@@ -1,25 +1,44 @@
-"""DynamoGraphDeployment controller: DGD → one DCD per component, exactly as ``render_graph`` renders
-them; DCDs of removed components deleted; status ``state``, ``Ready``, ``observedGeneration`` and
-``components`` (replica counts read from each component's Deployment)."""
+"""DynamoGraphDeployment controller: DGD → one DCD per component, or on the Grove pathway one PodCliqueSet
+plus the components' Services / ConfigMaps / ServiceAccounts, exactly as ``render_graph`` renders them;
+children no longer rendered are deleted (switching pathways removes the other pathway's children); status
+``state``, ``Ready``, ``observedGeneration`` and ``components`` (replica counts read from each component's
+Deployment, its DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroups)."""
 
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_graph
-from dynamo_operator.runtime.client import DEPLOYMENTS
+from dynamo_operator.render import grove as rgrove
+from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
 from dynamo_operator.runtime.controller import Request, Result
 
+from . import grove as grove_status
 from . import status as st
 from . import store
 from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
-from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .sync import (
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    ChildSyncer,
+    ChildType,
+    Conflict,
+    OwnershipConflict,
+    controller_ref,
+)
+
+# the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
+_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
 
 
 class DGDReconciler:
     def __init__(self, deps: Deps):
         self.deps = deps
-        # the DGD controller writes DCDs only; it reads Deployments from the shared cache for status
+        # it reads Deployments (and Grove's objects) from the shared caches for status
         self.syncer = ChildSyncer(
-            deps.client, deps.recorder, {store.DCD: deps.stores[store.DCD]}, deps.recent
+            deps.client,
+            deps.recorder,
+            {res: deps.stores[res] for res in _DGD_CHILD_KINDS if res in deps.stores},
+            deps.recent,
         )
         self.status = StatusWriter(deps.client, store.DGD, deps.recent)
         self.dgds = deps.stores[store.DGD]
@@ -58,10 +77,18 @@ class DGDReconciler:
             except Exception:
                 log().warning("could not record the failure in status", error=short_error(e))
             raise
-        components = [
-            self._component(req.namespace, comp, dcd, result.obj)
-            for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
-        ]
+        pcs = next(
+            (r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND), None
+        )
+        if pcs is not None:
+            components = [
+                self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]
+            ]
+        else:
+            components = [
+                self._component(req.namespace, comp, dcd, result.obj)
+                for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
+            ]
         state, reason, message = st.dgd_ready_condition(components)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         try:
@@ -93,6 +120,27 @@ class DGDReconciler:
         else:
             readiness = st.deployment_readiness(dep, want)
         return st.ComponentState(comp["name"], readiness, rs, dep is not None)
+
+    def _grove_component(self, dgd: dict, comp: dict, pcs: dict) -> st.ComponentState:
+        """A component on the Grove pathway: its PodClique / PodCliqueScalingGroup, read from the cache when
+        Grove's API was served at startup, else by a GET (404: not created)."""
+        kind, name = rgrove.podclique_names(dgd, comp)
+        res = PODCLIQUESCALINGGROUPS if kind == rgrove.PCSG_KIND else PODCLIQUES
+        namespace = dgd["metadata"].get("namespace") or ""
+        cache = self.deps.stores.get(res)
+        obj = (
+            cache.get(namespace, name)
+            if cache is not None
+            else self.syncer.get(ChildType(res), namespace, name)
+        )
+        want = comp.get("replicas")
+        want = 1 if want is None else int(want)
+        runtime_ns = names.dynamo_namespace(
+            namespace, dgd["metadata"]["name"], bool(comp.get("globalDynamoNamespace"))
+        )
+        readiness = grove_status.component_readiness(kind, name, obj, want, pcs)
+        rs = grove_status.replica_status(kind, name, runtime_ns, obj)
+        return st.ComponentState(comp["name"], readiness, rs, obj is not None)
 
     def _from_dcd_status(self, cname: str, dcd: dict, want: int) -> st.ComponentState:
         s = dcd.get("status") or {}
