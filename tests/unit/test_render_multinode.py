@@ -451,3 +451,15 @@ def test_single_node_role_main_is_not_rewritten():
     c = build_pod_template(component_info(d), CTX, "main")["spec"]["containers"][0]
     assert launch(c) == ["python3", "-m", "dynamo.sglang", "--model", "m"]
     assert port_names(c) == ["system", "nixl"]
+
+
+def test_vllm_short_parallel_flags_count():
+    d = vllm(
+        "-tp", "8", "-dp=4"
+    )  # TP 8 x DP 4 over 2 nodes of 8 GPUs: one DP rank per node? no: 8 GPUs / TP 8 = 1
+    with pytest.raises(
+        RenderError, match=r"data-parallel-size 4 does not fill 2 nodes of 1 data-parallel ranks"
+    ):
+        container(d, "leader")
+    ok = vllm("-tp", "8", "-dp", "2")
+    assert "--data-parallel-start-rank" in launch(container(ok, "worker"))

@@ -191,6 +191,7 @@ class _Launch:
     args: tuple[str, ...]
     shell: bool  # the invocation is inside a ``sh -c`` script
     script: str  # the script (shell form) or "" (exec form)
+    script_at: int  # the script's position in command + args (shell form)
     span: tuple[int, int]  # the invocation's [start, end) in the script (shell form)
     words: tuple[str, ...]  # the invocation's words (shell form) or command + args split (exec form)
     backend: str | None  # detected from ``-m dynamo.<backend>``
@@ -294,7 +295,7 @@ def _read_launch(spec: dict, main: dict | None = None) -> _Launch:
             )
         end = _invocation_end(script, m.start())
         return _Launch(
-            index, tuple(command), tuple(args), True, script, (m.start(), end),
+            index, tuple(command), tuple(args), True, script, shell[2], (m.start(), end),
             tuple(_split(script[m.start() : end])), m.group(1),
         )  # fmt: skip
     if not _PYTHON.match(os.path.basename(command[0])):
@@ -310,7 +311,7 @@ def _read_launch(spec: dict, main: dict | None = None) -> _Launch:
         )
     words = [w for part in command + args for w in _split(part)]
     m = _INVOCATION.search(" ".join(words))
-    return _Launch(index, tuple(command), tuple(args), False, "", (0, 0), tuple(words), m and m.group(1))
+    return _Launch(index, tuple(command), tuple(args), False, "", -1, (0, 0), tuple(words), m and m.group(1))
 
 
 def _flag_value(words: tuple[str, ...], flag: str) -> tuple[bool, str | None]:
@@ -574,8 +575,7 @@ def _append(launch: _Launch, flags: list[tuple[str, str | None]]) -> tuple[list[
     """Command and args with ``flags`` added, keeping the user's form where it can."""
     if launch.shell:
         words = list(launch.command + launch.args)
-        pos = words.index(launch.script)
-        words[pos] = _with_flags(launch, flags)
+        words[launch.script_at] = _with_flags(launch, flags)
         n = len(launch.command)
         return words[:n], words[n:]
     if _needs_shell(flags):
