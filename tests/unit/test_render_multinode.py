@@ -454,9 +454,8 @@ def test_single_node_role_main_is_not_rewritten():
 
 
 def test_vllm_short_parallel_flags_count():
-    d = vllm(
-        "-tp", "8", "-dp=4"
-    )  # TP 8 x DP 4 over 2 nodes of 8 GPUs: one DP rank per node? no: 8 GPUs / TP 8 = 1
+    # TP 8 on 8 GPUs leaves one data-parallel rank per node, so DP 4 needs 4 nodes
+    d = vllm("-tp", "8", "-dp=4")
     with pytest.raises(
         RenderError, match=r"data-parallel-size 4 does not fill 2 nodes of 1 data-parallel ranks"
     ):
