@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .errors import RenderError
 from .info import gpus_per_node, parallel_sizes, vllm_multinode_mode
-from .names import ANN_VLLM_EXECUTOR, WORKER_TYPES
+from .names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, WORKER_TYPES
 from .ports import (
     DIST_INIT_PORT_NAME,
     DP_RPC_PORT_NAME,
@@ -146,7 +146,8 @@ OPERATOR_OWNED_FLAGS = frozenset(
     }
 )
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh"})
-_INVOCATION = re.compile(r"python[0-9.]*\s+(?:\S+\s+)*?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
+# ``python[3[.x]] [opts] -m dynamo.<backend>``: where the backend starts, and which backend it is
+BACKEND_INVOCATION = re.compile(r"python[0-9.]*\s+(?:\S+\s+)*?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
 _PYTHON = re.compile(r"^python[0-9.]*$")
 
 # vLLM modes (the defaults document, "Multinode Deployment Probe Modifications")
@@ -207,14 +208,13 @@ def _split(text: str) -> list[str]:
         return text.split()
 
 
-def _shell_script(command: list[str], args: list[str]) -> tuple[list[str], list[str], int] | None:
-    """(command, args, position of the script in command+args) when the launch is ``<shell> -c <script>``."""
-    words = command + args
+def _shell_script_at(words: list[str]) -> int | None:
+    """Where the script is in ``words`` (command + args) when they read ``<shell> [-opts] -c <script>``."""
     if not words or os.path.basename(words[0]) not in SHELLS:
         return None
     for i, w in enumerate(words[1:], start=1):
-        if w == "-c" or (w.startswith("-") and not w.startswith("--") and w.endswith("c")):
-            return (command, args, i + 1) if i + 1 < len(words) else None
+        if w == "-c" or (w.startswith("-") and not w.startswith("--") and w.endswith("c")):  # -c, -ec, -lc
+            return i + 1 if i + 1 < len(words) else None
         if not w.startswith("-"):
             return None
     return None
@@ -247,7 +247,7 @@ def _invocation_end(script: str, start: int) -> int:
 def _find_main(spec: dict) -> tuple[int, dict] | None:
     containers = ((spec.get("podTemplate") or {}).get("spec") or {}).get("containers") or []
     for j, c in enumerate(containers):
-        if isinstance(c, dict) and c.get("name") == "main":
+        if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER:
             return j, c
     return None
 
@@ -278,10 +278,10 @@ def _read_launch(spec: dict, main: dict | None = None) -> _Launch:
                 "set command, e.g. [python3, -m, dynamo.vllm], and keep the engine flags in args",
             )
         )
-    shell = _shell_script(command, args)
-    if shell is not None:
-        script = (command + args)[shell[2]]
-        m = _INVOCATION.search(script)
+    at = _shell_script_at(command + args)
+    if at is not None:
+        script = (command + args)[at]
+        m = BACKEND_INVOCATION.search(script)
         if m is None:
             raise _Stop(
                 Problem(
@@ -295,7 +295,7 @@ def _read_launch(spec: dict, main: dict | None = None) -> _Launch:
             )
         end = _invocation_end(script, m.start())
         return _Launch(
-            index, tuple(command), tuple(args), True, script, shell[2], (m.start(), end),
+            index, tuple(command), tuple(args), True, script, at, (m.start(), end),
             tuple(_split(script[m.start() : end])), m.group(1),
         )  # fmt: skip
     if not _PYTHON.match(os.path.basename(command[0])):
@@ -310,7 +310,7 @@ def _read_launch(spec: dict, main: dict | None = None) -> _Launch:
             )
         )
     words = [w for part in command + args for w in _split(part)]
-    m = _INVOCATION.search(" ".join(words))
+    m = BACKEND_INVOCATION.search(" ".join(words))
     return _Launch(index, tuple(command), tuple(args), False, "", -1, (0, 0), tuple(words), m and m.group(1))
 
 
