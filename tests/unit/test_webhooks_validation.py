@@ -647,6 +647,10 @@ def test_multinode_problems_use_v1alpha1_paths():
         "comes from the annotation nvidia.com/vllm-distributed-executor-backend (ray unless it says mp)); "
         "remove --distributed-executor-backend or set it to ray"
     ]
+    no_gpus = dgd_alpha({"W": {**svc, "resources": {}}})
+    assert dgd_errors(no_gpus, version="v1alpha1")[0].startswith(
+        "spec.services[W].resources: Required value: multinode vLLM needs the GPU count of one node"
+    )
     mp = dgd_alpha({"W": svc})
     mp["metadata"]["annotations"] = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
     assert dgd_errors(mp, version="v1alpha1") == []

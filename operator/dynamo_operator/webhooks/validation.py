@@ -792,6 +792,8 @@ def _alpha_component_tail(tail: Path, beta_comp: dict, alpha_svc: dict) -> Path:
             containers = _l(_d(_d(beta_comp.get("podTemplate")).get("spec")).get("containers"))
             name = _d(containers[rest[2]]).get("name") if rest[2] < len(containers) else None
             after = rest[3:]
+            if name == MAIN and after[:1] == ("resources",):
+                return after  # v1alpha1 keeps the main container's resources on the service
             if name == MAIN:
                 return ("extraPodSpec", "mainContainer", *after)
             if name == conversion.FRONTEND_SIDECAR and isinstance(alpha_svc.get("frontendSidecar"), dict):
