@@ -462,3 +462,53 @@ def test_vllm_short_parallel_flags_count():
         container(d, "leader")
     ok = vllm("-tp", "8", "-dp", "2")
     assert "--data-parallel-start-rank" in launch(container(ok, "worker"))
+
+
+def test_render_cli_prints_the_admission_message(tmp_path):
+    """``dynamo-operator render`` refuses the shape with the message admission gives."""
+    import yaml
+    from click.testing import CliRunner
+    from dynamo_operator.render.cli import render_command
+
+    dgd = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {
+            "backendFramework": "sglang",
+            "components": [
+                {
+                    "name": "Worker",
+                    "type": "worker",
+                    "multinode": {"nodeCount": 2},
+                    "podTemplate": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "main",
+                                    "image": "img",
+                                    "command": ["python3", "-m", "dynamo.sglang"],
+                                    "args": ["--nnodes", "3"],
+                                }
+                            ]
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    (tmp_path / "dgd.yaml").write_text(yaml.safe_dump(dgd))
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({"orchestrators": {"lws": {"enabled": True}}}))
+    result = CliRunner().invoke(
+        render_command, ["-f", str(tmp_path / "dgd.yaml"), "--config", str(tmp_path / "config.yaml")]
+    )
+    assert result.exit_code != 0
+    assert (
+        "spec.podTemplate.spec.containers[main].args: conflicts with the multinode launch, which needs --nnodes 2 "
+        "(multinode.nodeCount is 2) (have --nnodes 3); fix: remove --nnodes or set it to 2"
+    ) in result.output
+    admission = validate("DynamoGraphDeployment", "v1beta1", dgd).errors
+    assert [e.detail for e in admission] == [
+        "conflicts with the multinode launch, which needs --nnodes 2 (multinode.nodeCount is 2); remove --nnodes "
+        "or set it to 2"
+    ]
