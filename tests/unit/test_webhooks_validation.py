@@ -682,3 +682,25 @@ def test_multinode_dcd_reports_spec_paths():
         "GPU count of one node to start one MPI rank per GPU (mpirun -n); set "
         "resources.limits[nvidia.com/gpu] on the main container"
     ]
+
+
+def test_unchanged_multinode_launch_is_not_rejudged_on_update():
+    """An object admitted before a launch rule existed can still be updated (finalizers, replicas...)."""
+    old = dgd([mn_worker("W", args=("--tensor-parallel-size", "4"))])  # fits one node: refused on create
+    assert dgd_errors(old) != []
+    same = copy.deepcopy(old)
+    same["metadata"]["labels"] = {"team": "a"}
+    assert dgd_errors(same, old) == []
+    changed = copy.deepcopy(old)
+    changed["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] = [
+        "--tensor-parallel-size",
+        "2",
+    ]
+    assert [e.split(":")[0] for e in dgd_errors(changed, old)] == ["spec.components[0].multinode.nodeCount"]
+    dcd = {
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "d"},
+        "spec": {"backendFramework": "vllm", **old["spec"]["components"][0]},
+    }
+    assert errors("DynamoComponentDeployment", "v1beta1", dcd) != []
+    assert errors("DynamoComponentDeployment", "v1beta1", copy.deepcopy(dcd), dcd) == []

@@ -215,7 +215,10 @@ def _check_component(
     grove: bool,
     backend: Any = None,
     annotations: dict | None = None,
+    old_launch: tuple | None = None,
 ) -> None:
+    """``old_launch``: the old object's (backend, annotations, component) on UPDATE; a multinode launch
+    that is unchanged is not re-judged, so objects admitted before a rule existed stay updatable."""
     if not isinstance(comp, dict):
         c.add(base, INVALID, "must be an object", comp)
         return
@@ -326,7 +329,7 @@ def _check_component(
             f"add that container with its image, or fix the name",
             sidecar,
         )
-    if _is_multinode(comp):
+    if _is_multinode(comp) and old_launch != (backend, annotations or {}, comp):
         _check_multinode(c, comp, base, backend, annotations or {})
 
 
@@ -425,7 +428,11 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         return
     grove = grove_pathway(obj, ctx)
     annotations = _d(_d(obj.get("metadata")).get("annotations"))
-    _check_executor_annotation(c, annotations)
+    old_annotations = _d(_d(_d(old).get("metadata")).get("annotations"))
+    if old is None or annotations.get(ANN_VLLM_EXECUTOR) != old_annotations.get(ANN_VLLM_EXECUTOR):
+        _check_executor_annotation(c, annotations)
+    old_backend = _d(_d(old).get("spec")).get("backendFramework")
+    old_by_name = {_d(x).get("name"): x for x in _l(_d(_d(old).get("spec")).get("components"))}
     comps = spec.get("components")
     if comps is not None and not isinstance(comps, list):
         c.add(("spec", "components"), INVALID, "must be a list of components")
@@ -470,6 +477,7 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
             grove=grove,
             backend=spec.get("backendFramework"),
             annotations=annotations,
+            old_launch=(old_backend, old_annotations, old_by_name.get(name)) if old is not None else None,
         )
     for i in epp_at[1:]:
         first = _d(_l(comps)[epp_at[0]]).get("name")
@@ -534,7 +542,10 @@ def _validate_dcd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         c.add(("spec",), REQUIRED, "a DynamoComponentDeployment needs a spec")
         return
     annotations = _d(_d(obj.get("metadata")).get("annotations"))
-    _check_executor_annotation(c, annotations)
+    old_annotations = _d(_d(_d(old).get("metadata")).get("annotations"))
+    if old is None or annotations.get(ANN_VLLM_EXECUTOR) != old_annotations.get(ANN_VLLM_EXECUTOR):
+        _check_executor_annotation(c, annotations)
+    old_spec = _d(_d(old).get("spec"))
     _check_component(
         c,
         spec,
@@ -543,10 +554,10 @@ def _validate_dcd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         grove=False,
         backend=spec.get("backendFramework"),
         annotations=annotations,
+        old_launch=(old_spec.get("backendFramework"), old_annotations, old_spec) if old is not None else None,
     )
     if old is None:
         return
-    old_spec = _d(old.get("spec"))
     if spec.get("backendFramework") != old_spec.get("backendFramework"):
         c.add(
             ("spec", "backendFramework"),
