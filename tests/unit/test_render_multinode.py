@@ -512,3 +512,31 @@ def test_render_cli_prints_the_admission_message(tmp_path):
         "conflicts with the multinode launch, which needs --nnodes 2 (multinode.nodeCount is 2); remove --nnodes "
         "or set it to 2"
     ]
+
+
+def test_shell_form_leaders_keep_the_script_around_the_backend():
+    script = "cd /w && python3 -m dynamo.vllm --tensor-parallel-size 16 2>&1 | tee log"
+    d = dcd("vllm", command=["bash", "-lc"], args=[script], resources=GPU8)
+    assert launch(container(d, "leader")) == [
+        "/bin/sh",
+        "-c",
+        "ray start --head --port=6379 || exit 1\n"
+        "cd /w && python3 -m dynamo.vllm --tensor-parallel-size 16 --distributed-executor-backend ray 2>&1 | tee log",
+    ]
+    t = dcd("trtllm", command=["sh", "-c", "cd /w && python3 -m dynamo.trtllm --model 'a b'"], resources=GPU8)
+    assert container(t, "leader", "grove")["args"][0].endswith(
+        """ bash -c 'cd /w && trtllm-llmapi-launch python3 -m dynamo.trtllm --model '"'"'a b'"'"''"""
+    )
+
+
+def test_flags_go_before_redirections(tmp_path):
+    d = dcd("sglang", command=["sh", "-c"], args=["python3 -m dynamo.sglang --model m>/dev/null 2>&1"])
+    c = container(d, "leader")
+    assert c["args"] == [
+        "python3 -m dynamo.sglang --model m --dist-init-addr $(LWS_LEADER_ADDRESS):29500 --nnodes 2 --node-rank 0 >/dev/null 2>&1"
+    ]
+    argv = _run(c, {"LWS_LEADER_ADDRESS": "g-0.g.ns"}, tmp_path, ("python3",)).split("\n")
+    assert argv == [
+        "python3", "-m", "dynamo.sglang", "--model", "m",
+        "--dist-init-addr", "g-0.g.ns:29500", "--nnodes", "2", "--node-rank", "0", "",
+    ]  # fmt: skip

@@ -221,7 +221,8 @@ def _shell_script_at(words: list[str]) -> int | None:
 
 
 def _invocation_end(script: str, start: int) -> int:
-    """Where the command starting at ``start`` ends: the first unquoted ``;``, ``&``, ``|`` or newline."""
+    """Where the arguments of the command starting at ``start`` end: before the first unquoted ``;``, ``&``,
+    ``|``, newline or redirection (``>``, ``<``, with its file-descriptor number, as in ``2>&1``)."""
     quote = None
     i = start
     while i < len(script):
@@ -235,10 +236,16 @@ def _invocation_end(script: str, start: int) -> int:
             i += 1
         elif ch in "'\"":
             quote = ch
-        elif ch in ";&|\n":
+        elif ch in ";&|\n<>":
             break
         i += 1
     end = min(i, len(script))
+    if end < len(script) and script[end] in "<>":
+        digits = end
+        while digits > start and script[digits - 1].isdigit():
+            digits -= 1
+        if digits < end and script[digits - 1] in " \t":
+            end = digits
     while end > start and script[end - 1] in " \t":
         end -= 1
     return end
@@ -563,6 +570,8 @@ def _with_flags(launch: _Launch, flags: list[tuple[str, str | None]]) -> str:
     if launch.shell:
         end = launch.span[1]
         text = _flag_text(flags)
+        if text and launch.script[end : end + 1] not in ("", " ", "\t", "\n"):
+            text += " "  # a value like "0" must not touch a following ">" (that would read as "0>")
         return launch.script[:end] + (f" {text}" if text else "") + launch.script[end:]
     return f"exec {_quoted(launch.command + launch.args)}" + (f" {_flag_text(flags)}" if flags else "")
 
