@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 from dynamo_operator.controllers import grove as grove_status
-from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
+from dynamo_operator.render import RenderContext, RenderError, names, render_all, render_graph
 from dynamo_operator.render import grove as rgrove
-from dynamo_operator.render import names
 
 MPI = {"mpi": {"sshSecretName": "mpi-ssh", "sshSecretNamespace": "dynamo-system"}}
 

@@ -63,9 +63,11 @@ def _schemas() -> dict[tuple[str, str], dict]:
 
 def unknown_fields(obj, schema: dict, path: str = "") -> list[str]:
     """Paths in ``obj`` the structural schema does not declare (what the apiserver would prune)."""
-    if schema.get("x-kubernetes-preserve-unknown-fields") or schema.get("x-kubernetes-embedded-resource"):
-        if "properties" not in schema:
-            return []
+    open_ended = schema.get("x-kubernetes-preserve-unknown-fields") or schema.get(
+        "x-kubernetes-embedded-resource"
+    )
+    if open_ended and "properties" not in schema:
+        return []
     out = []
     if isinstance(obj, dict):
         props = schema.get("properties")

@@ -13,12 +13,7 @@ from dynamo_operator.render import grove as rgrove
 
 from . import status as st
 
-
-def _i(v) -> int:
-    try:
-        return int(v or 0)
-    except (TypeError, ValueError):
-        return 0
+_i = st._i  # same lenient integer reading as the Deployment status
 
 
 def pcs_observed(pcs: dict | None) -> bool:
@@ -59,18 +54,7 @@ def component_readiness(
 
 
 def replica_status(kind: str, name: str, runtime_namespace: str | None, obj: dict | None) -> dict:
-    """``ComponentReplicaStatus`` of a PodClique (ready) or PodCliqueScalingGroup (available)."""
-    s = (obj or {}).get("status") or {}
-    out = {
-        "componentKind": kind,
-        "componentNames": [name],
-        "replicas": _i(s.get("replicas")),
-        "updatedReplicas": _i(s.get("updatedReplicas")),
-    }
-    if kind == rgrove.PCSG_KIND:
-        out["availableReplicas"] = _i(s.get("availableReplicas"))
-    else:
-        out["readyReplicas"] = _i(s.get("readyReplicas"))
-    if runtime_namespace:
-        out["runtimeNamespace"] = runtime_namespace
+    """``ComponentReplicaStatus`` of a PodClique (ready count) or PodCliqueScalingGroup (available count)."""
+    out = st.replica_status(kind, name, runtime_namespace, obj)
+    out.pop("readyReplicas" if kind == rgrove.PCSG_KIND else "availableReplicas")
     return out
