@@ -18,6 +18,15 @@ def _desired_replicas(workload: dict) -> int:
     return 1 if r is None else int(r)
 
 
+LWS_NOT_RECONCILED = "LeaderWorkerSetNotReconciled"  # Available reason: no LWS controller reports
+
+
+def lws_available_reason(readiness: st.Readiness) -> str:
+    if readiness.ready:
+        return "LeaderWorkerSetReady"
+    return LWS_NOT_RECONCILED if readiness.kind == st.ORCHESTRATOR_MISSING else "LeaderWorkerSetNotReady"
+
+
 def lws_readiness(lws: dict | None, desired: int) -> st.Readiness:
     """Ready when ``readyReplicas`` reaches the desired group count. A LeaderWorkerSet the apiserver
     accepted but no LWS controller ever reported on (no ``status.conditions``) says so: on a cluster without
@@ -33,7 +42,7 @@ def lws_readiness(lws: dict | None, desired: int) -> st.Readiness:
     if not s.get("conditions"):
         return st.Readiness(
             False,
-            st.NOT_CREATED,
+            st.ORCHESTRATOR_MISSING,
             f"LeaderWorkerSet {md.get('namespace')}/{md.get('name')} was accepted but no LeaderWorkerSet "
             f"controller has reported on it ({counts}, no status conditions); install the LWS controller",
         )
@@ -101,7 +110,8 @@ class DCDReconciler:
         component = st.replica_status(
             workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
         )
-        new = st.dcd_status(old_status, gen, selector, component, readiness)
+        reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
+        new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
         try:
             self._write(live, new)
         except Conflict:

@@ -15,6 +15,7 @@ from . import grove as grove_status
 from . import status as st
 from . import store
 from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .dcd import LWS_NOT_RECONCILED
 from .sync import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
@@ -152,7 +153,8 @@ class DGDReconciler:
             readiness = st.Readiness(True, "", avail.get("message") or "available")
         else:
             msg = (avail or {}).get("message") or f"{rs.get('readyReplicas', 0)}/{want} ready"
-            readiness = st.Readiness(False, st.PODS_NOT_READY, msg)
+            missing = (avail or {}).get("reason") == LWS_NOT_RECONCILED
+            readiness = st.Readiness(False, st.ORCHESTRATOR_MISSING if missing else st.PODS_NOT_READY, msg)
         return st.ComponentState(cname, readiness, rs, bool(rs))
 
     def _fail(self, live: dict, old: dict, gen, reason: str, message: str, event: str) -> Result:

@@ -36,7 +36,7 @@ def component_readiness(
         if (pcs.get("status") or {}).get("observedGeneration") is None:
             return st.Readiness(
                 False,
-                st.NOT_CREATED,
+                st.ORCHESTRATOR_MISSING,
                 f"{kind} {name} does not exist: {pcs_ref} was accepted but no Grove operator has reconciled "
                 "it (no status.observedGeneration); install or start Grove (grove.enabled=true)",
             )
