@@ -21,7 +21,7 @@ CONFIG = {
 }
 
 
-def render(example: Path, *args: str) -> list[dict]:
+def _stdout(example: Path, *args: str) -> str:
     r = subprocess.run(
         [str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"), "render", "-f", str(example), *args],
         capture_output=True,
@@ -29,7 +29,11 @@ def render(example: Path, *args: str) -> list[dict]:
         timeout=60,
     )
     assert r.returncode == 0, r.stderr
-    return [d for d in yaml.safe_load_all(r.stdout) if d]
+    return r.stdout
+
+
+def render(example: Path, *args: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all(_stdout(example, *args)) if d]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +58,9 @@ def test_there_are_examples_of_each_kind_a_user_starts_with():
 
 @pytest.mark.parametrize("example", SINGLE_NODE, ids=lambda p: p.stem)
 def test_render_previews_every_example(example: Path):
-    kinds = [d["kind"] for d in render(example)]
+    out = _stdout(example)
+    assert "value: n\n" not in out, "kubectl (YAML 1.1) would read an unquoted n as false"
+    kinds = [d["kind"] for d in yaml.safe_load_all(out) if d]
     assert "DynamoComponentDeployment" in kinds and "Deployment" in kinds and "Service" in kinds
 
 

@@ -18,6 +18,28 @@ from . import RenderContext, RenderError, build_index, render_all
 from .context import INTEGRATION_GROUPS
 from .errors import object_ref
 
+# Plain scalars Go's YAML 1.1 decoders (kubectl, sigs.k8s.io/yaml) read as booleans but PyYAML writes
+# unquoted: `value: n` (NIXL_TELEMETRY_ENABLE) would reach the apiserver as false and be refused.
+_YAML11_BOOLS = frozenset({"y", "yes", "n", "no", "on", "off", "true", "false"})
+
+
+class _KubeDumper(yaml.SafeDumper):
+    """Safe YAML that kubectl reads back exactly as rendered."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    if data.lower() in _YAML11_BOOLS:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
+    return dumper.represent_str(data)
+
+
+_KubeDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(docs: list[dict]) -> str:
+    """A YAML stream of ``docs`` for ``kubectl apply -f -``."""
+    return yaml.dump_all(docs, Dumper=_KubeDumper, sort_keys=False, default_flow_style=False)
+
 
 def _load_stream(source: str) -> list[tuple[str, dict]]:
     try:
@@ -105,7 +127,7 @@ def render_command(
             except Exception as exc:  # a bug, but still name the object
                 ref = object_ref(doc) if isinstance(doc, dict) else where
                 raise click.ClickException(f"{where}: {ref}: cannot render: {exc}") from exc
-    click.echo(yaml.safe_dump_all(out, sort_keys=False, default_flow_style=False), nl=False)
+    click.echo(dump_yaml(out), nl=False)
 
 
-__all__ = ["render_command"]
+__all__ = ["dump_yaml", "render_command"]
