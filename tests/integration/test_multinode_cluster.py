@@ -296,3 +296,115 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
     finally:
         for ns in namespaces.values():
             kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)
+
+
+def _status(env: dict, kind: str, name: str, ns: str, status: dict) -> None:
+    kubectl(
+        env,
+        "patch",
+        kind,
+        name,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": status}),
+    )
+
+
+def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
+    kube_cluster, orchestrator_crds, tmp_path
+):
+    """This test plays the Grove operator kwok lacks (creating the PodClique and scaling group Grove would,
+    and reporting their status), to prove the readback: the graph turns ready when Grove says so, and not
+    before. The PodClique is found through its owning PodCliqueSet, the scaling group through its label."""
+    env = kube_cluster.env
+    name, ns = "sglang-multinode", f"{NS_PREFIX}-r-{uuid.uuid4().hex[:6]}"
+    kubectl(env, "create", "namespace", ns)
+    try:
+        with _operator(kube_cluster, tmp_path, {"grove": {"enabled": True}}) as proc:
+            _apply(env, ns, name)
+            doc = example(name)
+            doc["metadata"]["namespace"] = ns
+            pcs_name = rgrove.pcs_name(doc)
+            _ready_condition(env, ns, name, f"PodCliqueSet {ns}/{pcs_name} was accepted")
+            pcs = _get(env, "podcliqueset", pcs_name, "-n", ns)
+            owner = {
+                "apiVersion": "grove.io/v1alpha1",
+                "kind": "PodCliqueSet",
+                "name": pcs_name,
+                "uid": pcs["metadata"]["uid"],
+                "controller": True,
+            }
+            _status(
+                env,
+                "podcliqueset",
+                pcs_name,
+                ns,
+                {
+                    "observedGeneration": pcs["metadata"]["generation"],
+                    "availableReplicas": 0,
+                    "updatedReplicas": 0,
+                },
+            )
+            frontend = rgrove.child_name(pcs_name, "frontend")
+            clique = {
+                "apiVersion": "grove.io/v1alpha1",
+                "kind": "PodClique",
+                "metadata": {"name": frontend, "namespace": ns, "ownerReferences": [owner]},
+                "spec": {
+                    "roleName": "frontend",
+                    "replicas": 1,
+                    "podSpec": {"containers": [{"name": "main", "image": "x"}]},
+                },
+            }
+            group_name = rgrove.child_name(pcs_name, "sglangworker")
+            group = {
+                "apiVersion": "grove.io/v1alpha1",
+                "kind": "PodCliqueScalingGroup",
+                "metadata": {
+                    "name": group_name,
+                    "namespace": ns,
+                    "labels": {"nvidia.com/dynamo-graph-deployment-name": name},
+                    "ownerReferences": [owner],
+                },
+                "spec": {"cliqueNames": ["sglangworker-ldr", "sglangworker-wkr"], "replicas": 1},
+            }
+            kubectl(
+                env,
+                "create",
+                "-f",
+                "-",
+                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [clique, group]}),
+            )
+            counts = {"scheduleGatedReplicas": 0, "scheduledReplicas": 1, "updatedReplicas": 1, "replicas": 1}
+            _status(env, "podclique", frontend, ns, {**counts, "readyReplicas": 1})
+            _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 0})
+            status = _ready_condition(
+                env, ns, name, f"PodCliqueScalingGroup {group_name}: 0/1 replica groups available"
+            )
+            assert status["state"] == "pending" and status["components"]["Frontend"]["readyReplicas"] == 1
+            assert "Frontend" not in next(c for c in status["conditions"] if c["type"] == "Ready")["message"]
+            _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 1})
+            assert wait_until(
+                lambda: (
+                    ((_get(env, "dgd", name, "-n", ns) or {}).get("status") or {}).get("state")
+                    == "successful"
+                ),
+                60,
+                interval=0.5,
+            ), proc.log_tail()
+            status = _get(env, "dgd", name, "-n", ns)["status"]
+            ready = next(c for c in status["conditions"] if c["type"] == "Ready")
+            assert (ready["status"], ready["reason"]) == ("True", "all_resources_are_ready")
+            assert status["components"]["SglangWorker"] == {
+                "componentKind": "PodCliqueScalingGroup",
+                "componentNames": [group_name],
+                "replicas": 1,
+                "updatedReplicas": 1,
+                "availableReplicas": 1,
+                "runtimeNamespace": f"{ns}-{name}",
+            }
+    finally:
+        kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)
