@@ -71,8 +71,13 @@ class RenderContext:
         return self.integration_enabled(KAI_SCHEDULER)
 
     def uses_grove(self, dgd: dict) -> bool:
-        """The one pathway decision: a DGD runs on Grove (one PodCliqueSet) when Grove is enabled or
-        detected and the DGD does not opt out with ``nvidia.com/enable-grove: "false"``; otherwise each
-        component becomes a DCD (Deployment, or LeaderWorkerSet when multinode)."""
-        ann = (dgd.get("metadata") or {}).get("annotations") or {}
-        return self.grove_enabled and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"
+        return grove_pathway(dgd, self.grove_enabled)
+
+
+def grove_pathway(dgd: dict, grove_enabled: bool) -> bool:
+    """The one pathway decision (renderer, controllers, admission): a DGD runs on Grove (one PodCliqueSet)
+    when Grove is enabled or detected and the DGD does not opt out with ``nvidia.com/enable-grove:
+    "false"`` (any case); otherwise each component becomes a DCD (Deployment, or LeaderWorkerSet when
+    multinode)."""
+    ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    return bool(grove_enabled) and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"
