@@ -163,7 +163,10 @@ def test_a_pack_domain_grove_does_not_know_is_an_error_naming_the_field():
     comp = component("Worker", topologyConstraint={"packDomain": "pod-slice"})
     with pytest.raises(RenderError) as e:
         render_graph(dgd(comp), ctx())
-    assert "spec.components[0].topologyConstraint.packDomain" in str(e.value) and "rack" in str(e.value)
+    assert str(e.value).startswith(
+        "DynamoGraphDeployment ns/g: spec.components[0].topologyConstraint.packDomain"
+    )
+    assert "rack" in str(e.value)
 
 
 def test_podcliqueset_name_is_cut_to_grove_budget_with_a_stable_hash():

@@ -50,7 +50,8 @@ def child_metadata(
     }
 
 
-def _replicas(info: ComponentInfo) -> int:
+def desired_replicas(info: ComponentInfo) -> int:
+    """The component's ``replicas`` (default 1)."""
     r = info.spec.get("replicas")
     return 1 if r is None else int(r)
 
@@ -78,7 +79,7 @@ def build_deployment(info: ComponentInfo, ctx: RenderContext) -> dict:
         "kind": "Deployment",
         "metadata": child_metadata(info, ctx, info.name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": _replicas(info),
+            "replicas": desired_replicas(info),
             "selector": {"matchLabels": {names.LABEL_SELECTOR: info.name}},
             "strategy": deployment_strategy(info),
             "template": build_pod_template(info, ctx, "main"),
@@ -110,7 +111,7 @@ def build_leaderworkerset(info: ComponentInfo, ctx: RenderContext) -> dict:
         "kind": "LeaderWorkerSet",
         "metadata": child_metadata(info, ctx, name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": _replicas(info),
+            "replicas": desired_replicas(info),
             "startupPolicy": "LeaderCreated",
             "leaderWorkerTemplate": {
                 "size": info.node_count,

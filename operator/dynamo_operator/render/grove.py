@@ -21,7 +21,7 @@ status back by those names (``podclique_names``).
 from __future__ import annotations
 
 from . import names
-from .component import companions
+from .component import companions, desired_replicas
 from .context import RenderContext
 from .errors import RenderError
 from .info import ComponentInfo, component_info
@@ -96,15 +96,15 @@ def _clique(
 
 
 def _component_parts(
-    info: ComponentInfo, ctx: RenderContext, index: int, kai_queue: str | None
+    dgd: dict, info: ComponentInfo, ctx: RenderContext, index: int, kai_queue: str | None
 ) -> tuple[list[dict], dict | None]:
     """(cliques, scaling group or None) of one component."""
     spec = info.spec
     field = f"spec.components[{index}]"
-    replicas = 1 if spec.get("replicas") is None else int(spec["replicas"])
+    replicas = desired_replicas(info)
     min_available = int(spec.get("minAvailable") or 1)
     topology = _pack_domain(
-        info.dcd,
+        dgd,
         (spec.get("topologyConstraint") or {}).get("packDomain"),
         f"{field}.topologyConstraint.packDomain",
     )
@@ -141,7 +141,7 @@ def build_podcliqueset(dgd: dict, infos: list[ComponentInfo], ctx: RenderContext
     cliques: list[dict] = []
     groups: list[dict] = []
     for i, info in enumerate(infos):
-        cs, g = _component_parts(info, ctx, i, kai_queue)
+        cs, g = _component_parts(dgd, info, ctx, i, kai_queue)
         cliques.extend(cs)
         if g is not None:
             groups.append(g)
