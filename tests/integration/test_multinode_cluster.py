@@ -381,10 +381,19 @@ def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
             counts = {"scheduleGatedReplicas": 0, "scheduledReplicas": 1, "updatedReplicas": 1, "replicas": 1}
             _status(env, "podclique", frontend, ns, {**counts, "readyReplicas": 1})
             _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 0})
-            status = _ready_condition(
-                env, ns, name, f"PodCliqueScalingGroup {group_name}: 0/1 replica groups available"
-            )
-            assert status["state"] == "pending" and status["components"]["Frontend"]["readyReplicas"] == 1
+
+            # both reports reach the status, each through its own watch event, in either order
+            def both_reported() -> bool:
+                st = ((_get(env, "dgd", name, "-n", ns) or {}).get("status")) or {}
+                ready = next((c for c in st.get("conditions") or [] if c["type"] == "Ready"), {})
+                return (st.get("components", {}).get("Frontend", {}).get("readyReplicas") == 1) and (
+                    f"PodCliqueScalingGroup {group_name}: 0/1 replica groups available"
+                    in ready.get("message", "")
+                )
+
+            assert wait_until(both_reported, 60, interval=0.5), proc.log_tail()
+            status = _get(env, "dgd", name, "-n", ns)["status"]
+            assert status["state"] == "pending"
             assert "Frontend" not in next(c for c in status["conditions"] if c["type"] == "Ready")["message"]
             _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 1})
             assert wait_until(
