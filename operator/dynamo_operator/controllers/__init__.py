@@ -29,8 +29,9 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
-from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.render import names
+from dynamo_operator.api.config import effective
+from dynamo_operator.render import RenderContext, names
+from dynamo_operator.render.context import GROVE
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -118,9 +119,8 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     doc = effective(s.config)
     workers = workers or DEFAULT_WORKERS
     detected = detect_integrations(manager.client)
-    lws_cfg = lookup(doc, "orchestrators.lws.enabled", None)
-    lws_enabled = bool(lws_cfg) if lws_cfg is not None else "lws" in detected
-    grove_served = "grove" in detected
+    lws_enabled = RenderContext(operator_config=doc, detected=detected).lws_enabled  # the renderer's rule
+    grove_served = GROVE in detected  # Grove's objects can be watched only when their API exists
     recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
     manager.add_runnable(
         lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
