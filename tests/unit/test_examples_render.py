@@ -11,7 +11,7 @@ import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 
 EXAMPLES = sorted(p for p in (REPO_ROOT / "examples").glob("*.yaml") if p.name != "demo-values.yaml")
-MULTINODE = [p for p in EXAMPLES if "multinode" in p.read_text()]
+MULTINODE = [p for p in EXAMPLES if "multinode:" in p.read_text()]
 SINGLE_NODE = [p for p in EXAMPLES if p not in MULTINODE]
 # what the platform chart configures (the MPI SSH Secret TRT-LLM's multinode launch mounts)
 CONFIG = {
