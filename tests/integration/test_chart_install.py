@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from support.crds import remove_third_party_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
@@ -102,6 +103,7 @@ def test_install_and_helm_test(kube_cluster, values: Path) -> None:
             text=True,
             timeout=120,
         )
+        remove_third_party_crds(env)  # the Grove/Kai subcharts' crds/ outlive the release
 
 
 def test_ct_lint_and_install(kube_cluster) -> None:
@@ -110,7 +112,10 @@ def test_ct_lint_and_install(kube_cluster) -> None:
     env = kube_cluster.env
     if shutil.which("ct", path=env["PATH"]) is None:
         pytest.fail("ct is not on PATH: run `make tools` (tools/build-tools.sh builds ct v3.14.0)")
-    _run(["ct", "lint-and-install", "--config", "ct.yaml"], env, timeout=1800)
+    try:
+        _run(["ct", "lint-and-install", "--config", "ct.yaml"], env, timeout=1800)
+    finally:
+        remove_third_party_crds(env)  # the Grove/Kai subcharts' crds/ outlive the releases
 
 
 def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) -> None:

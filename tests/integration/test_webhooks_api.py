@@ -309,6 +309,23 @@ def dgd_alpha(name: str, services: dict) -> dict:
     }
 
 
+def multinode_worker(backend: str, args: list[str], gpus: str | None = "8", nodes: int = 2) -> dict:
+    main = {
+        "name": "main",
+        "image": f"{backend}:1",
+        "command": ["python3", "-m", f"dynamo.{backend}"],
+        "args": args,
+    }
+    if gpus:
+        main["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
+    return {
+        "name": "Worker",
+        "type": "worker",
+        "multinode": {"nodeCount": nodes},
+        "podTemplate": {"spec": {"containers": [main]}},
+    }
+
+
 def epp(**extra) -> dict:
     return {"name": "Epp", "type": "epp", **extra}
 
@@ -460,6 +477,70 @@ CREATE_CASES = [
         },
         ['spec.job.targetContainerName: Not found: "worker": must name a container'],
     ),
+    # multinode shapes that cannot launch (the rules are the renderer's: render.multinode)
+    (
+        "multinode-nnodes-conflict",
+        "v1beta1",
+        dgd(
+            "multinode-nnodes-conflict",
+            components=[multinode_worker("sglang", ["--model", "m", "--nnodes", "3"])],
+            backendFramework="sglang",
+        ),
+        [
+            'spec.components[0].podTemplate.spec.containers[0].args: Invalid value: "--nnodes 3": '
+            "conflicts with the multinode launch, which needs --nnodes 2 (multinode.nodeCount is 2); "
+            "remove --nnodes or set it to 2"
+        ],
+    ),
+    (
+        "multinode-fits-one-node",
+        "v1alpha1",
+        dgd_alpha(
+            "multinode-fits-one-node",
+            {
+                "VllmWorker": {
+                    "componentType": "worker",
+                    "multinode": {"nodeCount": 2},
+                    "resources": {"limits": {"gpu": "8"}},
+                    "extraPodSpec": {
+                        "mainContainer": {
+                            "image": "vllm:1",
+                            "command": ["python3", "-m", "dynamo.vllm"],
+                            "args": ["--tensor-parallel-size", "4"],
+                        }
+                    },
+                }
+            },
+        ),
+        [
+            "spec.services[VllmWorker].multinode.nodeCount: Invalid value: 2: tensor x pipeline x data "
+            "parallel = 4 fits on one node of 8 GPUs, so the other 1 node(s) would idle; remove multinode"
+        ],
+    ),
+    (
+        "multinode-frontend",
+        "v1beta1",
+        dgd(
+            "multinode-frontend",
+            components=[{"name": "Frontend", "type": "frontend", "multinode": {"nodeCount": 2}}],
+        ),
+        [
+            "spec.components[0].multinode: Forbidden: only worker, prefill and decode components run across "
+            "nodes (this one is frontend); remove multinode, or set type to worker, prefill or decode"
+        ],
+    ),
+    (
+        "multinode-vllm-no-gpus",
+        "v1beta1",
+        dgd(
+            "multinode-vllm-no-gpus",
+            components=[multinode_worker("vllm", ["--tensor-parallel-size", "16"], gpus=None)],
+        ),
+        [
+            "spec.components[0].podTemplate.spec.containers[0].resources: Required value: multinode vLLM "
+            "needs the GPU count of one node"
+        ],
+    ),
 ]
 
 
@@ -470,6 +551,20 @@ def test_create_rule_refused_with_its_message(env, name, version, body, expected
     assert "denied the request" in msg, msg
     for text in expected:
         assert text in msg, msg
+
+
+def test_multinode_graphs_that_can_launch_are_admitted(env):
+    """One per backend: the same rules that refuse the shapes above let these through unchanged."""
+    for backend, args in (
+        ("vllm", ["--tensor-parallel-size", "16"]),
+        ("sglang", ["--model", "m", "--nnodes", "2"]),  # the user's own --nnodes 2 is fine
+        ("trtllm", ["--model", "m"]),
+    ):
+        name = f"multinode-ok-{backend}"
+        body = dgd(name, components=[multinode_worker(backend, args)], backendFramework=backend)
+        env.create("v1beta1", "DynamoGraphDeployment", body)
+        stored = env.get("v1beta1", "DynamoGraphDeployment", name)
+        assert stored["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] == args
 
 
 def test_all_errors_of_a_request_are_reported_together(env):

@@ -256,7 +256,7 @@ def test_async_recorder_flushes_and_stops():
 # -- setup ---------------------------------------------------------------------------------------------------
 
 
-def test_setup_registers_both_controllers_with_label_selected_caches():
+def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch):
     from dynamo_operator.controllers import (
         DCD_CONTROLLER,
         DGD_CONTROLLER,
@@ -272,6 +272,8 @@ def test_setup_registers_both_controllers_with_label_selected_caches():
         load_config(None), metrics_bind_address="0", health_probe_bind_address="0"
     )
     mgr = Manager(settings, ApiClient())
+    # no apiserver here: API discovery of the optional integrations would dial localhost
+    monkeypatch.setattr("dynamo_operator.controllers.detect_integrations", lambda client: frozenset())
     ctls = setup(mgr, workers=3)
     assert {DGD_CONTROLLER, DCD_CONTROLLER, DGDSA_CONTROLLER} <= set(ctls)
     assert ctls[DCD_CONTROLLER].workers == 3

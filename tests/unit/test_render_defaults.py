@@ -225,7 +225,9 @@ LWS = RenderContext(
 
 
 def _lws(backend, main_extra=None, annotations=None):
-    d = dcd("worker", backendFramework=backend, multinode={"nodeCount": 2}, main=main_extra or {})
+    # a multinode launch needs the backend command (the operator adds the distributed flags to it)
+    main_extra = {"command": ["python3", "-m", f"dynamo.{backend}"], **(main_extra or {})}
+    d = dcd("worker", backendFramework=backend, multinode={"nodeCount": 2}, main=main_extra)
     if annotations:
         d["metadata"]["annotations"] = annotations
     lws = one(objs(d, LWS), "LeaderWorkerSet")
@@ -254,7 +256,7 @@ def test_multinode_sglang_rendered():
 
 
 def test_multinode_trtllm_rendered_env_probe_and_ssh_secret():
-    _, leader, worker = _lws("trtllm")
+    _, leader, worker = _lws("trtllm", {"resources": {"limits": {"nvidia.com/gpu": "8"}}})
     assert worker["readinessProbe"]["tcpSocket"] == {"port": 2222}
     assert "livenessProbe" not in worker and "startupProbe" not in worker
     for c in (leader, worker):

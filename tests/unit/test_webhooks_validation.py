@@ -36,6 +36,28 @@ def dgd_alpha(services: dict) -> dict:
     }
 
 
+def mn_main(backend="vllm", args=("--tensor-parallel-size", "16"), gpus="8", **extra) -> dict:
+    """A main container whose launch the operator can spread over nodes (TP 16 > 8 GPUs for vLLM)."""
+    main = {
+        "name": "main",
+        "image": "img",
+        "command": ["python3", "-m", f"dynamo.{backend}"],
+        "args": list(args),
+    }
+    if gpus:
+        main["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
+    return {**main, **extra}
+
+
+def mn_worker(name="w", nodes=2, **main) -> dict:
+    return {
+        "name": name,
+        "type": "worker",
+        "multinode": {"nodeCount": nodes},
+        "podTemplate": {"spec": {"containers": [mn_main(**main)]}},
+    }
+
+
 def errors(kind, version, obj, old=None, ctx=None) -> list[str]:
     return [str(e) for e in validate(kind, version, obj, old, ctx).errors]
 
@@ -218,7 +240,7 @@ def test_backend_framework_is_immutable():
 
 def test_single_node_multinode_switch_is_forbidden():
     old = dgd([{"name": "w"}])
-    new = dgd([{"name": "w", "multinode": {"nodeCount": 2}}])
+    new = dgd([mn_worker("w")])
     msg = (
         "spec.components[0].multinode: Forbidden: a component cannot switch between single-node and "
         "multinode (was {}, now {}); delete and recreate the DynamoGraphDeployment to change it"
@@ -320,7 +342,7 @@ def test_dcd_rules_and_alpha_paths():
     old["spec"].update(minAvailable=None, replicas=1)
     new = copy.deepcopy(old)
     new["spec"]["backendFramework"] = "trtllm"
-    new["spec"]["multinode"] = {"nodeCount": 3}
+    new["spec"].update(mn_worker("d", nodes=3, backend="trtllm", args=()))
     assert errors("DynamoComponentDeployment", "v1beta1", new, old) == [
         'spec.backendFramework: Invalid value: "trtllm": is immutable (was "vllm"); delete and recreate the '
         "DynamoComponentDeployment to change the backend",
@@ -572,3 +594,113 @@ def test_defaulting_standalone_dcd_name():
 def test_defaulting_tolerates_malformed_input(obj):
     for kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
         defaulting.default_patch(kind, "v1beta1", obj, Context(), "1.0.0")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# multinode launch shapes (rules from render.multinode, reported on the field in the version written)
+
+
+def test_multinode_launch_that_can_work_is_admitted():
+    assert dgd_errors(dgd([{"name": "Frontend", "type": "frontend"}, mn_worker("W")])) == []
+    sg = dgd([mn_worker("W", backend="sglang", args=("--nnodes", "2"), gpus=None)], backendFramework="sglang")
+    assert dgd_errors(sg) == []
+
+
+def test_multinode_conflicting_flag_names_the_args_of_the_component():
+    bad = dgd(
+        [{"name": "Frontend", "type": "frontend"}, mn_worker("W", args=("--tensor-parallel-size", "4"))]
+    )
+    assert dgd_errors(bad) == [
+        "spec.components[1].multinode.nodeCount: Invalid value: 2: tensor x pipeline x data parallel = 4 "
+        "fits on one node of 8 GPUs, so the other 1 node(s) would idle; remove multinode, or raise "
+        "--tensor-parallel-size / --pipeline-parallel-size / --data-parallel-size beyond one node's GPUs"
+    ]
+    sg = dgd([mn_worker("W", backend="sglang", args=("--nnodes=3", "--dist-init-addr", "x:1"))])
+    sg["spec"]["backendFramework"] = "sglang"
+    assert dgd_errors(sg) == [
+        'spec.components[0].podTemplate.spec.containers[0].args: Forbidden: "--dist-init-addr x:1": '
+        "--dist-init-addr is set by the operator on each node of a multinode component (leader address and "
+        "node rank differ per pod and pathway); remove --dist-init-addr from the command",
+        'spec.components[0].podTemplate.spec.containers[0].args: Invalid value: "--nnodes 3": conflicts '
+        "with the multinode launch, which needs --nnodes 2 (multinode.nodeCount is 2); remove --nnodes or "
+        "set it to 2",
+    ]
+
+
+def test_multinode_problems_use_v1alpha1_paths():
+    svc = {
+        "componentType": "worker",
+        "multinode": {"nodeCount": 2},
+        "resources": {"limits": {"gpu": "8"}},
+        "extraPodSpec": {
+            "mainContainer": {
+                "image": "i",
+                "command": ["python3", "-m", "dynamo.vllm"],
+                "args": ["--tensor-parallel-size", "16", "--distributed-executor-backend", "mp"],
+            }
+        },
+    }
+    assert dgd_errors(dgd_alpha({"W": svc}), version="v1alpha1") == [
+        "spec.services[W].extraPodSpec.mainContainer.args: Invalid value: "
+        '"--distributed-executor-backend mp": conflicts with the multinode launch, which needs '
+        "--distributed-executor-backend ray (the executor "
+        "comes from the annotation nvidia.com/vllm-distributed-executor-backend (ray unless it says mp)); "
+        "remove --distributed-executor-backend or set it to ray"
+    ]
+    no_gpus = dgd_alpha({"W": {**svc, "resources": {}}})
+    assert dgd_errors(no_gpus, version="v1alpha1")[0].startswith(
+        "spec.services[W].resources: Required value: multinode vLLM needs the GPU count of one node"
+    )
+    mp = dgd_alpha({"W": svc})
+    mp["metadata"]["annotations"] = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
+    assert dgd_errors(mp, version="v1alpha1") == []
+
+
+@pytest.mark.parametrize("kind", ["DynamoGraphDeployment", "DynamoComponentDeployment"])
+def test_vllm_executor_annotation_must_be_mp_or_ray(kind):
+    obj = dgd() if kind == "DynamoGraphDeployment" else {"kind": kind, "metadata": {}, "spec": {"name": "d"}}
+    obj["metadata"]["annotations"] = {"nvidia.com/vllm-distributed-executor-backend": "Ray"}
+    assert errors(kind, "v1beta1", obj) == [
+        'metadata.annotations[nvidia.com/vllm-distributed-executor-backend]: Unsupported value: "Ray": '
+        'must be "mp" or "ray" (the vLLM distributed executor of multinode tensor/pipeline parallel '
+        "components); fix the value or remove the annotation"
+    ]
+
+
+def test_multinode_dcd_reports_spec_paths():
+    d = {
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "d", "namespace": NS},
+        "spec": {
+            "name": "d",
+            "backendFramework": "trtllm",
+            **mn_worker("d", backend="trtllm", args=(), gpus=None),
+        },
+    }
+    assert errors("DynamoComponentDeployment", "v1beta1", d) == [
+        "spec.podTemplate.spec.containers[0].resources: Required value: multinode TensorRT-LLM needs the "
+        "GPU count of one node to start one MPI rank per GPU (mpirun -n); set "
+        "resources.limits[nvidia.com/gpu] on the main container"
+    ]
+
+
+def test_unchanged_multinode_launch_is_not_rejudged_on_update():
+    """An object admitted before a launch rule existed can still be updated (finalizers, replicas...)."""
+    old = dgd([mn_worker("W", args=("--tensor-parallel-size", "4"))])  # fits one node: refused on create
+    assert dgd_errors(old) != []
+    same = copy.deepcopy(old)
+    same["metadata"]["labels"] = {"team": "a"}
+    assert dgd_errors(same, old) == []
+    changed = copy.deepcopy(old)
+    changed["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] = [
+        "--tensor-parallel-size",
+        "2",
+    ]
+    assert [e.split(":")[0] for e in dgd_errors(changed, old)] == ["spec.components[0].multinode.nodeCount"]
+    dcd = {
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "d"},
+        "spec": {"backendFramework": "vllm", **old["spec"]["components"][0]},
+    }
+    assert errors("DynamoComponentDeployment", "v1beta1", dcd) != []
+    assert errors("DynamoComponentDeployment", "v1beta1", copy.deepcopy(dcd), dcd) == []

@@ -2,8 +2,10 @@
 
 ``setup(manager)`` (called by ``dynamo-operator run``) registers:
 
-* ``DynamoGraphDeployment`` controller (``dgd.DGDReconciler``): primary DGDs; owns DCDs; reacts to its
-  components' Deployments (mapped through the ``nvidia.com/dynamo-graph-deployment-name`` label);
+* ``DynamoGraphDeployment`` controller (``dgd.DGDReconciler``): primary DGDs; owns DCDs, or on the Grove
+  pathway its PodCliqueSet and the components' Services and ConfigMaps; reacts to its components'
+  Deployments and Grove's PodCliques / PodCliqueScalingGroups (mapped through the
+  ``nvidia.com/dynamo-graph-deployment-name`` label, or the owning PodCliqueSet's);
 * ``DynamoComponentDeployment`` controller (``dcd.DCDReconciler``): primary DCDs; owns Deployments,
   Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared planner/epp ServiceAccounts and
   RoleBindings map to every DCD referencing them;
@@ -19,6 +21,10 @@
 Child caches are label-selected (``app.kubernetes.io/managed-by=dynamo-operator``), so the operator does
 not cache every Deployment of the cluster.  Both controllers read and write DGDs/DCDs in the storage
 version through ``store`` and render with the same functions as ``dynamo-operator render``.
+
+Optional integrations (Grove, LeaderWorkerSet, Kai) are discovered once at startup (``discovery``): their
+informers exist only when their APIs are served; ``orchestrators.<name>.enabled`` overrides discovery for
+rendering (a restart picks up an integration installed later).
 """
 
 from __future__ import annotations
@@ -27,8 +33,9 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
-from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.render import names
+from dynamo_operator.api.config import effective
+from dynamo_operator.render import RenderContext, names
+from dynamo_operator.render.context import GROVE
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -49,8 +56,9 @@ from .common import Deps
 from .dcd import DCDReconciler
 from .dgd import DGDReconciler
 from .dgdsa import DGDSA, AdapterReconciler, adapters_of_graph
+from .discovery import detect_integrations
 from .status import AVAILABLE, condition
-from .sync import LWS, RecentWrites
+from .sync import LWS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RecentWrites
 
 DGD_CONTROLLER = "DynamoGraphDeployment"
 DCD_CONTROLLER = "DynamoComponentDeployment"
@@ -92,12 +100,33 @@ def _graph_of(obj: dict) -> list[Request]:
     return [Request(md.get("namespace") or "", dgd)] if dgd else []
 
 
+def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
+    """A PodClique / scaling group -> its DGD: by the graph label Grove copies from the clique template,
+    else through the owning PodCliqueSet (cached) and its graph label."""
+
+    def map_fn(obj: dict) -> list[Request]:
+        found = _graph_of(obj)
+        if found:
+            return found
+        md = obj.get("metadata") or {}
+        for ref in md.get("ownerReferences") or []:
+            if ref.get("kind") == PODCLIQUESETS.kind:
+                pcs = pcs_store.get(md.get("namespace") or "", ref.get("name") or "")
+                if pcs is not None:
+                    return _graph_of(pcs)
+        return []
+
+    return map_fn
+
+
 def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     """Register the DGD and DCD controllers, the pull-secret watch, events and gauges on ``manager``."""
     s = manager.settings
     doc = effective(s.config)
     workers = workers or DEFAULT_WORKERS
-    lws_enabled = bool(lookup(doc, "orchestrators.lws.enabled", False))
+    detected = detect_integrations(manager.client)
+    lws_enabled = RenderContext(operator_config=doc, detected=detected).lws_enabled  # the renderer's rule
+    grove_served = GROVE in detected  # Grove's objects can be watched only when their API exists
     recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
     manager.add_runnable(
         lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
@@ -114,11 +143,14 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         workers=workers,
         resource_type=names.DCD_KIND,
     )
+    dgd_owned: list = [store.DCD, DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
+    if grove_served:
+        dgd_owned.append((PODCLIQUESETS, MANAGED_SELECTOR))
     dgd_ctl = manager.add_controller(
         DGD_CONTROLLER,
         primary=store.DGD,
         reconcile=lambda req: dgd_reconciler(req),
-        owns=[store.DCD, DGDSA],
+        owns=dgd_owned,
         workers=workers,
         resource_type=names.DGD_KIND,
     )
@@ -148,6 +180,13 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     _add_handler(secrets, dcd_ctl, dcds_in_namespace)
 
     stores = {res: manager.informer(res, label_selector=MANAGED_SELECTOR).store for res in owned}
+    if grove_served:
+        pcs_store = manager.informer(PODCLIQUESETS, label_selector=MANAGED_SELECTOR).store
+        stores[PODCLIQUESETS] = pcs_store
+        for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):  # Grove's objects: not labelled by us
+            inf = manager.informer(res)
+            _add_handler(inf, dgd_ctl, _grove_graph_of(pcs_store))
+            stores[res] = inf.store
     stores.update({res: inf.store for res, inf in shared.items()})
     stores[store.DCD] = dcd_inf.store
     stores[store.DGD] = manager.informer(store.DGD).store
@@ -160,6 +199,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         operator_config=doc,
         operator_version=s.operator_version,
         recent=RecentWrites(),
+        detected=detected,
     )
     dcd_reconciler = DCDReconciler(deps)
     dgd_reconciler = DGDReconciler(deps)

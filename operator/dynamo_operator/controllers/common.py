@@ -31,6 +31,7 @@ class Deps:
     operator_config: Any = None
     operator_version: str = "0.1.0"
     recent: RecentWrites = field(default_factory=RecentWrites)
+    detected: frozenset[str] = frozenset()  # integrations served by the cluster (``discovery``)
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []
@@ -38,6 +39,7 @@ class Deps:
             operator_config=self.operator_config,
             pull_secrets=build_index(secrets),
             operator_version=self.operator_version,
+            detected=self.detected,
         )
 
 

@@ -18,14 +18,35 @@ def _desired_replicas(workload: dict) -> int:
     return 1 if r is None else int(r)
 
 
+LWS_NOT_RECONCILED = "LeaderWorkerSetNotReconciled"  # Available reason: no LWS controller reports
+
+
+def lws_available_reason(readiness: st.Readiness) -> str:
+    if readiness.ready:
+        return "LeaderWorkerSetReady"
+    return LWS_NOT_RECONCILED if readiness.kind == st.ORCHESTRATOR_MISSING else "LeaderWorkerSetNotReady"
+
+
 def lws_readiness(lws: dict | None, desired: int) -> st.Readiness:
+    """Ready when ``readyReplicas`` reaches the desired group count. A LeaderWorkerSet the apiserver
+    accepted but no LWS controller ever reported on (no ``status.conditions``) says so: on a cluster without
+    that controller (kwok) its pods never exist, and the status must not suggest they are coming."""
     if lws is None:
         return st.Readiness(False, st.NOT_CREATED, "LeaderWorkerSet not created yet")
     s = lws.get("status") or {}
     ready = int(s.get("readyReplicas") or 0)
+    md = lws.get("metadata") or {}
+    counts = f"{ready}/{desired} replica groups ready"
     if desired == 0 or ready >= desired:
-        return st.Readiness(True, "", f"{ready}/{desired} replica groups ready")
-    return st.Readiness(False, st.PODS_NOT_READY, f"{ready}/{desired} replica groups ready")
+        return st.Readiness(True, "", counts)
+    if not s.get("conditions"):
+        return st.Readiness(
+            False,
+            st.ORCHESTRATOR_MISSING,
+            f"LeaderWorkerSet {md.get('namespace')}/{md.get('name')} was accepted but no LeaderWorkerSet "
+            f"controller has reported on it ({counts}, no status conditions); install the LWS controller",
+        )
+    return st.Readiness(False, st.PODS_NOT_READY, counts)
 
 
 class DCDReconciler:
@@ -89,7 +110,8 @@ class DCDReconciler:
         component = st.replica_status(
             workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
         )
-        new = st.dcd_status(old_status, gen, selector, component, readiness)
+        reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
+        new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
         try:
             self._write(live, new)
         except Conflict:

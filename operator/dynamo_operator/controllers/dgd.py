@@ -1,32 +1,53 @@
-"""DynamoGraphDeployment controller: DGD → one DCD per component, exactly as ``render_graph`` renders
-them; DCDs of removed components deleted; a scaling adapter per component with ``scalingAdapter``
-(``dgdsa.AdapterSync``); managed rolling updates of the workers and ``spec.restart`` (``rollout``);
-status ``state``, ``Ready``, ``observedGeneration``, ``components`` (replica counts read from each
-component's Deployment), ``rollingUpdate`` and ``restart``, with an Event for every transition."""
+"""DynamoGraphDeployment controller: DGD → one DCD per component, or on the Grove pathway one PodCliqueSet
+plus the components' Services / ConfigMaps / ServiceAccounts, exactly as ``render_graph`` renders them;
+children no longer rendered are deleted (switching pathways removes the other pathway's children); a scaling
+adapter per component with ``scalingAdapter`` (``dgdsa.AdapterSync``); on the DCD pathway managed rolling
+updates of the workers and ``spec.restart`` (``rollout``; Grove rolls its own pods); status ``state``,
+``Ready``, ``observedGeneration``, ``components`` (replica counts read from each component's Deployment, its
+DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroups), ``rollingUpdate`` and
+``restart``, with an Event for every transition."""
 
 from __future__ import annotations
 
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import RenderError, names, render_graph
+from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
-from dynamo_operator.runtime.client import DEPLOYMENTS
+from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
 from dynamo_operator.runtime.controller import Request, Result
 
+from . import grove as grove_status
 from . import rollout, store
 from . import status as st
 from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
-from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .sync import (
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    ChildSyncer,
+    ChildType,
+    Conflict,
+    OwnershipConflict,
+    controller_ref,
+)
+
+# the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
+_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
 
 
 class DGDReconciler:
     def __init__(self, deps: Deps):
         self.deps = deps
-        # the DGD controller writes DCDs only; it reads Deployments from the shared cache for status
+        # it reads Deployments (and Grove's objects) from the shared caches for status
         self.syncer = ChildSyncer(
-            deps.client, deps.recorder, {store.DCD: deps.stores[store.DCD]}, deps.recent
+            deps.client,
+            deps.recorder,
+            {res: deps.stores[res] for res in _DGD_CHILD_KINDS if res in deps.stores},
+            deps.recent,
         )
         self.status = StatusWriter(deps.client, store.DGD, deps.recent)
         self.dgds = deps.stores[store.DGD]
@@ -45,6 +66,8 @@ class DGDReconciler:
             desired = render_graph(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        if any(d["kind"] == rgrove.PCS_KIND for d in desired):
+            return self._reconcile_grove(req, live, internal, gen, old, desired)
         comps = internal["spec"]["components"]
         before = self._live_states(req.namespace, comps, desired)
         whash = worker_hash(internal)
@@ -70,29 +93,9 @@ class DGDReconciler:
                 with_restart(dcd, restart.restart_id)
             elif keep:
                 with_restart(dcd, keep)
-        try:
-            synced = self.syncer.apply(live, desired)
-            self.adapters.apply(live, internal)
-        except Conflict:
-            return Result(requeue=True)
-        except OwnershipConflict as e:
-            if (wait := awaiting_gc(e, live)) is not None:
-                return wait
-            self._fail(live, old, gen, st.REASON_OWNERSHIP, str(e), "OwnershipConflict")
-            return Result(requeue_after=10)
-        except Exception as e:
-            if namespace_terminating(e):
-                log().info("namespace terminating; nothing to reconcile", namespace=req.namespace)
-                return Result()
-            message = f"Failed to reconcile the components: {short_error(e)}"
-            self.deps.recorder.warning(live, "ReconcileError", message)
-            try:  # observedGeneration stays: this generation was not fully applied
-                self.status.write(
-                    live, st.dgd_status(old, None, st.STATE_FAILED, st.REASON_FAILED, message, None)
-                )
-            except Exception:
-                log().warning("could not record the failure in status", error=short_error(e))
-            raise
+        synced = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(synced, Result):
+            return synced
         components = [
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
@@ -131,6 +134,50 @@ class DGDReconciler:
                 (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
                     live, ev.reason, ev.message
                 )
+        return Result()
+
+    def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
+        """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
+        try:
+            synced = self.syncer.apply(live, desired)
+            self.adapters.apply(live, internal)
+        except Conflict:
+            return Result(requeue=True)
+        except OwnershipConflict as e:
+            if (wait := awaiting_gc(e, live)) is not None:
+                return wait
+            self._fail(live, old, gen, st.REASON_OWNERSHIP, str(e), "OwnershipConflict")
+            return Result(requeue_after=10)
+        except Exception as e:
+            if namespace_terminating(e):
+                log().info("namespace terminating; nothing to reconcile", namespace=req.namespace)
+                return Result()
+            message = f"Failed to reconcile the components: {short_error(e)}"
+            self.deps.recorder.warning(live, "ReconcileError", message)
+            try:  # observedGeneration stays: this generation was not fully applied
+                self.status.write(
+                    live, st.dgd_status(old, None, st.STATE_FAILED, st.REASON_FAILED, message, None)
+                )
+            except Exception:
+                log().warning("could not record the failure in status", error=short_error(e))
+            raise
+        return synced
+
+    def _reconcile_grove(
+        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+    ) -> Result:
+        """The Grove pathway: Grove rolls and restarts its own pods, so status reads its cliques only."""
+        synced = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(synced, Result):
+            return synced
+        pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
+        components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
+        state, reason, message = st.dgd_ready_condition(components)
+        new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        try:
+            self.status.write(live, new)
+        except Conflict:
+            return Result(requeue=True)
         return Result()
 
     def _store_hash(self, live: dict, whash: str) -> dict:
@@ -193,6 +240,27 @@ class DGDReconciler:
                 readiness = st.Readiness(False, st.UPDATING, stale)
         return st.ComponentState(comp["name"], readiness, rs, dep is not None)
 
+    def _grove_component(self, dgd: dict, comp: dict, pcs: dict) -> st.ComponentState:
+        """A component on the Grove pathway: its PodClique / PodCliqueScalingGroup, read from the cache when
+        Grove's API was served at startup, else by a GET (404: not created)."""
+        kind, name = rgrove.podclique_names(dgd, comp)
+        res = PODCLIQUESCALINGGROUPS if kind == rgrove.PCSG_KIND else PODCLIQUES
+        namespace = dgd["metadata"].get("namespace") or ""
+        cache = self.deps.stores.get(res)
+        obj = (
+            cache.get(namespace, name)
+            if cache is not None
+            else self.syncer.get(ChildType(res), namespace, name)
+        )
+        want = comp.get("replicas")
+        want = 1 if want is None else int(want)
+        runtime_ns = names.dynamo_namespace(
+            namespace, dgd["metadata"]["name"], bool(comp.get("globalDynamoNamespace"))
+        )
+        readiness = grove_status.component_readiness(kind, name, obj, want, pcs)
+        rs = grove_status.replica_status(kind, name, runtime_ns, obj)
+        return st.ComponentState(comp["name"], readiness, rs, obj is not None)
+
     def _from_dcd_status(self, cname: str, dcd: dict, want: int) -> st.ComponentState:
         s = dcd.get("status") or {}
         rs = dict(s.get("component") or {})
@@ -203,7 +271,8 @@ class DGDReconciler:
             readiness = st.Readiness(True, "", avail.get("message") or "available")
         else:
             msg = (avail or {}).get("message") or f"{rs.get('readyReplicas', 0)}/{want} ready"
-            readiness = st.Readiness(False, st.PODS_NOT_READY, msg)
+            missing = (avail or {}).get("reason") == LWS_NOT_RECONCILED
+            readiness = st.Readiness(False, st.ORCHESTRATOR_MISSING if missing else st.PODS_NOT_READY, msg)
         return st.ComponentState(cname, readiness, rs, bool(rs))
 
     def _fail(self, live: dict, old: dict, gen, reason: str, message: str, event: str) -> Result:

@@ -12,7 +12,8 @@ and updated, ready and available replicas must all reach the desired count with 
 **DGD readiness** per component: its DCD exists and the DCD controller has observed the DCD's latest
 generation (so the Deployment carries the current spec), and that Deployment is ready for the replica
 count the graph asks for.  ``Ready`` reasons: ``all_resources_are_ready``; otherwise ``updating``,
-``pods_not_ready`` or ``some_resources_are_not_ready`` (children not created yet) when all unready
+``pods_not_ready``, ``some_resources_are_not_ready`` (children not created yet) or
+``orchestrator_not_running`` (a PodCliqueSet / LeaderWorkerSet nobody reconciles) when all unready
 components agree, ``mixed_not_ready_reasons`` when they do not; failures ``invalid_spec``,
 ``ownership_conflict``, ``failed_to_reconcile_the_resources``.  The message names every unready component
 with its replica counts.  While a managed rolling update runs (``status.rollingUpdate.phase``
@@ -54,12 +55,21 @@ REASON_FAILED = "failed_to_reconcile_the_resources"
 REASON_ROLLING = "rolling_update_in_progress"
 REASON_ROLLING_FAILED = "rolling_update_failed"
 REASON_RESTARTING = "restart_in_progress"
+# the graph's objects were accepted, but the orchestrator that turns them into pods (Grove, the LWS
+# controller) has never acted on them: nothing will become ready until it runs
+REASON_ORCHESTRATOR_MISSING = "orchestrator_not_running"
 
 # per-component classification
 NOT_CREATED = "not_created"
 UPDATING = "updating"
 PODS_NOT_READY = "pods_not_ready"
-_OVERALL = {NOT_CREATED: REASON_NOT_CREATED, UPDATING: REASON_UPDATING, PODS_NOT_READY: REASON_PODS_NOT_READY}
+ORCHESTRATOR_MISSING = "orchestrator_missing"
+_OVERALL = {
+    NOT_CREATED: REASON_NOT_CREATED,
+    UPDATING: REASON_UPDATING,
+    PODS_NOT_READY: REASON_PODS_NOT_READY,
+    ORCHESTRATOR_MISSING: REASON_ORCHESTRATOR_MISSING,
+}
 
 
 def now_rfc3339() -> str:

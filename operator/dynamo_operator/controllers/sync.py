@@ -56,6 +56,9 @@ from . import store
 from .diff import first_difference
 
 LWS = custom("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet")
+PODCLIQUESETS = custom("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
+PODCLIQUES = custom("grove.io", "v1alpha1", "podcliques", "PodClique")
+PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
 
@@ -84,6 +87,7 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("apps", "Deployment"): ChildType(DEPLOYMENTS),
     ("rbac.authorization.k8s.io", "RoleBinding"): ChildType(ROLEBINDINGS, content=("roleRef", "subjects")),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
+    ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
 }
 

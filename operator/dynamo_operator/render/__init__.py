@@ -1,9 +1,10 @@
 """Pure rendering (no I/O) shared by the controllers and ``dynamo-operator render``.
 
-* ``render_graph(dgd, ctx)``: a DynamoGraphDeployment -> its DynamoComponentDeployments.
-* ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet when
-  multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured), the model headless
-  Service and the EPP ConfigMap.
+* ``render_graph(dgd, ctx)``: a DynamoGraphDeployment -> its DynamoComponentDeployments, or, on the Grove
+  pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
+* ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
+  headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
+  the model headless Service and the EPP ConfigMap.
 * ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children.
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
@@ -44,9 +45,10 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     ctx = ctx or RenderContext()
     if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         out: list[dict] = []
-        for dcd in render_graph(obj, ctx):
-            out.append(dcd)
-            out.extend(render_component(dcd, ctx))
+        for child in render_graph(obj, ctx):
+            out.append(child)
+            if child["kind"] == names.DCD_KIND:
+                out.extend(render_component(child, ctx))
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()

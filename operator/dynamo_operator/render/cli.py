@@ -15,7 +15,30 @@ import yaml
 from dynamo_operator.api.config import ConfigError, load_operator_config
 
 from . import RenderContext, RenderError, build_index, render_all
+from .context import INTEGRATION_GROUPS
 from .errors import object_ref
+
+# Plain scalars Go's YAML 1.1 decoders (kubectl, sigs.k8s.io/yaml) read as booleans but PyYAML writes
+# unquoted: `value: n` (NIXL_TELEMETRY_ENABLE) would reach the apiserver as false and be refused.
+_YAML11_BOOLS = frozenset({"y", "yes", "n", "no", "on", "off", "true", "false"})
+
+
+class _KubeDumper(yaml.SafeDumper):
+    """Safe YAML that kubectl reads back exactly as rendered."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    if data.lower() in _YAML11_BOOLS:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="'")
+    return dumper.represent_str(data)
+
+
+_KubeDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(docs: list[dict]) -> str:
+    """A YAML stream of ``docs`` for ``kubectl apply -f -``."""
+    return yaml.dump_all(docs, Dumper=_KubeDumper, sort_keys=False, default_flow_style=False)
 
 
 def _load_stream(source: str) -> list[tuple[str, dict]]:
@@ -63,12 +86,22 @@ def load_config(path: str | None) -> Any:
     help="YAML stream of Secrets to index for image pull secret discovery (stands in for the cluster).",
 )
 @click.option("--operator-version", default=None, help="Version stamped on children [the package version].")
+@click.option(
+    "--detected",
+    "detected",
+    multiple=True,
+    type=click.Choice(sorted(INTEGRATION_GROUPS)),
+    help="Render as if the cluster served this integration's API (repeatable), e.g. --detected grove for "
+    "the PodCliqueSet pathway, --detected lws for LeaderWorkerSets; orchestrators.<name>.enabled in "
+    "--config overrides it either way.",
+)
 def render_command(
     files: tuple[str, ...],
     config_path: str | None,
     namespace: str | None,
     pull_secrets: str | None,
     operator_version: str | None,
+    detected: tuple[str, ...],
 ) -> None:
     """Print, as a YAML stream, every object the operator would create for the input, recursively."""
     from dynamo_operator import __version__
@@ -78,6 +111,7 @@ def render_command(
     if index is not None:
         kwargs["pull_secrets"] = index
     kwargs["operator_version"] = operator_version or __version__
+    kwargs["detected"] = frozenset(detected)
     ctx = RenderContext(**kwargs)
     out: list[dict] = []
     for source in files:
@@ -93,7 +127,7 @@ def render_command(
             except Exception as exc:  # a bug, but still name the object
                 ref = object_ref(doc) if isinstance(doc, dict) else where
                 raise click.ClickException(f"{where}: {ref}: cannot render: {exc}") from exc
-    click.echo(yaml.safe_dump_all(out, sort_keys=False, default_flow_style=False), nl=False)
+    click.echo(dump_yaml(out), nl=False)
 
 
-__all__ = ["render_command"]
+__all__ = ["dump_yaml", "render_command"]

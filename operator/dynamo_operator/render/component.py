@@ -1,5 +1,6 @@
-"""DCD -> Deployment (or LeaderWorkerSet when multinode), Service, ServiceAccount, model headless
-Service and EPP ConfigMap."""
+"""DCD -> Deployment (or LeaderWorkerSet + its headless Service when multinode), Service, ServiceAccount,
+model headless Service and EPP ConfigMap. The companions (everything but the workload) are shared with the
+Grove pathway (``grove.py``), which replaces the workload by the DGD's PodCliqueSet."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ def child_metadata(
     }
 
 
-def _replicas(info: ComponentInfo) -> int:
+def desired_replicas(info: ComponentInfo) -> int:
+    """The component's ``replicas`` (default 1)."""
     r = info.spec.get("replicas")
     return 1 if r is None else int(r)
 
@@ -77,7 +79,7 @@ def build_deployment(info: ComponentInfo, ctx: RenderContext) -> dict:
         "kind": "Deployment",
         "metadata": child_metadata(info, ctx, info.name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": _replicas(info),
+            "replicas": desired_replicas(info),
             "selector": {"matchLabels": {names.LABEL_SELECTOR: info.name}},
             "strategy": deployment_strategy(info),
             "template": build_pod_template(info, ctx, "main"),
@@ -85,21 +87,31 @@ def build_deployment(info: ComponentInfo, ctx: RenderContext) -> dict:
     }
 
 
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by the LWS controller on every pod of the set
+
+
+def leaderworkerset_name(info: ComponentInfo) -> str:
+    return f"{info.name}-0"
+
+
 def build_leaderworkerset(info: ComponentInfo, ctx: RenderContext) -> dict:
-    if not ctx.config("orchestrators", "lws", "enabled", default=False):
+    if not ctx.lws_enabled:
         raise RenderError(
             info.dcd,
             "spec.multinode.nodeCount",
-            f"{info.node_count} nodes need a multinode orchestrator (LeaderWorkerSet), which is not enabled",
-            "set orchestrators.lws.enabled: true in the operator configuration, or use one node",
+            f"{info.node_count} nodes need a multinode orchestrator: Grove is not used for this graph and "
+            "LeaderWorkerSet is neither enabled nor detected (no leaderworkerset.x-k8s.io API)",
+            "install Grove (grove.enabled=true in the platform chart) or LeaderWorkerSet, or set "
+            "orchestrators.lws.enabled: true in the operator configuration, or use one node",
         )
-    name = f"{info.name}-0"
+    name = leaderworkerset_name(info)
     return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "apiVersion": LWS_API_VERSION,
         "kind": "LeaderWorkerSet",
         "metadata": child_metadata(info, ctx, name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": _replicas(info),
+            "replicas": desired_replicas(info),
             "startupPolicy": "LeaderCreated",
             "leaderWorkerTemplate": {
                 "size": info.node_count,
@@ -108,6 +120,31 @@ def build_leaderworkerset(info: ComponentInfo, ctx: RenderContext) -> dict:
             },
         },
     }
+
+
+def build_lws_headless_service(info: ComponentInfo, ctx: RenderContext) -> dict:
+    """The subdomain LWS_LEADER_ADDRESS resolves in (``<leader pod>.<lws name>.<namespace>``): named after
+    the LeaderWorkerSet, selecting its pods, publishing not-ready pods so workers find the leader while it
+    starts. The LWS controller creates the same Service when it is missing; owning it keeps the pods'
+    addressing independent of that controller's version."""
+    name = leaderworkerset_name(info)
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": child_metadata(info, ctx, name),
+        "spec": {
+            "clusterIP": "None",
+            "publishNotReadyAddresses": True,
+            "selector": {LWS_NAME_LABEL: name},
+        },
+    }
+
+
+def workload(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
+    """The pods' owner on the component pathway: a Deployment, or a LeaderWorkerSet + its headless Service."""
+    if info.multinode:
+        return [build_leaderworkerset(info, ctx), build_lws_headless_service(info, ctx)]
+    return [build_deployment(info, ctx)]
 
 
 def build_service(info: ComponentInfo, ctx: RenderContext) -> dict | None:
@@ -200,15 +237,15 @@ def build_epp_configmap(info: ComponentInfo, ctx: RenderContext) -> dict | None:
     }
 
 
+def companions(info: ComponentInfo, ctx: RenderContext) -> tuple[list[dict], list[dict]]:
+    """(before, after) the workload: ServiceAccount, RoleBinding, EPP ConfigMap; Service, model Service."""
+    before = [build_service_account(info, ctx), build_role_binding(info, ctx), build_epp_configmap(info, ctx)]
+    after = [build_service(info, ctx), build_model_service(info, ctx)]
+    return [o for o in before if o is not None], [o for o in after if o is not None]
+
+
 def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
     """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
     info = component_info(dcd, ctx.discovery_backend)
-    out: list[dict | None] = [
-        build_service_account(info, ctx),
-        build_role_binding(info, ctx),
-        build_epp_configmap(info, ctx),
-        build_leaderworkerset(info, ctx) if info.multinode else build_deployment(info, ctx),
-        build_service(info, ctx),
-        build_model_service(info, ctx),
-    ]
-    return [stamp(o) for o in out if o is not None]
+    before, after = companions(info, ctx)
+    return [stamp(o) for o in [*before, *workload(info, ctx), *after]]

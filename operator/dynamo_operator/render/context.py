@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator import __version__
 from dynamo_operator.api.config import effective, lookup
 
+from .names import ANN_ENABLE_GROVE
 from .pullsecrets import PullSecretIndex
+
+# integrations the operator detects by API group (config key under ``orchestrators`` -> group)
+GROVE, LWS, KAI_SCHEDULER = "grove", "lws", "kaiScheduler"
+INTEGRATION_GROUPS: Mapping[str, str] = {
+    GROVE: "grove.io",
+    LWS: "leaderworkerset.x-k8s.io",
+    KAI_SCHEDULER: "scheduling.run.ai",
+}
 
 
 @dataclass(frozen=True)
@@ -20,12 +29,15 @@ class RenderContext:
     ``pull_secrets``: image-pull-secret index (see ``pullsecrets.build_index``); empty means none found.
     ``operator_version``: stamped on every child as ``nvidia.com/dynamo-operator-version``.
     ``checkpoint_hashes``: DynamoCheckpoint name -> identity hash, for components that reference one.
+    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, the
+    keys of ``INTEGRATION_GROUPS``); the controllers discover them, ``render --detected`` pretends them.
     """
 
     operator_config: Any = None
     pull_secrets: PullSecretIndex = field(default_factory=PullSecretIndex)
     operator_version: str = __version__
     checkpoint_hashes: Mapping[str, str] = field(default_factory=dict)
+    detected: Collection[str] = frozenset()
 
     def __post_init__(self) -> None:
         # every default filled in once (api.config.DEFAULTS), so no renderer carries a fallback of its own
@@ -39,3 +51,33 @@ class RenderContext:
     @property
     def discovery_backend(self) -> str:
         return str(self.config("discovery", "backend"))
+
+    def integration_enabled(self, name: str) -> bool:
+        """``orchestrators.<name>.enabled`` when the configuration sets it, else whether it was detected
+        (upstream's rule: nil = auto-detect, true/false = override)."""
+        configured = self.config("orchestrators", name, "enabled", default=None)
+        return bool(configured) if configured is not None else name in self.detected
+
+    @property
+    def grove_enabled(self) -> bool:
+        return self.integration_enabled(GROVE)
+
+    @property
+    def lws_enabled(self) -> bool:
+        return self.integration_enabled(LWS)
+
+    @property
+    def kai_enabled(self) -> bool:
+        return self.integration_enabled(KAI_SCHEDULER)
+
+    def uses_grove(self, dgd: dict) -> bool:
+        return grove_pathway(dgd, self.grove_enabled)
+
+
+def grove_pathway(dgd: dict, grove_enabled: bool) -> bool:
+    """The one pathway decision (renderer, controllers, admission): a DGD runs on Grove (one PodCliqueSet)
+    when Grove is enabled or detected and the DGD does not opt out with ``nvidia.com/enable-grove:
+    "false"`` (any case); otherwise each component becomes a DCD (Deployment, or LeaderWorkerSet when
+    multinode)."""
+    ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    return bool(grove_enabled) and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"

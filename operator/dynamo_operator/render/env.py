@@ -8,6 +8,7 @@ import json
 from . import names
 from .context import RenderContext
 from .info import ComponentInfo, vllm_multinode_mode
+from .multinode import VLLM_MP, vllm_executor
 from .ports import (
     FRONTEND_HTTP_PORT,
     NIXL_PORT,
@@ -91,11 +92,6 @@ def type_env(info: ComponentInfo) -> list[dict]:
     return []
 
 
-def vllm_executor(info: ComponentInfo) -> str:
-    """Distributed executor of multinode TP/PP vLLM: Ray unless the annotation asks for ``mp``."""
-    return "mp" if info.annotations.get(names.ANN_VLLM_EXECUTOR) == "mp" else "ray"
-
-
 def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -> list[dict]:
     env: list[dict] = []
     if info.backend == "vllm":
@@ -105,7 +101,7 @@ def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -
             info.multinode
             and info.is_worker
             and vllm_multinode_mode(main) == "tp-pp"
-            and vllm_executor(info) == "mp"
+            and vllm_executor(info.annotations) == VLLM_MP
         ):
             env.append(_field("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
     elif info.backend == "trtllm" and info.multinode:

@@ -1,4 +1,5 @@
-"""DGD -> one DynamoComponentDeployment per component."""
+"""DGD -> one DynamoComponentDeployment per component (component pathway), or one PodCliqueSet and the
+components' companions (Grove pathway, ``grove.py``); ``RenderContext.uses_grove`` decides."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from . import names
 from .context import RenderContext
 from .errors import RenderError
+from .grove import render_grove_children
 from .hashing import stamp, worker_hash
 from .merge import merge_env
 from .pod import split_containers
@@ -163,11 +165,15 @@ def build_dcd(
 
 
 def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
-    """The DCDs of a (validated, v1beta1) DGD, hash-stamped, in component order."""
+    """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
+    Grove pathway its PodCliqueSet followed by the components' companions."""
     validate_graph(dgd)
     backend = graph_backend(dgd)
     whash = worker_hash(dgd)
-    return [stamp(build_dcd(dgd, c, backend, ctx, whash)) for c in dgd["spec"]["components"]]
+    dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
+    if ctx.uses_grove(dgd):
+        return [stamp(o) for o in render_grove_children(dgd, dcds, ctx)]
+    return [stamp(d) for d in dcds]
 
 
 def restart_annotation(dcd: dict) -> str | None:

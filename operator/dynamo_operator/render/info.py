@@ -75,11 +75,15 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     )
 
 
-_FLAG = re.compile(r"^--(tensor-parallel-size|pipeline-parallel-size|data-parallel-size)(?:=(\d+))?$")
+_FLAG = re.compile(
+    r"^(--tensor-parallel-size|--pipeline-parallel-size|--data-parallel-size|-tp|-pp|-dp)(?:=(\d+))?$"
+)
+_ALIASES = {"-tp": "tensor-parallel-size", "-pp": "pipeline-parallel-size", "-dp": "data-parallel-size"}
 
 
 def parallel_sizes(container: dict) -> dict[str, int]:
-    """``--tensor/pipeline/data-parallel-size`` from a container's command + args (default 1 each)."""
+    """``--tensor/pipeline/data-parallel-size`` (or vLLM's ``-tp/-pp/-dp``) from a container's command + args
+    (default 1 each)."""
     words: list[str] = []
     for part in (container.get("command") or []) + (container.get("args") or []):
         try:
@@ -93,7 +97,7 @@ def parallel_sizes(container: dict) -> dict[str, int]:
             continue
         value = m.group(2) or (words[i + 1] if i + 1 < len(words) else "")
         if value.isdigit():
-            sizes[m.group(1)] = int(value)
+            sizes[_ALIASES.get(m.group(1), m.group(1)[2:])] = int(value)
     return sizes
 
 

@@ -41,6 +41,13 @@ ANN_MAX_SURGE = "nvidia.com/deployment-rolling-update-max-surge"
 ANN_MAX_UNAVAILABLE = "nvidia.com/deployment-rolling-update-max-unavailable"
 ANN_BASE_MODEL = "nvidia.com/dynamo-base-model"
 ANN_DYNAMO_NAMESPACE = "nvidia.com/dynamo-namespace"
+ANN_ENABLE_GROVE = "nvidia.com/enable-grove"  # "false" on a DGD: component pathway even with Grove
+ANN_KAI_QUEUE = "nvidia.com/kai-scheduler-queue"  # the Kai queue a Grove DGD's pods land in
+
+# Kai scheduler (Grove pathway, when enabled)
+KAI_SCHEDULER_NAME = "kai-scheduler"
+LABEL_KAI_QUEUE = "kai.scheduler/queue"
+DEFAULT_KAI_QUEUE = "dynamo"
 
 # DGD metadata annotations copied to every component's pod template when absent there.
 PROPAGATED_DGD_ANNOTATIONS = (
@@ -99,6 +106,22 @@ def model_hash(model_name: str) -> str:
 
 def model_service_name(dcd_name: str) -> str:
     return dns_label(f"{dcd_name}-model")
+
+
+def podcliqueset_name(dgd_name: str, component_names: list[str], node_counts: list[int]) -> str:
+    """The PodCliqueSet of a DGD: the DGD name, cut when Grove's derived names (``<pcs>-0-<scaling group>-0-
+    <clique>-<i>``) would outgrow a DNS label: budget = 45 minus the longest component's share (its name,
+    twice when it is a scaling group of ``-ldr``/``-wkr`` cliques), at least 8; a longer name keeps
+    ``budget - 5`` characters plus ``-`` and 4 hex of its FNV-32a hash."""
+    share = [len(c) + (len(c) + 4 if n > 1 else 0) for c, n in zip(component_names, node_counts, strict=True)]
+    budget = max(8, 45 - max(share, default=0))
+    name = dgd_name.lower()
+    if len(name) <= budget:
+        return name
+    h = 0x811C9DC5
+    for b in dgd_name.encode():
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return f"{name[: budget - 5].rstrip('-.')}-{h & 0xFFFF:04x}"
 
 
 def epp_configmap_name(dcd_name: str) -> str:

@@ -9,7 +9,8 @@ from .context import RenderContext
 from .env import default_env
 from .errors import RenderError
 from .info import ComponentInfo
-from .merge import merge_container, merge_env
+from .merge import merge_container, merge_env, merge_named
+from .multinode import MPI_SSH_MOUNT_PATH, Addressing, lws_addressing, rewrite_launch
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
@@ -27,7 +28,6 @@ CHECKPOINT_VOLUME = "checkpoint-storage"
 EPP_CONFIG_VOLUME = "epp-config"
 EPP_CONFIG_DIR = "/etc/epp"
 EPP_CONFIG_KEY = "epp-config.yaml"
-MPI_SSH_MOUNT_PATH = "/ssh-pk"
 FRONTEND_COMMAND = ("python3",)
 FRONTEND_ARGS = ("-m", "dynamo.frontend")
 _CONTAINER_ORDER = (
@@ -157,8 +157,14 @@ def base_container(info: ComponentInfo, ctx: RenderContext, user_main: dict | No
     return container
 
 
-def build_pod_template(info: ComponentInfo, ctx: RenderContext, role: str = "main") -> dict:
-    """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker"."""
+def build_pod_template(
+    info: ComponentInfo, ctx: RenderContext, role: str = "main", addressing: Addressing | None = None
+) -> dict:
+    """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker".
+
+    ``addressing`` says how a multinode pod finds its leader and rank (Grove or LWS); None means LWS.
+    """
+    addressing = addressing or lws_addressing()
     spec = info.spec
     template = spec.get("podTemplate") or {}
     user_spec = copy.deepcopy(template.get("spec") or {})
@@ -182,6 +188,9 @@ def build_pod_template(info: ComponentInfo, ctx: RenderContext, role: str = "mai
             "add a container named 'main' with an image to podTemplate.spec.containers",
         )
     if role != "main":
+        role_ports = rewrite_launch(info, main, role, addressing)
+        if role_ports:
+            main["ports"] = merge_named(main.get("ports") or [], role_ports)
         probes = multinode_probes({k: main[k] for k in PROBE_KINDS if k in main}, info.backend, role)
         for k in PROBE_KINDS:
             main.pop(k, None)

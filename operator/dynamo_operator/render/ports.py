@@ -19,11 +19,17 @@ EPP_GRPC_HEALTH_PORT = 9003
 EPP_GRPC_HEALTH_PORT_NAME = "grpc-health"
 EPP_METRICS_PORT = 9090
 
-# Backend-specific (multinode) ports.
+# Backend-specific (multinode) ports: the defaults document, "Backend-Specific Configurations". vLLM's
+# multiprocessing executor is not in it; its torch.distributed master port is upstream's (29500).
 VLLM_RAY_HEAD_PORT = 6379
+RAY_HEAD_PORT_NAME = "ray-head"
 VLLM_DP_RPC_PORT = 13445
+DP_RPC_PORT_NAME = "dp-rpc"
 SGLANG_DIST_INIT_PORT = 29500
+VLLM_MP_MASTER_PORT = 29500
+DIST_INIT_PORT_NAME = "dist-init"
 TRTLLM_SSH_PORT = 2222
+SSH_PORT_NAME = "ssh"
 
 
 # (port name, number) of the ``main`` container, per component type.

@@ -15,19 +15,19 @@ Local runs reach the webhook by URL (``clientConfig.url: https://127.0.0.1:9443/
 from __future__ import annotations
 
 import os
-import threading
-import time
 import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import registry
 from dynamo_operator.api.config import effective, lookup
+from dynamo_operator.controllers.discovery import ApiGroupDetector
+from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
 
-GROVE_GROUP = "grove.io"
+GROVE_GROUP = INTEGRATION_GROUPS[GROVE]
 
 __all__ = [
     "CertManager",
@@ -58,32 +58,6 @@ def service_hosts(service: str, namespace: str, url_base: str | None = None) -> 
         if host in ("127.0.0.1", "::1", "localhost"):
             hosts += ["localhost", "127.0.0.1"]
     return list(dict.fromkeys(hosts))
-
-
-class _GroveDetector:
-    """Grove enabled: the configuration's ``orchestrators.grove.enabled`` when set, else API discovery of the
-    ``grove.io`` group (re-checked at most once a minute)."""
-
-    def __init__(self, client: Any, configured: bool | None, ttl: float = 60.0):
-        self.client, self.configured, self.ttl = client, configured, ttl
-        self._value, self._at = False, -1e9
-        self._lock = threading.Lock()
-
-    def __call__(self) -> bool:
-        if self.configured is not None:
-            return bool(self.configured)
-        with self._lock:
-            if time.monotonic() - self._at < self.ttl:
-                return self._value
-            try:
-                self.client.request("GET", f"/apis/{GROVE_GROUP}")
-                self._value = True
-            except Exception as e:
-                if getattr(e, "status", None) == 404:
-                    self._value = False
-                # other errors keep the last answer
-            self._at = time.monotonic()
-            return self._value
 
 
 @dataclass
@@ -154,7 +128,7 @@ def setup_webhooks(
         AdmissionSettings(
             operator_usernames=operator_usernames(namespace, extra_operator_usernames),
             operator_version=getattr(settings, "operator_version", None),
-            grove_enabled=_GroveDetector(manager.client, grove_cfg),
+            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg),
             checkpoint_enabled=checkpoint_enabled,
             is_namespace_excluded=manager.is_namespace_excluded,
             metrics=getattr(manager, "metrics", None),

@@ -25,8 +25,9 @@ from typing import Any
 
 from dynamo_operator.api import conversion
 from dynamo_operator.api.registry import GROUP
+from dynamo_operator.render import multinode
+from dynamo_operator.render.names import ANN_VLLM_EXECUTOR, PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.names import MAIN_CONTAINER as MAIN
-from dynamo_operator.render.names import PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.quantity import parse_quantity
 
 ANN_ENABLE_GROVE = "nvidia.com/enable-grove"
@@ -177,7 +178,48 @@ def grove_pathway(obj: dict, ctx: Context) -> bool:
     return ctx.grove_enabled and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"
 
 
-def _check_component(c: _Collector, comp: Any, base: Path, *, in_dgd: bool, grove: bool) -> None:
+_PROBLEM_TYPES = {"invalid": INVALID, "required": REQUIRED, "forbidden": FORBIDDEN}
+
+
+def _check_multinode(c: _Collector, comp: dict, base: Path, backend: Any, annotations: dict) -> None:
+    """The launch of a multinode component must be one the operator can rewrite for every node; the rules
+    are the renderer's (render.multinode), so ``dynamo-operator render`` says the same."""
+    count = _d(comp.get("multinode")).get("nodeCount")
+    if not _is_int(count) or count < 2 or comp.get("type") == "epp":  # the CRD / the epp rule reports these
+        return
+    pod_ann = _d(_d(_d(comp.get("podTemplate")).get("metadata")).get("annotations"))
+    for p in multinode.launch_problems(
+        comp, count, backend if isinstance(backend, str) else None, {**annotations, **pod_ann}
+    ):
+        value = _NO_VALUE if p.value is None else p.value
+        c.add((*base, *p.path), _PROBLEM_TYPES[p.kind], f"{p.detail}; {p.fix}", value)
+
+
+def _check_executor_annotation(c: _Collector, annotations: dict) -> None:
+    value = annotations.get(ANN_VLLM_EXECUTOR)
+    if value is not None and value not in (multinode.VLLM_MP, multinode.VLLM_RAY):
+        c.add(
+            ("metadata", "annotations", ("key", ANN_VLLM_EXECUTOR)),
+            NOT_SUPPORTED,
+            'must be "mp" or "ray" (the vLLM distributed executor of multinode tensor/pipeline parallel '
+            "components); fix the value or remove the annotation",
+            value,
+        )
+
+
+def _check_component(
+    c: _Collector,
+    comp: Any,
+    base: Path,
+    *,
+    in_dgd: bool,
+    grove: bool,
+    backend: Any = None,
+    annotations: dict | None = None,
+    old_launch: tuple | None = None,
+) -> None:
+    """``old_launch``: the old object's (backend, annotations, component) on UPDATE; a multinode launch
+    that is unchanged is not re-judged, so objects admitted before a rule existed stay updatable."""
     if not isinstance(comp, dict):
         c.add(base, INVALID, "must be an object", comp)
         return
@@ -288,6 +330,8 @@ def _check_component(c: _Collector, comp: Any, base: Path, *, in_dgd: bool, grov
             f"add that container with its image, or fix the name",
             sidecar,
         )
+    if _is_multinode(comp) and old_launch != (backend, annotations or {}, comp):
+        _check_multinode(c, comp, base, backend, annotations or {})
 
 
 def _check_epp(c: _Collector, comp: dict, base: Path) -> None:
@@ -443,6 +487,12 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
         c.add(("spec",), REQUIRED, "a DynamoGraphDeployment needs a spec with at least one component")
         return
     grove = grove_pathway(obj, ctx)
+    annotations = _d(_d(obj.get("metadata")).get("annotations"))
+    old_annotations = _d(_d(_d(old).get("metadata")).get("annotations"))
+    if old is None or annotations.get(ANN_VLLM_EXECUTOR) != old_annotations.get(ANN_VLLM_EXECUTOR):
+        _check_executor_annotation(c, annotations)
+    old_backend = _d(_d(old).get("spec")).get("backendFramework")
+    old_by_name = {_d(x).get("name"): x for x in _l(_d(_d(old).get("spec")).get("components"))}
     comps = spec.get("components")
     if comps is not None and not isinstance(comps, list):
         c.add(("spec", "components"), INVALID, "must be a list of components")
@@ -479,7 +529,16 @@ def _validate_dgd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
                 seen[key] = i
         if comp.get("type") == "epp":
             epp_at.append(i)
-        _check_component(c, comp, base, in_dgd=True, grove=grove)
+        _check_component(
+            c,
+            comp,
+            base,
+            in_dgd=True,
+            grove=grove,
+            backend=spec.get("backendFramework"),
+            annotations=annotations,
+            old_launch=(old_backend, old_annotations, old_by_name.get(name)) if old is not None else None,
+        )
     _check_restart(c, spec, old)
     for i in epp_at[1:]:
         first = _d(_l(comps)[epp_at[0]]).get("name")
@@ -543,10 +602,23 @@ def _validate_dcd(c: _Collector, obj: dict, old: dict | None, ctx: Context) -> N
     if not isinstance(spec, dict):
         c.add(("spec",), REQUIRED, "a DynamoComponentDeployment needs a spec")
         return
-    _check_component(c, spec, ("spec",), in_dgd=False, grove=False)
+    annotations = _d(_d(obj.get("metadata")).get("annotations"))
+    old_annotations = _d(_d(_d(old).get("metadata")).get("annotations"))
+    if old is None or annotations.get(ANN_VLLM_EXECUTOR) != old_annotations.get(ANN_VLLM_EXECUTOR):
+        _check_executor_annotation(c, annotations)
+    old_spec = _d(_d(old).get("spec"))
+    _check_component(
+        c,
+        spec,
+        ("spec",),
+        in_dgd=False,
+        grove=False,
+        backend=spec.get("backendFramework"),
+        annotations=annotations,
+        old_launch=(old_spec.get("backendFramework"), old_annotations, old_spec) if old is not None else None,
+    )
     if old is None:
         return
-    old_spec = _d(old.get("spec"))
     if spec.get("backendFramework") != old_spec.get("backendFramework"):
         c.add(
             ("spec", "backendFramework"),
@@ -792,6 +864,8 @@ def _alpha_component_tail(tail: Path, beta_comp: dict, alpha_svc: dict) -> Path:
             containers = _l(_d(_d(beta_comp.get("podTemplate")).get("spec")).get("containers"))
             name = _d(containers[rest[2]]).get("name") if rest[2] < len(containers) else None
             after = rest[3:]
+            if name == MAIN and after[:1] == ("resources",):
+                return after  # v1alpha1 keeps the main container's resources on the service
             if name == MAIN:
                 return ("extraPodSpec", "mainContainer", *after)
             if name == conversion.FRONTEND_SIDECAR and isinstance(alpha_svc.get("frontendSidecar"), dict):

@@ -50,3 +50,65 @@ def install_crds(cluster, timeout: float = 60) -> list[dict]:
     for doc in docs:
         wait_established(api_client, doc["metadata"]["name"], timeout)
     return docs
+
+
+# Third-party CRDs the platform vendors (Grove and Kai ship in their subcharts; LWS for tests only).
+THIRD_PARTY_CRD_FILES = [
+    *sorted((REPO_ROOT / "charts/platform/components/grove/crds").glob("*.yaml")),
+    *sorted((REPO_ROOT / "charts/platform/components/kai-scheduler/crds").glob("*.yaml")),
+    *sorted((REPO_ROOT / "tests/fixtures/crds/lws").glob("leaderworkerset*.yaml")),
+]
+THIRD_PARTY_GROUPS = ("grove.io", "leaderworkerset.x-k8s.io", "scheduling.run.ai")
+
+
+def third_party_crd_names() -> list[str]:
+    return [yaml.safe_load(p.read_text())["metadata"]["name"] for p in THIRD_PARTY_CRD_FILES]
+
+
+def install_third_party_crds(cluster, timeout: float = 60) -> list[str]:
+    """Server-side apply (too large for client-side apply's last-applied annotation), then Established."""
+    for path in THIRD_PARTY_CRD_FILES:
+        subprocess.run(
+            ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(path)],
+            env=cluster.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    names = third_party_crd_names()
+    api_client = cluster.api_client()
+    for name in names:
+        wait_established(api_client, name, timeout)
+    return names
+
+
+def _groups_served(env: dict) -> list[str]:
+    r = subprocess.run(["kubectl", "api-versions"], env=env, capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        return list(THIRD_PARTY_GROUPS)
+    return [g for g in THIRD_PARTY_GROUPS if f"{g}/" in r.stdout]
+
+
+def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
+    """Delete the vendored third-party CRDs (Helm never removes a chart's crds/) and wait until their API
+    groups are no longer served: operators started by later tests auto-detect Grove and LWS, and must find
+    the shared cluster as it was."""
+    subprocess.run(
+        [
+            "kubectl",
+            "delete",
+            "crd",
+            "--ignore-not-found",
+            "--wait=true",
+            "--timeout=60s",
+            *third_party_crd_names(),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert wait_until(lambda: not _groups_served(env), timeout, interval=0.5), (
+        f"API groups still served after deleting their CRDs: {_groups_served(env)}"
+    )
