@@ -1,4 +1,4 @@
-"""Vendored third-party CRDs: unchanged from the pinned upstream version (VENDORED.yaml checksums), shipped
+"""Third-party CRDs: the vendored ones unchanged from the pinned upstream version (VENDORED.yaml checksums),
 with their license, and the objects the operator renders fit their schemas field for field (the apiserver
 would silently prune an unknown field, and the operator would then rewrite the object forever)."""
 
@@ -15,15 +15,39 @@ from dynamo_operator.render import RenderContext, render_all
 
 VENDORED = [
     REPO_ROOT / "charts/platform/components/grove",
-    REPO_ROOT / "charts/platform/components/kai-scheduler",
     REPO_ROOT / "tests/fixtures/crds/lws",
 ]
+# KAI's Go module is not served here, so its Queue CRD is our own minimal definition (not vendored)
+KAI = REPO_ROOT / "charts/platform/components/kai-scheduler"
 MULTINODE_EXAMPLES = ["vllm-disagg-multinode", "sglang-multinode", "trtllm-multinode"]
 MPI = {"mpi": {"sshSecretName": "mpi-run-ssh-secret", "sshSecretNamespace": "dynamo-system"}}
 
 
 def crd_dir(root: Path) -> Path:
     return root / "crds" if (root / "crds").is_dir() else root
+
+
+def test_kai_queue_crd_declares_every_field_the_chart_sets():
+    crd = yaml.safe_load((KAI / "crds" / "scheduling.run.ai_queues.yaml").read_text())
+    assert (crd["spec"]["group"], crd["spec"]["names"]["kind"], crd["spec"]["scope"]) == (
+        "scheduling.run.ai",
+        "Queue",
+        "Cluster",
+    )
+    (v2,) = crd["spec"]["versions"]
+    assert v2["name"] == "v2" and v2["served"] and v2["storage"]
+    queue = {
+        "apiVersion": "scheduling.run.ai/v2",
+        "kind": "Queue",
+        "metadata": {"name": "dynamo"},
+        "spec": {
+            "parentQueue": "default-parent",
+            "resources": {
+                r: {"quota": -1, "limit": -1, "overQuotaWeight": 1} for r in ("cpu", "gpu", "memory")
+            },
+        },
+    }
+    assert unknown_fields(queue, v2["schema"]["openAPIV3Schema"]) == []
 
 
 @pytest.mark.parametrize("root", VENDORED, ids=lambda p: p.name)
@@ -49,7 +73,7 @@ def test_grove_chart_runs_the_release_its_crds_come_from():
 @functools.cache
 def _schemas() -> dict[tuple[str, str], dict]:
     out = {}
-    for root in VENDORED:
+    for root in [*VENDORED, KAI]:
         for p in crd_dir(root).glob("*.yaml"):
             doc = yaml.load(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             if doc.get("kind") != "CustomResourceDefinition":
