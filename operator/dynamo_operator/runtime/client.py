@@ -22,7 +22,12 @@ import kubernetes
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator import __version__
+
 DEFAULT_POOL_MAXSIZE = 32
+# Like client-go's "<binary>/<version>": the apiserver's audit log and metrics then tell the operator's
+# requests from kubectl's or a test's (the library's default names only the code generator).
+USER_AGENT = f"dynamo-operator/{__version__}"
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,7 @@ def load_api_client(
     context: str | None = None,
     pool_maxsize: int = DEFAULT_POOL_MAXSIZE,
     client_side_retries: bool = True,
+    user_agent: str = USER_AGENT,
 ) -> ApiClient:
     """Kubeconfig (explicit path, else ``$KUBECONFIG``, else ``~/.kube/config``) or the in-cluster service
     account.
@@ -104,7 +110,9 @@ def load_api_client(
     cfg.connection_pool_maxsize = pool_maxsize
     if client_side_retries and hasattr(cfg, "client_go_retries"):
         cfg.client_go_retries = True
-    return ApiClient(cfg)
+    api = ApiClient(cfg)
+    api.user_agent = user_agent
+    return api
 
 
 class ResourceClient:
