@@ -28,8 +28,9 @@ class AuditLog:
         with open(self.path, "rb") as f:
             f.seek(start)
             data = f.read() if end is None else f.read(max(0, end - start))
+        needle = f'"userAgent":"{agent}'.encode()
         for line in data.splitlines():
-            if not line.strip():
+            if needle not in line:  # most lines are the control plane's own; skip them unparsed
                 continue
             ev = json.loads(line)
             if ev.get("stage") == "ResponseComplete" and str(ev.get("userAgent", "")).startswith(agent):
