@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -190,8 +190,15 @@ class ResourceClient:
         ]
         return self.request("GET", res.base_path(namespace), query)
 
-    def list_all(self, res: ResourceDescriptor, namespace: str | None = None, **kw: Any) -> tuple[list, str]:
-        """Paginated list; returns (items, resourceVersion of the list)."""
+    def list_all(
+        self,
+        res: ResourceDescriptor,
+        namespace: str | None = None,
+        transform: Callable[[dict], dict] | None = None,
+        **kw: Any,
+    ) -> tuple[list, str]:
+        """Paginated list; returns (items, resourceVersion of the list). ``transform`` is applied to each
+        item as its page arrives, so a caller keeping a lean copy never holds every full page at once."""
         items: list = []
         cont = None
         while True:
@@ -199,10 +206,11 @@ class ResourceClient:
             for it in out.get("items") or []:
                 it.setdefault("apiVersion", res.api_version)
                 it.setdefault("kind", res.kind)
-                items.append(it)
-            cont = (out.get("metadata") or {}).get("continue")
+                items.append(transform(it) if transform else it)
+            md = out.get("metadata") or {}
+            cont = md.get("continue")
             if not cont:
-                return items, (out.get("metadata") or {}).get("resourceVersion", "")
+                return items, md.get("resourceVersion", "")
 
     def watch(
         self,

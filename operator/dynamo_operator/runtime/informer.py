@@ -178,7 +178,11 @@ class ClientListWatcher:
 
     def list(self) -> tuple[list[dict], str]:
         return self.client.list_all(
-            self.res, self.namespace, label_selector=self.label_selector, field_selector=self.field_selector
+            self.res,
+            self.namespace,
+            transform=compact,  # page by page: a relist of thousands of objects never holds them all in full
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
         )
 
     def watch(self, resource_version: str) -> WatchHandle:
