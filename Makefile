@@ -25,6 +25,7 @@ help:
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
+	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -72,6 +73,11 @@ cluster-up: $(STAMP) tools
 	$(VENV)/bin/dynamo-localcluster up --profile cluster --dir .cache/localcluster
 cluster-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster down --dir .cache/localcluster
+
+# Performance on the local control plane: table on stdout, JSON in bench/results/ (docs/readme/performance.md).
+.PHONY: bench
+bench: $(STAMP) tools
+	$(PY) -m bench
 
 .PHONY: demo demo-down
 demo: $(STAMP) helm-plugins

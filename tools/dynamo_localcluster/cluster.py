@@ -93,7 +93,6 @@ HELM_TEST_STAGE = {
     },
 }
 
-
 # Writes only, one event each when the response is complete: what the fault suite needs (who wrote what,
 # when, and whether it was accepted) at a cost a burst of writes does not notice.
 AUDIT_POLICY = {
@@ -237,8 +236,9 @@ class LocalCluster:
     profile: str = "api"
     nodes: int = 2
     tie_to_parent: bool = True
-    # an audit log of every write (verb, user agent, response code, timestamps) at logs/audit.log: the fault
-    # suite reads it to prove what the apiserver accepted from whom
+    # Opt-in apiserver audit log of every write (verb, user agent, response code, timestamps) at
+    # logs/audit.log: the fault suite reads it to prove what the apiserver accepted from whom, the benchmarks
+    # count the operator's writes from it, independently of the operator's own bookkeeping.
     audit: bool = False
     components: list[Component] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
@@ -256,6 +256,11 @@ class LocalCluster:
     @property
     def logs(self) -> Path:
         return self.dir / "logs"
+
+    @property
+    def audit_log(self) -> Path:
+        """One JSON event per line, written when ``audit`` is on."""
+        return self.logs / "audit.log"
 
     @property
     def server(self) -> str:
@@ -373,7 +378,7 @@ class LocalCluster:
 
     def audit_events(self) -> list[dict]:
         """The audit log's events (``audit=True``), oldest first; a partly written last line is skipped."""
-        path = self.logs / "audit.log"
+        path = self.audit_log
         events = []
         with contextlib.suppress(FileNotFoundError):
             for line in path.read_text(errors="replace").splitlines():
@@ -459,7 +464,7 @@ class LocalCluster:
             policy.write_text(yaml.safe_dump(AUDIT_POLICY))
             argv += [
                 f"--audit-policy-file={policy}",
-                f"--audit-log-path={self.logs / 'audit.log'}",
+                f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
                 "--audit-log-mode=blocking",
             ]

@@ -67,19 +67,25 @@ MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
 PULL_SECRET_SELECTOR = f"type={DOCKERCONFIGJSON}"
 DEFAULT_WORKERS = 4
 METRICS_INTERVAL = 10.0
+# A graph's status sums its components' Deployments and DCDs, each of which changes status several times
+# while its pods start; reconciling the graph once per window instead of once per child event coalesces
+# those into fewer status writes (the benchmark's burst wrote each graph's status nine times).
+GRAPH_COALESCE_SECONDS = 1.0
 
 __all__ = ["DCD_CONTROLLER", "DGDSA_CONTROLLER", "DGD_CONTROLLER", "setup"]
 
 
-def _add_handler(inf: Informer, ctl: Controller, map_fn: Callable[[dict], list[Request]]) -> None:
+def _add_handler(
+    inf: Informer, ctl: Controller, map_fn: Callable[[dict], list[Request]], after: float | None = None
+) -> None:
     def emit(obj: dict) -> None:
         for r in map_fn(obj):
-            ctl.enqueue(r)
+            ctl.enqueue(r, after)
 
     def update(old: dict, new: dict) -> None:
         reqs = set(map_fn(new)) | (set(map_fn(old)) if old is not new else set())
         for r in reqs:
-            ctl.enqueue(r)
+            ctl.enqueue(r, after)
 
     inf.add_event_handler(on_add=emit, on_update=update, on_delete=emit)
 
@@ -153,6 +159,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         owns=dgd_owned,
         workers=workers,
         resource_type=names.DGD_KIND,
+        owned_delay=GRAPH_COALESCE_SECONDS,
     )
     dgdsa_ctl = manager.add_controller(
         DGDSA_CONTROLLER,
@@ -169,7 +176,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     for inf in shared.values():
         _add_handler(inf, dcd_ctl, _dcd_referrers)
     deployments = manager.informer(DEPLOYMENTS, label_selector=MANAGED_SELECTOR)
-    _add_handler(deployments, dgd_ctl, _graph_of)
+    _add_handler(deployments, dgd_ctl, _graph_of, after=GRAPH_COALESCE_SECONDS)
     secrets = manager.informer(SECRETS, field_selector=PULL_SECRET_SELECTOR, resync_period=0)
     dcd_inf = manager.informer(store.DCD)
 
@@ -179,18 +186,24 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
 
     _add_handler(secrets, dcd_ctl, dcds_in_namespace)
 
-    stores = {res: manager.informer(res, label_selector=MANAGED_SELECTOR).store for res in owned}
+    informers = {res: manager.informer(res, label_selector=MANAGED_SELECTOR) for res in owned}
     if grove_served:
-        pcs_store = manager.informer(PODCLIQUESETS, label_selector=MANAGED_SELECTOR).store
-        stores[PODCLIQUESETS] = pcs_store
+        pcs_inf = manager.informer(PODCLIQUESETS, label_selector=MANAGED_SELECTOR)
+        informers[PODCLIQUESETS] = pcs_inf
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):  # Grove's objects: not labelled by us
             inf = manager.informer(res)
-            _add_handler(inf, dgd_ctl, _grove_graph_of(pcs_store))
-            stores[res] = inf.store
-    stores.update({res: inf.store for res, inf in shared.items()})
-    stores[store.DCD] = dcd_inf.store
-    stores[store.DGD] = manager.informer(store.DGD).store
-    stores[DGDSA] = dgdsa_inf.store
+            _add_handler(inf, dgd_ctl, _grove_graph_of(pcs_inf.store))
+            informers[res] = inf
+    informers.update(shared)
+    informers[store.DCD] = dcd_inf
+    informers[store.DGD] = manager.informer(store.DGD)
+    informers[DGDSA] = dgdsa_inf
+    stores = {res: inf.store for res, inf in informers.items()}
+    recent = RecentWrites()
+    for inf in informers.values():  # entries for our own writes live until the cache shows them
+        inf.add_event_handler(
+            on_add=recent.observe, on_update=lambda old, new: recent.observe(new), on_delete=recent.forget
+        )
     deps = Deps(
         client=manager.client,
         recorder=recorder,
@@ -198,7 +211,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         secrets=secrets.store,
         operator_config=doc,
         operator_version=s.operator_version,
-        recent=RecentWrites(),
+        recent=recent,
         detected=detected,
     )
     dcd_reconciler = DCDReconciler(deps)

@@ -192,6 +192,16 @@ class RecentWrites:
         with self._lock:
             self._items.pop(_key(obj), None)
 
+    def observe(self, obj: dict) -> None:
+        """The cache now holds ``obj``: its entry is obsolete once the cache moved past the version the write
+        replaced. Dropping it here, not at the next ``resolve``, keeps the map to the writes in flight; it
+        used to hold thousands of whole objects after a burst until evicted by size."""
+        k = _key(obj)
+        with self._lock:
+            entry = self._items.get(k)
+            if entry is not None and _rv(obj) != entry[0]:
+                del self._items[k]
+
 
 @dataclass
 class SyncResult:

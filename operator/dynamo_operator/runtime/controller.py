@@ -103,6 +103,7 @@ class Controller:
         is_excluded: Callable[[str], bool] | None = None,
         rate_limiter_factory: Callable[[], RateLimiter] = default_controller_rate_limiter,
         predicate: Callable[[dict | None, dict], bool] | None = None,
+        owned_delay: float | None = None,
     ):
         self.name = name
         self.primary = primary
@@ -116,6 +117,9 @@ class Controller:
         self.is_excluded = is_excluded or (lambda ns: False)
         self.rate_limiter_factory = rate_limiter_factory
         self.predicate = predicate
+        # enqueue the owner this long after a child's event: the events of one burst (a child's status
+        # moving through several states) then cost one reconcile, not one each
+        self.owned_delay = owned_delay
         self.queue: WorkQueue | None = None
         self._threads: list[threading.Thread] = []
         self._handlers_registered = False
@@ -157,17 +161,17 @@ class Controller:
 
         return {"on_add": on_add, "on_update": on_update, "on_delete": on_delete}
 
-    def _mapped_handlers(self, map_fn: MapFunc) -> dict[str, Callable]:
+    def _mapped_handlers(self, map_fn: MapFunc, after: float | None = None) -> dict[str, Callable]:
         def emit(obj: dict) -> None:
             for req in map_fn(obj):
-                self.enqueue(req)
+                self.enqueue(req, after)
 
         def on_update(old: dict, new: dict) -> None:
             reqs = set(map_fn(new))
             if old is not new:
                 reqs |= set(map_fn(old))
             for req in reqs:
-                self.enqueue(req)
+                self.enqueue(req, after)
 
         return {"on_add": emit, "on_update": on_update, "on_delete": emit}
 
@@ -183,7 +187,9 @@ class Controller:
             self._handlers_registered = True
             self.primary_informer.add_event_handler(**self._primary_handlers())
             for _res, inf in self.owned:
-                inf.add_event_handler(**self._mapped_handlers(lambda o: owner_requests(self.primary, o)))
+                inf.add_event_handler(
+                    **self._mapped_handlers(lambda o: owner_requests(self.primary, o), self.owned_delay)
+                )
             for w in self.watches:
                 w.informer.add_event_handler(**self._mapped_handlers(w.map_fn))
         for i in range(self.workers):

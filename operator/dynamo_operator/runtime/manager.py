@@ -150,10 +150,12 @@ class Manager:
         label_selector: str | None = None,
         resource_type: str | None = None,
         predicate: Callable[[dict | None, dict], bool] | None = None,
+        owned_delay: float | None = None,
     ) -> Controller:
         """Register a controller; it runs on the leader only. ``owns``: child kinds whose events enqueue their
         controller owner (an entry may be ``(resource, label_selector)`` to cache only labelled children);
-        ``watches``: (resource, map_fn(obj) -> [Request]) for other relations."""
+        ``watches``: (resource, map_fn(obj) -> [Request]) for other relations; ``owned_delay``: seconds
+        between a child's event and its owner's reconcile, coalescing a burst of child events."""
         if name in self._controllers:
             raise ValueError(f"controller {name!r} already registered")
         primary_inf = self.informer(
@@ -176,6 +178,7 @@ class Manager:
             resource_type=resource_type,
             is_excluded=self.is_namespace_excluded,
             predicate=predicate,
+            owned_delay=owned_delay,
         )
         with self._lock:
             self._controllers[name] = ctl

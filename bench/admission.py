@@ -1,0 +1,189 @@
+"""Admission latency at a sustained request rate: straight to the operator's webhook server (one
+AdmissionReview per request over keep-alive TLS connections) and through the real apiserver (dry-run
+creates of a DynamoGraphDeployment, which the apiserver sends through the mutating and validating
+webhooks)."""
+
+from __future__ import annotations
+
+import copy
+import http.client
+import json
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from dynamo_operator.api import registry
+from dynamo_operator.runtime.client import ResourceClient, custom
+from dynamo_operator.webhooks import admission_path
+
+from .graphs import graph
+
+KIND = "DynamoGraphDeployment"
+VERSION = "v1beta1"
+DGD_V1BETA1 = custom(registry.GROUP, VERSION, registry.KINDS[KIND].plural, KIND)
+INJECT_LABELS = {"nvidia.com/dynamo-webhook-cabundle-injection": "true"}
+
+
+def webhook_configurations(port: int, operator_namespace: str, namespace: str) -> list[tuple[str, dict]]:
+    """(resource plural, body) of a validating and a mutating configuration for DGDs in ``namespace`` only,
+    labelled so that the operator injects its CA bundle (as the chart's are)."""
+    labels = {**INJECT_LABELS, "nvidia.com/dynamo-operator-namespace": operator_namespace}
+    out = []
+    for mode, kind in (
+        ("validate", "ValidatingWebhookConfiguration"),
+        ("mutate", "MutatingWebhookConfiguration"),
+    ):
+        hook = {
+            "name": f"{mode}-dgd.bench.dynamo.nvidia.com",
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 10,
+            "clientConfig": {"url": f"https://127.0.0.1:{port}{admission_path(mode, VERSION, KIND)}"},
+            "rules": [
+                {
+                    "apiGroups": [registry.GROUP],
+                    "apiVersions": [VERSION],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": [registry.KINDS[KIND].plural],
+                    "scope": "Namespaced",
+                }
+            ],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        }
+        body = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": f"dynamo-bench-{mode}", "labels": labels},
+            "webhooks": [hook],
+        }
+        out.append((kind.lower() + "s", body))
+    return out
+
+
+def review(namespace: str) -> bytes:
+    """One AdmissionReview: a user creating the benchmark's graph."""
+    obj = graph("admission", namespace)
+    return json.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": str(uuid.uuid4()),
+                "kind": {"group": registry.GROUP, "version": VERSION, "kind": KIND},
+                "resource": {
+                    "group": registry.GROUP,
+                    "version": VERSION,
+                    "resource": registry.KINDS[KIND].plural,
+                },
+                "name": "admission",
+                "namespace": namespace,
+                "operation": "CREATE",
+                "userInfo": {"username": "bench-user", "groups": ["system:authenticated"]},
+                "object": obj,
+                "oldObject": None,
+                "dryRun": False,
+            },
+        }
+    ).encode()
+
+
+def paced(send: Callable[[], None], rate: float, seconds: float, threads: int) -> dict:
+    """Calls ``send`` ``rate`` times a second for ``seconds`` from ``threads`` threads (request i is due at
+    start + i/rate); latency is measured from the moment the request was sent until its answer."""
+    total = int(rate * seconds)
+    lat: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    counter = iter(range(total))
+    start = time.monotonic() + 0.2
+
+    def worker() -> None:
+        while True:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            due = start + i / rate
+            delay = due - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            t0 = time.perf_counter()
+            try:
+                send()
+            except Exception as e:
+                with lock:
+                    errors.append(repr(e))
+                continue
+            dt = time.perf_counter() - t0
+            with lock:
+                lat.append(dt)
+
+    pool = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    elapsed = time.monotonic() - start
+    lat.sort()
+    return {
+        "requests": total,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else None,
+        "achieved_rate": round(len(lat) / elapsed, 1) if elapsed > 0 else 0.0,
+        "p50_ms": round(_pct(lat, 0.50) * 1000, 2),
+        "p99_ms": round(_pct(lat, 0.99) * 1000, 2),
+        "max_ms": round((lat[-1] if lat else 0.0) * 1000, 2),
+    }
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def direct(port: int, namespace: str, rate: float, seconds: float, threads: int = 8) -> dict:
+    """Straight to the webhook server (validating path), one keep-alive TLS connection per thread."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = (
+        ssl.CERT_NONE
+    )  # the point is the server's latency, not the chain (the apiserver checks it)
+    path = admission_path("validate", VERSION, KIND)
+    body = review(namespace)
+    local = threading.local()
+
+    def send() -> None:
+        conn = getattr(local, "conn", None)
+        if conn is None:
+            conn = local.conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx, timeout=10)
+        try:
+            conn.request("POST", path, body, {"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            data = resp.read()
+        except Exception:
+            local.conn = None
+            conn.close()
+            raise
+        if resp.status != 200 or not json.loads(data)["response"]["allowed"]:
+            raise RuntimeError(f"webhook answered {resp.status}: {data[:200]!r}")
+
+    return paced(send, rate, seconds, threads)
+
+
+def through_apiserver(
+    client: ResourceClient, namespace: str, rate: float, seconds: float, threads: int = 8
+) -> dict:
+    """Dry-run creates through the apiserver (authn, authz, mutating + validating webhooks, no storage)."""
+    base = graph("admission", namespace)  # v1beta1, the version the webhooks are registered for
+    path = DGD_V1BETA1.base_path(namespace)
+
+    def send() -> None:
+        body = copy.deepcopy(base)
+        body["metadata"]["name"] = f"adm-{uuid.uuid4().hex[:10]}"
+        client.request("POST", path, [("dryRun", "All")], body=body)
+
+    return paced(send, rate, seconds, threads)

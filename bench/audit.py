@@ -1,0 +1,50 @@
+"""Writes counted from the apiserver's audit log (``LocalCluster(audit=True)``): the operator's writes are
+the events whose user agent is the operator's (``dynamo-operator/<version>``), independent of anything the
+operator counts itself."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from dynamo_operator.runtime.client import USER_AGENT
+
+OPERATOR_AGENT = USER_AGENT.split("/", 1)[0] + "/"
+
+
+@dataclass
+class AuditLog:
+    path: Path
+
+    def mark(self) -> int:
+        """A position to count from."""
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def events(self, start: int, end: int | None = None, agent: str = OPERATOR_AGENT) -> list[dict]:
+        """Completed write requests from user agents starting with ``agent``, between two marks."""
+        out = []
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            data = f.read() if end is None else f.read(max(0, end - start))
+        needle = f'"userAgent":"{agent}'.encode()
+        for line in data.splitlines():
+            if needle not in line:  # most lines are the control plane's own; skip them unparsed
+                continue
+            ev = json.loads(line)
+            if ev.get("stage") == "ResponseComplete" and str(ev.get("userAgent", "")).startswith(agent):
+                out.append(ev)
+        return out
+
+    def count(self, start: int, end: int | None = None, agent: str = OPERATOR_AGENT) -> int:
+        return len(self.events(start, end, agent))
+
+    def breakdown(self, start: int, end: int | None = None, agent: str = OPERATOR_AGENT) -> dict[str, int]:
+        """ "verb resource[/subresource]" -> count, to say *what* was written."""
+        c: Counter = Counter()
+        for ev in self.events(start, end, agent):
+            ref = ev.get("objectRef") or {}
+            res = ref.get("resource", "?") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+            c[f"{ev.get('verb')} {res}"] += 1
+        return dict(c)

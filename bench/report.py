@@ -1,0 +1,91 @@
+"""The six rows, their targets and pass/miss, from one run's results."""
+
+from __future__ import annotations
+
+TARGETS = {
+    "burst": "<= 1.3x floor",
+    "idle": "0 writes/min",
+    "restart": "0 writes",
+    "admission": "p99 < 5 ms direct",
+    "memory": "RSS < 150 MB at N=500",
+}
+
+
+def rows(r: dict) -> list[tuple[str, str, str, str]]:
+    """(row, measured, target, PASS/MISS/-) for the table."""
+    n = r["config"]["n"]
+    out: list[tuple[str, str, str, str]] = []
+    fl, bu = r.get("floor"), r.get("burst")
+    if fl:
+        out.append(
+            ("1 floor", f"{fl['seconds']:.1f} s for {n} graphs, {fl['writes']} writes", "(reference)", "-")
+        )
+    if fl and bu:
+        ratio = bu["seconds"] / fl["seconds"]
+        bu["ratio"] = round(ratio, 2)
+        out.append(
+            (
+                "2 burst",
+                f"{bu['seconds']:.1f} s = {ratio:.2f}x floor, {bu['writes']} writes",
+                TARGETS["burst"],
+                _ok(ratio <= 1.3),
+            )
+        )
+    if (idle := r.get("idle")) is not None:
+        out.append(
+            (
+                "3 idle",
+                f"{idle['writes_per_minute']:.1f} writes/min over {idle['seconds']:.0f} s "
+                f"({idle['objects_changed']} objects changed)",
+                TARGETS["idle"],
+                _ok(idle["writes"] == 0 and idle["objects_changed"] == 0),
+            )
+        )
+    if (rs := r.get("restart")) is not None:
+        out.append(
+            (
+                "4 restart",
+                f"{rs['writes']} writes; ready {rs['ready_seconds']:.1f} s, idle {rs['idle_seconds']:.1f} s",
+                TARGETS["restart"],
+                _ok(rs["writes"] == 0),
+            )
+        )
+    if (ad := r.get("admission")) is not None:
+        d, a = ad["direct"], ad["apiserver"]
+        out.append(
+            (
+                "5 admission",
+                f"direct p50 {d['p50_ms']} / p99 {d['p99_ms']} ms; apiserver p50 {a['p50_ms']} / p99 "
+                f"{a['p99_ms']} ms at {ad['rate']:.0f}/s",
+                TARGETS["admission"],
+                _ok(d["p99_ms"] < 5 and d["errors"] == 0),
+            )
+        )
+    if (mem := r.get("memory")) is not None:
+        pts = ", ".join(
+            f"{k}: {v['rss_mb']:.0f} MB/{v['cpu_seconds']:.0f} cpu-s" for k, v in mem["points"].items()
+        )
+        at_500 = mem["points"].get("500", {}).get("rss_mb")
+        verdict = "-" if at_500 is None else _ok(at_500 < 150)
+        out.append(
+            (
+                "6 memory/cpu",
+                f"{pts}; idle growth {mem['idle_growth_mb']:+.1f} MB",
+                TARGETS["memory"],
+                verdict,
+            )
+        )
+    return out
+
+
+def _ok(b: bool) -> str:
+    return "PASS" if b else "MISS"
+
+
+def table(r: dict) -> str:
+    body = rows(r)
+    head = ("row", "measured", "target", "")
+    widths = [max(len(x[i]) for x in [head, *body]) for i in range(4)]
+    line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"  # noqa: E731
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(head), sep, *(line(x) for x in body)])

@@ -1,0 +1,333 @@
+"""The benchmark run: the floor on one local control plane, then the operator on a second, identical one
+(same node count, both with the audit log on), phase by phase."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
+from dynamo_operator.controllers import MANAGED_SELECTOR, store
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NAMESPACES,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceClient,
+    custom,
+    load_api_client,
+)
+from dynamo_operator.webhooks.certs import CRDS
+
+from . import admission
+from .audit import AuditLog
+from .floor import OPERATOR_CONCURRENCY, Floor
+from .graphs import graph, nodes_for
+from .operator import OPERATOR_NAMESPACE, OperatorProcess
+from .ready import ReadyWatch
+
+WEBHOOK_CONFIGS = {
+    "validatingwebhookconfigurations": custom(
+        "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration", namespaced=False,
+    ),
+    "mutatingwebhookconfigurations": custom(
+        "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration", namespaced=False,
+    ),
+}  # fmt: skip
+SNAPSHOT_KINDS = (store.DGD, store.DCD, DEPLOYMENTS, SERVICES, SERVICEACCOUNTS, CONFIGMAPS)
+
+
+@dataclass
+class Config:
+    n: int = 500
+    idle_seconds: float = 300
+    admission_seconds: float = 60
+    admission_rate: float = 200
+    grow: bool = True
+    timeout: float = 1200
+    dir: Path = REPO_ROOT / ".cache" / "bench"
+
+    @classmethod
+    def from_env(cls) -> Config:
+        env = os.environ
+        return cls(
+            n=int(env.get("BENCH_N", 500)),
+            idle_seconds=float(env.get("BENCH_IDLE_SECONDS", 300)),
+            admission_seconds=float(env.get("BENCH_ADMISSION_SECONDS", 60)),
+            admission_rate=float(env.get("BENCH_ADMISSION_RATE", 200)),
+            grow=env.get("BENCH_GROW", "1") not in ("0", "false", "no"),
+            timeout=float(env.get("BENCH_TIMEOUT", 1200)),
+            dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
+        )
+
+
+def say(text: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {text}", flush=True)
+
+
+def client(cluster: LocalCluster, agent: str) -> ResourceClient:
+    return ResourceClient(load_api_client(cluster.kubeconfig, user_agent=f"dynamo-bench/{agent}"))
+
+
+def install_crds(rc: ResourceClient, timeout: float = 60) -> None:
+    docs = [yaml.safe_load(p.read_text()) for p in sorted((REPO_ROOT / "crds").glob("*.yaml"))]
+    for doc in docs:
+        rc.create(CRDS, doc)
+    deadline = time.monotonic() + timeout
+    for doc in docs:
+        while True:
+            conds = (rc.get(CRDS, doc["metadata"]["name"]).get("status") or {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conds):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"CRD {doc['metadata']['name']} not Established after {timeout}s")
+            time.sleep(0.2)
+
+
+def prepare(cluster: LocalCluster, namespaces: list[str]) -> ResourceClient:
+    rc = client(cluster, "setup")
+    install_crds(rc)
+    for ns in namespaces:
+        rc.create(NAMESPACES, {"metadata": {"name": ns}})
+    return rc
+
+
+def create_graphs(user: ResourceClient, namespace: str, prefix: str, n: int) -> None:
+    """N graphs at once from the operator's concurrency of user threads (a CI job applying many manifests)."""
+    with ThreadPoolExecutor(OPERATOR_CONCURRENCY, thread_name_prefix="user") as pool:
+        futures = [
+            pool.submit(
+                user.create, store.DGD, store.to_wire(graph(f"{prefix}-{i:04d}", namespace)), namespace
+            )
+            for i in range(n)
+        ]
+        for f in futures:
+            f.result()
+
+
+def snapshot(rc: ResourceClient, namespaces: list[str]) -> dict[str, str]:
+    """(kind/ns/name) -> resourceVersion of everything the operator manages or writes status to."""
+    out = {}
+    for ns in namespaces:
+        for res in SNAPSHOT_KINDS:
+            sel = None if res in (store.DGD, store.DCD) else MANAGED_SELECTOR
+            for o in rc.list_all(res, ns, label_selector=sel)[0]:
+                out[f"{res.kind}/{ns}/{o['metadata']['name']}"] = o["metadata"]["resourceVersion"]
+    return out
+
+
+def settle(op: OperatorProcess, audit: AuditLog, quiet: float = 10, timeout: float = 300) -> float:
+    """Wait until the operator's queues are empty, no worker is busy and it wrote nothing for ``quiet``
+    seconds; returns the seconds waited."""
+    start = time.monotonic()
+    mark, since = audit.mark(), time.monotonic()
+    while time.monotonic() - start < timeout:
+        op.check_alive()
+        time.sleep(1)
+        now = audit.mark()
+        if now != mark and audit.count(mark, now):
+            since = time.monotonic()
+        mark = now
+        if not op.quiet():
+            since = time.monotonic()
+        if time.monotonic() - since >= quiet:
+            return time.monotonic() - start
+    raise TimeoutError(f"operator still busy after {timeout}s; log {op.log}")
+
+
+def point(op: OperatorProcess) -> dict:
+    return {"rss_mb": round(op.rss_mb(), 1), "cpu_seconds": round(op.cpu_seconds(), 1)}
+
+
+def floor_phase(cfg: Config, nodes: int) -> dict:
+    say(f"floor: local control plane with {nodes} fake nodes")
+    with LocalCluster(cfg.dir / "floor", profile="cluster", nodes=nodes, audit=True) as cluster:
+        prepare(cluster, ["bench-burst"])
+        floor = Floor(client(cluster, "user"), client(cluster, "floor"), "bench-burst")
+        say(f"floor: {cfg.n} graphs, every child and status written by a minimal client")
+        secs = floor.run(cfg.n, "g", cfg.timeout)
+        say(f"floor: {secs:.1f} s, {floor.writes} writes")
+        return {"seconds": round(secs, 2), "writes": floor.writes}
+
+
+def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
+    say(f"operator: local control plane with {nodes} fake nodes")
+    namespaces = ["bench-burst", "bench-grow", "bench-admission", OPERATOR_NAMESPACE]
+    with LocalCluster(cfg.dir / "operator", profile="cluster", nodes=nodes, audit=True) as cluster:
+        rc = prepare(cluster, namespaces)
+        user = client(cluster, "user")
+        audit = AuditLog(cluster.audit_log)
+        op = OperatorProcess(cluster, cfg.dir / "operator.log")
+        mem: dict = {"points": {}}
+        results["memory"] = mem
+        try:
+            op.start()
+            op.wait_ready()
+            settle(op, audit, quiet=3)
+            mem["points"]["0"] = point(op)
+
+            # -- burst ------------------------------------------------------------------------------------
+            say(f"burst: {cfg.n} graphs created at once")
+            watch = ReadyWatch(user, "bench-burst").start()
+            mark, cpu0, t0 = audit.mark(), op.cpu_seconds(), time.monotonic()
+            create_graphs(user, "bench-burst", "g", cfg.n)
+            done = watch.wait(cfg.n, cfg.timeout)
+            watch.stop()
+            secs = done - t0
+            settle(op, audit)
+            results["burst"] = {
+                "seconds": round(secs, 2),
+                "writes": audit.count(mark),
+                "write_breakdown": audit.breakdown(mark),
+                "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 1),
+            }
+            mem["points"][str(cfg.n)] = point(op)
+            say(f"burst: {secs:.1f} s, {results['burst']['writes']} operator writes")
+            save()
+
+            # -- idle -------------------------------------------------------------------------------------
+            say(f"idle: {cfg.idle_seconds:.0f} s with {cfg.n} converged graphs")
+            before = snapshot(rc, ["bench-burst"])
+            mark, rss0, cpu0, t0 = audit.mark(), op.rss_mb(), op.cpu_seconds(), time.monotonic()
+            rss_samples = []
+            while time.monotonic() - t0 < cfg.idle_seconds:
+                time.sleep(min(15, max(0.0, cfg.idle_seconds - (time.monotonic() - t0))))
+                op.check_alive()
+                rss_samples.append(round(op.rss_mb(), 1))
+            secs = time.monotonic() - t0
+            writes = audit.count(mark)
+            after = snapshot(rc, ["bench-burst"])
+            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+            results["idle"] = {
+                "seconds": round(secs, 1),
+                "writes": writes,
+                "writes_per_minute": round(writes / secs * 60, 2),
+                "write_breakdown": audit.breakdown(mark),
+                "objects_changed": len(changed),
+                "changed_examples": changed[:10],
+                "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 2),
+            }
+            mem["idle_growth_mb"] = round(op.rss_mb() - rss0, 1)
+            mem["idle_rss_samples_mb"] = rss_samples
+            say(f"idle: {writes} writes, {len(changed)} objects changed")
+            save()
+
+            # -- restart ----------------------------------------------------------------------------------
+            say("restart: SIGTERM, then a new operator process over the converged graphs")
+            op.stop()
+            mark = audit.mark()
+            op = OperatorProcess(cluster, cfg.dir / "operator-restarted.log", ports=op.ports)
+            op.start()
+            ready = op.wait_ready()
+            idle = _wait_reconciled(op, cfg.n, cfg.timeout)
+            settle(op, audit)
+            results["restart"] = {
+                "writes": audit.count(mark),
+                "write_breakdown": audit.breakdown(mark),
+                "ready_seconds": round(ready, 2),
+                "idle_seconds": round(idle, 2),
+            }
+            mem["points"][f"{cfg.n} (restarted)"] = point(op)
+            say(f"restart: {results['restart']['writes']} writes, ready {ready:.1f} s, idle {idle:.1f} s")
+            save()
+
+            # -- grow -------------------------------------------------------------------------------------
+            if cfg.grow:
+                say(f"grow: {cfg.n} more graphs (total {2 * cfg.n})")
+                watch = ReadyWatch(user, "bench-grow").start()
+                t0 = time.monotonic()
+                create_graphs(user, "bench-grow", "h", cfg.n)
+                done = watch.wait(cfg.n, cfg.timeout)
+                watch.stop()
+                settle(op, audit)
+                results["grow"] = {"seconds": round(done - t0, 2)}
+                mem["points"][str(2 * cfg.n)] = point(op)
+                save()
+
+            # -- admission --------------------------------------------------------------------------------
+            results["admission"] = admission_phase(cfg, rc, op)
+            save()
+        finally:
+            op.stop()
+
+
+def _wait_reconciled(op: OperatorProcess, n: int, timeout: float) -> float:
+    """Seconds from the process start until every graph and component was reconciled once and the queues
+    are empty."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        op.check_alive()
+        s = op.samples()
+        if (
+            s.get("reconciles{DynamoGraphDeployment}", 0) >= n
+            and s.get("reconciles{DynamoComponentDeployment}", 0) >= 3 * n
+            and not s.get("workqueue_depth")
+            and not s.get("controller_runtime_active_workers")
+        ):
+            return time.monotonic() - op.started
+        time.sleep(0.2)
+    raise TimeoutError(f"restarted operator not idle after {timeout}s; log {op.log}")
+
+
+def admission_phase(cfg: Config, rc: ResourceClient, op: OperatorProcess) -> dict:
+    ns = "bench-admission"
+    for plural, body in admission.webhook_configurations(op.webhook, OPERATOR_NAMESPACE, ns):
+        rc.create(WEBHOOK_CONFIGS[plural], body)
+    deadline = time.monotonic() + 60
+    probe = admission.graph("probe", ns)
+    while True:  # until the operator injected its CA bundle and the apiserver reaches the server
+        try:
+            rc.request("POST", admission.DGD_V1BETA1.base_path(ns), [("dryRun", "All")], body=probe)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    say(f"admission: {cfg.admission_rate:.0f} reviews/s for {cfg.admission_seconds:.0f} s, direct")
+    direct = admission.direct(op.webhook, ns, cfg.admission_rate, cfg.admission_seconds)
+    say(f"admission: direct {direct}")
+    say(f"admission: {cfg.admission_rate:.0f} dry-run creates/s for {cfg.admission_seconds:.0f} s, apiserver")
+    api = admission.through_apiserver(rc, ns, cfg.admission_rate, cfg.admission_seconds)
+    say(f"admission: apiserver {api}")
+    return {"rate": cfg.admission_rate, "seconds": cfg.admission_seconds, "direct": direct, "apiserver": api}
+
+
+def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:
+    from . import report
+
+    started = time.monotonic()
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{stamp}.json"
+    cfg.dir.mkdir(parents=True, exist_ok=True)
+    results: dict = {
+        "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()},
+        "machine": {"cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()},
+    }
+    lock = threading.Lock()
+
+    def save() -> None:
+        with lock:
+            results["wall_seconds"] = round(time.monotonic() - started, 1)
+            results["machine"]["loadavg_now"] = os.getloadavg()
+            path.write_text(json.dumps(results, indent=2))
+
+    nodes = nodes_for(2 * cfg.n if cfg.grow else cfg.n)
+    try:
+        results["floor"] = floor_phase(cfg, nodes)
+        save()
+        operator_phases(cfg, nodes, results, save)
+    finally:
+        save()
+    results["table"] = report.table(results)
+    save()
+    return results, path

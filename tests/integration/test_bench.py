@@ -1,0 +1,42 @@
+"""``make bench`` at a small size (N=20, short idle and admission windows), only to prove the benchmark runs
+end to end on the local control plane and reports every row; no timing is asserted (shared machines)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from dynamo_localcluster.cluster import REPO_ROOT
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+ROWS = ("1 floor", "2 burst", "3 idle", "4 restart", "5 admission", "6 memory/cpu")
+
+
+def test_bench_runs_and_reports_every_row(tmp_path):
+    env = {
+        **os.environ,
+        "BENCH_N": "20",
+        "BENCH_IDLE_SECONDS": "15",
+        "BENCH_ADMISSION_SECONDS": "3",
+        "BENCH_ADMISSION_RATE": "50",
+        "BENCH_TIMEOUT": "300",
+        "BENCH_DIR": str(tmp_path / "run"),
+        "BENCH_OUT": str(tmp_path / "results"),
+    }
+    r = subprocess.run(
+        [sys.executable, "-m", "bench"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert r.returncode == 0, f"bench failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    for row in ROWS:
+        assert f"| {row}" in r.stdout, f"row {row!r} missing from the table:\n{r.stdout[-3000:]}"
+    (result,) = (tmp_path / "results").glob("*.json")
+    data = json.loads(result.read_text())
+    assert data["floor"]["writes"] > 0
+    assert data["burst"]["writes"] > 0  # the audit log saw the operator's writes
+    assert set(data["memory"]["points"]) >= {"0", "20", "40"}
+    assert data["admission"]["direct"]["errors"] == 0
+    assert data["admission"]["apiserver"]["errors"] == 0
