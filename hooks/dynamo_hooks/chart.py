@@ -64,6 +64,13 @@ class ChartInfo:
     kube_version_declared: bool = False
     default_values: Values = field(default_factory=dict)
     crds: tuple[CrdInfo, ...] = ()
+    # CRD name -> the dependency condition (e.g. "grove.enabled") its subchart is installed under: Helm
+    # installs a subchart's crds/ only when that subchart is enabled
+    crd_conditions: dict[str, str] = field(default_factory=dict)
+
+    def crds_installed_with(self, values: Values) -> tuple[CrdInfo, ...]:
+        """The CRDs ``helm install`` with ``values`` would install (disabled subcharts' crds/ left out)."""
+        return tuple(c for c in self.crds if _condition_holds(values, self.crd_conditions.get(c.name)))
 
     @property
     def platform_version(self) -> str | None:
@@ -105,16 +112,37 @@ def _chart_values(chart_dir: Path, meta: dict[str, Any]) -> Values:
     return values
 
 
-def _chart_crds(chart_dir: Path, meta: dict[str, Any]) -> tuple[CrdInfo, ...]:
-    dirs = [chart_dir / "crds"] + [d / "crds" for d in _subchart_dirs(chart_dir, meta).values()]
+def _condition_holds(values: Values, condition: str | None) -> bool:
+    """Helm's dependency ``condition``: the first of its comma-separated paths that resolves to a boolean
+    decides; none resolving (or no condition) means enabled."""
+    for path in (condition or "").split(","):
+        node: Any = values
+        for part in path.strip().split(".") if path.strip() else []:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, bool):
+            return node
+    return True
+
+
+def _chart_crds(chart_dir: Path, meta: dict[str, Any]) -> tuple[tuple[CrdInfo, ...], dict[str, str]]:
+    conditions = {
+        str(dep.get("alias") or dep.get("name")): str(dep["condition"])
+        for dep in meta.get("dependencies") or []
+        if dep.get("condition")
+    }
+    dirs: list[tuple[str | None, Path]] = [(None, chart_dir / "crds")]
+    dirs += [(key, d / "crds") for key, d in _subchart_dirs(chart_dir, meta).items()]
     crds: dict[str, CrdInfo] = {}
-    for crd_dir in dirs:
+    crd_conditions: dict[str, str] = {}
+    for key, crd_dir in dirs:
         for path in sorted(crd_dir.glob("*.y*ml")) if crd_dir.is_dir() else []:
             for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                     info = CrdInfo.from_object(doc)
                     crds[info.name] = info
-    return tuple(crds[name] for name in sorted(crds))
+                    if key is not None and key in conditions:
+                        crd_conditions[info.name] = conditions[key]
+    return tuple(crds[name] for name in sorted(crds)), crd_conditions
 
 
 def load_chart(chart_dir: Path | None) -> ChartInfo:
@@ -123,6 +151,7 @@ def load_chart(chart_dir: Path | None) -> ChartInfo:
         return ChartInfo(path=None)
     meta = _read_yaml(chart_dir / "Chart.yaml") or {}
     declared = str(meta.get("kubeVersion") or "").strip()
+    crds, crd_conditions = _chart_crds(chart_dir, meta)
     return ChartInfo(
         path=chart_dir,
         name=str(meta.get("name", CHART_NAME)),
@@ -131,7 +160,8 @@ def load_chart(chart_dir: Path | None) -> ChartInfo:
         kube_version=declared or DEFAULT_KUBE_VERSION,
         kube_version_declared=bool(declared),
         default_values=_chart_values(chart_dir, meta),
-        crds=_chart_crds(chart_dir, meta),
+        crds=crds,
+        crd_conditions=crd_conditions,
     )
 
 

@@ -476,7 +476,7 @@ def _crds(ctx: CheckContext) -> list[Finding]:
         return [Finding(Status.SKIP, "the chart's crds/ directory is not available here: nothing to compare")]
     findings = []
     same, absent = [], []
-    for chart_crd in ctx.chart.crds:
+    for chart_crd in ctx.chart.crds_installed_with(ctx.values):
         obj = ctx.crd(chart_crd.name)
         if obj is None:
             absent.append(chart_crd.name)

@@ -109,3 +109,17 @@ def test_only_and_skip_select_checks() -> None:
     assert "nodes.gpu" not in {r.id for r in run_checks(ctx, skip={"nodes.gpu"})}
     with pytest.raises(KeyError, match="unknown check"):
         run_checks(ctx, only={"nope"})
+
+
+def test_version_skew_counts_only_the_crds_of_enabled_subcharts():
+    """Helm installs a subchart's crds/ only when its condition holds: the Grove and Kai CRDs must not be
+    compared (or announced as "will be installed") for a release that leaves those subcharts off."""
+    from dynamo_hooks.chart import load_chart
+    from dynamo_localcluster.cluster import REPO_ROOT
+
+    chart = load_chart(REPO_ROOT / "charts" / "platform")
+    groups = lambda crds: {c.name.split(".", 1)[1] for c in crds}  # noqa: E731
+    off = {**chart.default_values, "grove": {"enabled": False}, "kai-scheduler": {"enabled": False}}
+    on = {**chart.default_values, "grove": {"enabled": True}, "kai-scheduler": {"enabled": True}}
+    assert groups(chart.crds_installed_with(off)) == {"nvidia.com"}
+    assert groups(chart.crds_installed_with(on)) == {"nvidia.com", "grove.io", "scheduling.run.ai"}
