@@ -4,7 +4,6 @@ components' companions (Grove pathway, ``grove.py``); ``RenderContext.uses_grove
 from __future__ import annotations
 
 import copy
-import re
 
 from . import names
 from .context import RenderContext
@@ -12,13 +11,12 @@ from .errors import RenderError
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
 from .merge import merge_env
+from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
 
 # pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
 # restart id, kept on components whose restart completed so they do not roll again
 ANN_RESTART_AT = "nvidia.com/restartAt"
-
-_BACKEND_RE = re.compile(r"python[0-9.]*\s+(?:\S+\s+)*?-m\s+dynamo\.(vllm|sglang|trtllm)\b")
 
 
 def detect_backend(component: dict) -> str | None:
@@ -27,7 +25,7 @@ def detect_backend(component: dict) -> str | None:
     if not main:
         return None
     words = " ".join(str(w) for w in (main.get("command") or []) + (main.get("args") or []))
-    found = set(_BACKEND_RE.findall(words))
+    found = set(BACKEND_INVOCATION.findall(words))
     return found.pop() if len(found) == 1 else None
 
 

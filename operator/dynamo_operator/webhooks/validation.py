@@ -26,11 +26,11 @@ from typing import Any
 from dynamo_operator.api import conversion
 from dynamo_operator.api.registry import GROUP
 from dynamo_operator.render import multinode
+from dynamo_operator.render.context import grove_pathway as render_grove_pathway
 from dynamo_operator.render.names import ANN_VLLM_EXECUTOR, PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.names import MAIN_CONTAINER as MAIN
 from dynamo_operator.render.quantity import parse_quantity
 
-ANN_ENABLE_GROVE = "nvidia.com/enable-grove"
 # DGDR phases (v1beta1) / states (v1alpha1) in which profiling has started: the spec is frozen from then on.
 DGDR_FROZEN_PHASES = ("Profiling", "Deploying", "Ready", "Deployed")
 DGDR_FROZEN_STATES = ("Profiling", "Deploying", "Ready", "DeploymentDeleted")
@@ -173,9 +173,8 @@ def _effective_replicas(comp: dict) -> Any:
 
 
 def grove_pathway(obj: dict, ctx: Context) -> bool:
-    """Grove is used when the operator has it and the DGD does not opt out with ``enable-grove: "false"``."""
-    ann = _d(_d(obj.get("metadata")).get("annotations"))
-    return ctx.grove_enabled and str(ann.get(ANN_ENABLE_GROVE, "")).lower() != "false"
+    """The renderer's pathway rule, with this admission's view of whether Grove is there."""
+    return render_grove_pathway(_d(obj), ctx.grove_enabled)
 
 
 _PROBLEM_TYPES = {"invalid": INVALID, "required": REQUIRED, "forbidden": FORBIDDEN}
