@@ -40,7 +40,7 @@ import os
 import ssl
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -467,46 +467,53 @@ class CertManager:
             self.log.warning("secret has an unexpected type; keeping it", type=secret.get("type"))
         self.client.replace(SECRETS, secret)  # carries resourceVersion: a concurrent writer gets a 409
 
+    def _webhook_configs(self) -> Iterator[tuple[ResourceDescriptor, dict, list[dict]]]:
+        """Our labelled webhook configurations (resource, object, its webhooks), when we inject them."""
+        if not self.inject_webhooks:
+            return
+        selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
+        for res in (VALIDATING, MUTATING):
+            items, _ = self.client.list_all(res, label_selector=selector)
+            for cfg in items:
+                yield res, cfg, cfg.get("webhooks") or []
+
+    def _conversion_crds(self) -> Iterator[tuple[str, dict]]:
+        """(name, conversion clientConfig) of each nvidia.com CRD converted by webhook, if we inject them."""
+        if not self.inject_crds:
+            return
+        items, _ = self.client.list_all(CRDS)
+        for crd in items:
+            spec = crd.get("spec") or {}
+            conv = spec.get("conversion") or {}
+            cc = (conv.get("webhook") or {}).get("clientConfig")
+            if spec.get("group") == GROUP and conv.get("strategy") == "Webhook" and isinstance(cc, dict):
+                yield crd["metadata"]["name"], cc
+
+    def _crd_current(self, cc: dict, b64: str) -> bool:
+        return cc.get("caBundle") == b64 and (not self.conversion_url or cc.get("url") == self.conversion_url)
+
     def inject(self) -> None:
         """Patch the CA bundle into our labelled webhook configurations and the nvidia.com CRDs."""
         if not self.bundle:
             return
         b64 = base64.b64encode(self.bundle).decode()
-        if self.inject_webhooks:
-            selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
-            for res in (VALIDATING, MUTATING):
-                items, _ = self.client.list_all(res, label_selector=selector)
-                for cfg in items:
-                    hooks = cfg.get("webhooks") or []
-                    if all((h.get("clientConfig") or {}).get("caBundle") == b64 for h in hooks):
-                        continue
-                    for h in hooks:
-                        h.setdefault("clientConfig", {})["caBundle"] = b64
-                    self.client.replace(res, cfg)
-                    self.log.info("caBundle injected", kind=res.kind, name=cfg["metadata"]["name"])
-        if self.inject_crds:
-            items, _ = self.client.list_all(CRDS)
-            for crd in items:
-                spec = crd.get("spec") or {}
-                conv = spec.get("conversion") or {}
-                cc = (conv.get("webhook") or {}).get("clientConfig")
-                if (
-                    spec.get("group") != GROUP
-                    or conv.get("strategy") != "Webhook"
-                    or not isinstance(cc, dict)
-                ):
-                    continue
-                url_ok = not self.conversion_url or cc.get("url") == self.conversion_url
-                if cc.get("caBundle") == b64 and url_ok:
-                    continue
-                client_config: dict[str, Any] = {"caBundle": b64}
-                if self.conversion_url:
-                    client_config.update(url=self.conversion_url, service=None)
-                patch = {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}
-                self.client.patch(CRDS, crd["metadata"]["name"], patch)
-                self.log.info(
-                    "caBundle injected", kind="CustomResourceDefinition", name=crd["metadata"]["name"]
-                )
+        for res, cfg, hooks in self._webhook_configs():
+            if all((h.get("clientConfig") or {}).get("caBundle") == b64 for h in hooks):
+                continue
+            for h in hooks:
+                h.setdefault("clientConfig", {})["caBundle"] = b64
+            self.client.replace(res, cfg)
+            self.log.info("caBundle injected", kind=res.kind, name=cfg["metadata"]["name"])
+        for name, cc in self._conversion_crds():
+            if self._crd_current(cc, b64):
+                continue
+            client_config: dict[str, Any] = {"caBundle": b64}
+            if self.conversion_url:
+                client_config.update(url=self.conversion_url, service=None)
+            self.client.patch(
+                CRDS, name, {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}
+            )
+            self.log.info("caBundle injected", kind="CustomResourceDefinition", name=name)
 
     def callers_trust_us(self) -> bool:
         """Readiness: the apiserver can call this server, i.e. every labelled webhook configuration and (when
@@ -533,33 +540,10 @@ class CertManager:
         if not self.bundle:
             return False
         b64 = base64.b64encode(self.bundle).decode()
-        if self.inject_webhooks:
-            selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
-            for res in (VALIDATING, MUTATING):
-                items, _ = self.client.list_all(res, label_selector=selector)
-                for cfg in items:
-                    if any(
-                        (h.get("clientConfig") or {}).get("caBundle") != b64
-                        for h in cfg.get("webhooks") or []
-                    ):
-                        return False
-        if self.inject_crds:
-            items, _ = self.client.list_all(CRDS)
-            for crd in items:
-                spec = crd.get("spec") or {}
-                conv = spec.get("conversion") or {}
-                cc = (conv.get("webhook") or {}).get("clientConfig")
-                if (
-                    spec.get("group") != GROUP
-                    or conv.get("strategy") != "Webhook"
-                    or not isinstance(cc, dict)
-                ):
-                    continue
-                if cc.get("caBundle") != b64 or (
-                    self.conversion_url and cc.get("url") != self.conversion_url
-                ):
-                    return False
-        return True
+        for _res, _cfg, hooks in self._webhook_configs():
+            if any((h.get("clientConfig") or {}).get("caBundle") != b64 for h in hooks):
+                return False
+        return all(self._crd_current(cc, b64) for _name, cc in self._conversion_crds())
 
     # -- loops -----------------------------------------------------------------------------------------------
     def run_loader(self, stop: threading.Event) -> None:
