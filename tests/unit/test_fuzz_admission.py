@@ -171,9 +171,14 @@ def admit_and_render(obj: dict, kind: str) -> None:
         # The apiserver checks the CRD's structural schema before any webhook; the API models are that
         # schema. What passes both must render: a refusal only the reconciler sees is one the user never
         # sees at `kubectl apply` time.
-        # One known, deliberate exception: admission does not require the main container's image (minimal
-        # graphs without one are accepted, as upstream does); the reconciler refuses it naming that field.
-        if e.path != "spec.podTemplate.spec.containers[main].image":
+        # Two known exceptions. Admission does not require the main container's image (minimal graphs
+        # without one are accepted, as upstream does); the reconciler refuses it naming that field (on a
+        # DCD, or on the graph's component). And an empty metadata.name never reaches a webhook: the
+        # apiserver's own object validation refuses it first.
+        image_missing = e.path == "spec.podTemplate.spec.containers[main].image" or (
+            e.path.endswith("podTemplate.spec.containers") and "no container named 'main'" in str(e)
+        )
+        if not image_missing and e.path != "metadata.name":
             assert not schema_accepts(obj, kind), f"admitted and schema-valid, yet not renderable: {e}"
     # any other exception propagates: that is a reconciler crash
 

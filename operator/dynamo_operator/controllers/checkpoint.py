@@ -11,11 +11,10 @@ from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
-from .common import log, short_error
+from .common import StatusWriter, log, short_error
 from .lifecycle import (
     CHECKPOINTS,
     JOBS,
-    StatusWriter,
     apply_conditions,
     create_child,
     get_or_none,
@@ -39,7 +38,7 @@ class CheckpointReconciler:
         self.checkpoints, self.jobs = checkpoints, jobs
         self.enabled = enabled
         self.base_path = base_path
-        self.status = StatusWriter(client, CHECKPOINTS)
+        self.status = StatusWriter(client, CHECKPOINTS, convert=False)
 
     def __call__(self, req: Request) -> Result:
         live = typed(self.checkpoints.get(req.namespace, req.name), CHECKPOINTS)

@@ -18,11 +18,10 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
 from . import store
-from .common import log
+from .common import StatusWriter, log
 from .lifecycle import (
     DGDRS,
     JOBS,
-    StatusWriter,
     admission_errors,
     apply_conditions,
     create_child,
@@ -64,7 +63,7 @@ class DGDRReconciler:
         self.recorder = recorder
         self.dgdrs, self.jobs, self.outputs, self.dgds = dgdrs, jobs, outputs, dgds
         self.profiling_cluster_role = profiling_cluster_role
-        self.status = StatusWriter(client, DGDRS)
+        self.status = StatusWriter(client, DGDRS, convert=False)
 
     def __call__(self, req: Request) -> Result:
         live = typed(self.dgdrs.get(req.namespace, req.name), DGDRS)

@@ -29,11 +29,10 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.runtime.log import get_logger
 
-from .common import log, short_error
+from .common import StatusWriter, log, short_error
 from .lifecycle import (
     DYNAMO_MODELS,
     FINALIZER,
-    StatusWriter,
     admission_errors,
     announce,
     apply_conditions,
@@ -174,7 +173,7 @@ class DynamoModelReconciler:
         self.models = models
         self.pods = pods
         self.prober = prober
-        self.status = StatusWriter(client, DYNAMO_MODELS)
+        self.status = StatusWriter(client, DYNAMO_MODELS, convert=False)
 
     def models_for_pod(self, pod: dict) -> list[Request]:
         """Requests of the DynamoModels of the pod's namespace whose base model the pod serves."""

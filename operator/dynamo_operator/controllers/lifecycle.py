@@ -21,7 +21,7 @@ from dynamo_operator.runtime.controller import Result
 from dynamo_operator.runtime.events import EventRecorder
 
 from .common import namespace_terminating, short_error
-from .status import condition, set_condition, status_equal
+from .status import condition, set_condition
 from .sync import Conflict, owner_reference
 
 VERSION = "v1alpha1"
@@ -103,33 +103,6 @@ def announce(
             recorder.normal(obj, after["reason"], after.get("message") or "")
         else:
             recorder.warning(obj, after["reason"], after.get("message") or "")
-
-
-class StatusWriter:
-    """Replaces ``status`` through the status subresource when it differs from the live one."""
-
-    def __init__(self, client: ResourceClient, res: ResourceDescriptor):
-        self.client = client
-        self.res = res
-        self.writes = 0
-
-    def write(self, live: dict, status: dict) -> dict | None:
-        """The written object, or None when nothing changed (no request) or the object is gone."""
-        if status_equal(live.get("status") or {}, status):
-            return None
-        body = copy.deepcopy(live)
-        body["metadata"].pop("managedFields", None)
-        body["status"] = status
-        try:
-            out = self.client.replace(self.res, body, subresource="status")
-        except ApiException as e:
-            if e.status == 409:
-                raise Conflict("status: " + str(e.reason)) from e
-            if e.status == 404:
-                return None
-            raise
-        self.writes += 1
-        return typed(out, self.res)
 
 
 def set_finalizer(client: ResourceClient, res: ResourceDescriptor, live: dict, present: bool) -> dict:
