@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
 from dynamo_operator.runtime.client import ResourceClient, custom
 from dynamo_operator.webhooks import admission_path
@@ -23,43 +24,19 @@ from .graphs import graph
 KIND = "DynamoGraphDeployment"
 VERSION = "v1beta1"
 DGD_V1BETA1 = custom(registry.GROUP, VERSION, registry.KINDS[KIND].plural, KIND)
-INJECT_LABELS = {"nvidia.com/dynamo-webhook-cabundle-injection": "true"}
 
 
 def webhook_configurations(port: int, operator_namespace: str, namespace: str) -> list[tuple[str, dict]]:
     """(resource plural, body) of a validating and a mutating configuration for DGDs in ``namespace`` only,
     labelled so that the operator injects its CA bundle (as the chart's are)."""
-    labels = {**INJECT_LABELS, "nvidia.com/dynamo-operator-namespace": operator_namespace}
     out = []
-    for mode, kind in (
-        ("validate", "ValidatingWebhookConfiguration"),
-        ("mutate", "MutatingWebhookConfiguration"),
-    ):
-        hook = {
-            "name": f"{mode}-dgd.bench.dynamo.nvidia.com",
-            "admissionReviewVersions": ["v1"],
-            "sideEffects": "None",
-            "failurePolicy": "Fail",
-            "timeoutSeconds": 10,
-            "clientConfig": {"url": f"https://127.0.0.1:{port}{admission_path(mode, VERSION, KIND)}"},
-            "rules": [
-                {
-                    "apiGroups": [registry.GROUP],
-                    "apiVersions": [VERSION],
-                    "operations": ["CREATE", "UPDATE"],
-                    "resources": [registry.KINDS[KIND].plural],
-                    "scope": "Namespaced",
-                }
-            ],
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        }
-        body = {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": kind,
-            "metadata": {"name": f"dynamo-bench-{mode}", "labels": labels},
-            "webhooks": [hook],
-        }
-        out.append((kind.lower() + "s", body))
+    for mode in ("validate", "mutate"):
+        path = admission_path(mode, VERSION, KIND)
+        hook = url_webhook(
+            port, path, mode, KIND, VERSION, name=f"{mode}-dgd.bench.dynamo.nvidia.com", namespace=namespace
+        )
+        body = webhook_configuration(mode, f"dynamo-bench-{mode}", operator_namespace, [hook])
+        out.append((body["kind"].lower() + "s", body))
     return out
 
 

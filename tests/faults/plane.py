@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, leftover_processes
-from dynamo_operator.api import registry
+from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
 from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient, custom
 from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks import admission_routes
-from dynamo_operator.webhooks.certs import INJECTION_LABEL, MUTATING, NAMESPACE_LABEL, VALIDATING
+from dynamo_operator.webhooks.certs import MUTATING, VALIDATING
 from kubernetes.client.exceptions import ApiException
 from support.crds import install_crds
 from support.processes import OperatorProcess, spawn_operator
@@ -89,37 +89,14 @@ def graph(ns: str, name: str) -> dict:
 
 def _webhook_configs(port: int) -> list[tuple]:
     """URL webhooks for DGDs and DCDs, labelled so the webhook process injects its CA bundle."""
-    labels = {INJECTION_LABEL: "true", NAMESPACE_LABEL: OPNS}
     hooks: dict[str, list] = {"validate": [], "mutate": []}
     for path, (mode, kind, version) in sorted(admission_routes().items()):
-        if kind not in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
-            continue
-        hooks[mode].append(
-            {
-                "name": f"{mode[0]}{kind.lower()}-{version}.dynamo.nvidia.com",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Fail",
-                "timeoutSeconds": 10,
-                "matchPolicy": "Exact",
-                "clientConfig": {"url": f"https://127.0.0.1:{port}{path}"},
-                "rules": [
-                    {
-                        "apiGroups": [store.GROUP],
-                        "apiVersions": [version],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": [registry.KINDS[kind].plural],
-                        "scope": "Namespaced",
-                    }
-                ],
-            }
-        )
+        if kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
+            name = f"{mode[0]}{kind.lower()}-{version}.dynamo.nvidia.com"
+            hooks[mode].append(url_webhook(port, path, mode, kind, version, name=name))
     return [
-        (
-            VALIDATING,
-            {"metadata": {"name": "faults-validating", "labels": labels}, "webhooks": hooks["validate"]},
-        ),
-        (MUTATING, {"metadata": {"name": "faults-mutating", "labels": labels}, "webhooks": hooks["mutate"]}),
+        (VALIDATING, webhook_configuration("validate", "faults-validating", OPNS, hooks["validate"])),
+        (MUTATING, webhook_configuration("mutate", "faults-mutating", OPNS, hooks["mutate"])),
     ]
 
 

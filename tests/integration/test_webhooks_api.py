@@ -26,6 +26,7 @@ import uuid
 import pytest
 from cryptography import x509
 from dynamo_localcluster.cluster import free_port
+from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
@@ -63,10 +64,6 @@ def wait_for(fn, timeout: float = 30.0, interval: float = 0.2, what: str = "cond
 
 
 def _webhook_configs(port: int) -> tuple[dict, dict]:
-    labels = {
-        "nvidia.com/dynamo-webhook-cabundle-injection": "true",
-        "nvidia.com/dynamo-operator-namespace": OPNS,
-    }
     hooks: dict[str, list] = {"validate": [], "mutate": []}
     for path, (mode, kind, version) in sorted(admission_routes().items()):
         if mode == "mutate" and kind not in (
@@ -75,39 +72,10 @@ def _webhook_configs(port: int) -> tuple[dict, dict]:
             "DynamoGraphDeploymentRequest",
         ):
             continue
-        hooks[mode].append(
-            {
-                "name": f"{mode[0]}{kind.lower()}-{version}.dynamo.nvidia.com",
-                "admissionReviewVersions": ["v1"],
-                "sideEffects": "None",
-                "failurePolicy": "Fail",
-                "timeoutSeconds": 10,
-                "matchPolicy": "Exact",
-                "clientConfig": {"url": f"https://127.0.0.1:{port}{path}"},
-                "rules": [
-                    {
-                        "apiGroups": [GROUP],
-                        "apiVersions": [version],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": [registry.KINDS[kind].plural],
-                        "scope": "Namespaced",
-                    }
-                ],
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS}},
-            }
-        )
-    v = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": f"wh-test-{UID}-validating", "labels": labels},
-        "webhooks": hooks["validate"],
-    }
-    m = {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "MutatingWebhookConfiguration",
-        "metadata": {"name": f"wh-test-{UID}-mutating", "labels": labels},
-        "webhooks": hooks["mutate"],
-    }
+        name = f"{mode[0]}{kind.lower()}-{version}.dynamo.nvidia.com"
+        hooks[mode].append(url_webhook(port, path, mode, kind, version, name=name, namespace=NS))
+    v = webhook_configuration("validate", f"wh-test-{UID}-validating", OPNS, hooks["validate"])
+    m = webhook_configuration("mutate", f"wh-test-{UID}-mutating", OPNS, hooks["mutate"])
     return v, m
 
 
