@@ -40,7 +40,8 @@ class _Graph:
     dcds: dict[str, dict] = field(default_factory=dict)  # DCD name -> live DCD (create response)
     ready: set[str] = field(default_factory=set)  # DCDs whose status says Available
     components: dict[str, dict] = field(default_factory=dict)  # component name -> replica status
-    done: bool = False
+    done: bool = False  # its status write is due (set once, by whoever saw the last component ready)
+    written: bool = False  # ...and has been answered
 
 
 class Floor:
@@ -142,7 +143,8 @@ class Floor:
         self.client.replace(store.DGD, body, subresource="status")
         with self._lock:
             self.writes += 1
-            if all(x.done for x in self.graphs.values()) and len(self.graphs) == self.expected:
+            g.written = True
+            if all(x.written for x in self.graphs.values()) and len(self.graphs) == self.expected:
                 self.finished = time.monotonic()
                 self._all_done.set()
 

@@ -5,45 +5,15 @@ from __future__ import annotations
 
 import math
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
-COMPONENTS = (
-    ("Frontend", "frontend", ["python3", "-m", "dynamo.frontend"], []),
-    ("VllmPrefillWorker", "prefill", ["python3", "-m", "dynamo.vllm"], ["--is-prefill-worker"]),
-    ("VllmDecodeWorker", "decode", ["python3", "-m", "dynamo.vllm"], []),
-)
-PODS_PER_GRAPH = len(COMPONENTS)
+from dynamo_localcluster.graphs import DISAGGREGATED
+from dynamo_localcluster.graphs import graph as shared_graph
+
+PODS_PER_GRAPH = len(DISAGGREGATED)
 PODS_PER_NODE = 110  # the local cluster's fake node capacity
 
 
 def graph(name: str, namespace: str) -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backendFramework": "vllm",
-            "components": [
-                {
-                    "name": cname,
-                    "type": ctype,
-                    "replicas": 1,
-                    "podTemplate": {
-                        "spec": {
-                            "containers": [
-                                {
-                                    "name": "main",
-                                    "image": IMAGE,
-                                    "command": command,
-                                    "args": ["--model", "Qwen/Qwen3-0.6B", *args],
-                                }
-                            ]
-                        }
-                    },
-                }
-                for cname, ctype, command, args in COMPONENTS
-            ],
-        },
-    }
+    return shared_graph(name, namespace, DISAGGREGATED)
 
 
 def names(prefix: str, n: int) -> list[str]:

@@ -22,11 +22,19 @@ class OperatorProcess:
     """One operator process: leader election off (a single replica; no Lease renewals in the write counts),
     health, plain-HTTP metrics and the webhook server on free loopback ports."""
 
-    def __init__(self, cluster: LocalCluster, log: Path, ports: tuple[int, int, int] | None = None):
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        log: Path,
+        ports: tuple[int, int, int] | None = None,
+        webhooks_only: bool = False,
+    ):
         """``ports`` (health, metrics, webhook): a restarted operator keeps its predecessor's, as a pod
         does (a new webhook URL would make it re-point the CRDs' conversion, a write a restart never
-        makes in a cluster)."""
+        makes in a cluster). ``webhooks_only``: no controllers, only the webhook server and its
+        certificates (the floor's cluster needs the CRDs' conversion webhook as much as the operator's)."""
         self.cluster = cluster
+        self.webhooks_only = webhooks_only
         self.log = log
         self.health, self.metrics, self.webhook = ports or (free_port(), free_port(), free_port())
         self.proc: subprocess.Popen[bytes] | None = None
@@ -62,6 +70,8 @@ class OperatorProcess:
             "--webhook-url-base",
             f"https://127.0.0.1:{self.webhook}",
         ]
+        if self.webhooks_only:
+            argv += ["--no-default-controllers", "--webhooks"]
         env = {**self.cluster.env, "POD_NAMESPACE": OPERATOR_NAMESPACE}
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -43,6 +43,7 @@ WEBHOOK_CONFIGS = {
         "MutatingWebhookConfiguration", namespaced=False,
     ),
 }  # fmt: skip
+DCD_V1BETA1 = custom(store.GROUP, "v1beta1", "dynamocomponentdeployments", store.DCD.kind)
 SNAPSHOT_KINDS = (store.DGD, store.DCD, DEPLOYMENTS, SERVICES, SERVICEACCOUNTS, CONFIGMAPS)
 
 
@@ -151,12 +152,30 @@ def point(op: OperatorProcess) -> dict:
 def floor_phase(cfg: Config, nodes: int) -> dict:
     say(f"floor: local control plane with {nodes} fake nodes")
     with LocalCluster(cfg.dir / "floor", profile="cluster", nodes=nodes, audit=True) as cluster:
-        prepare(cluster, ["bench-burst"])
-        floor = Floor(client(cluster, "user"), client(cluster, "floor"), "bench-burst")
-        say(f"floor: {cfg.n} graphs, every child and status written by a minimal client")
-        secs = floor.run(cfg.n, "g", cfg.timeout)
-        say(f"floor: {secs:.1f} s, {floor.writes} writes")
-        return {"seconds": round(secs, 2), "writes": floor.writes}
+        prepare(cluster, ["bench-burst", OPERATOR_NAMESPACE])
+        # The CRDs serve v1beta1 from v1alpha1 storage through the conversion webhook, and the controller
+        # manager's garbage collector and quota monitor watch the preferred version, v1beta1: in a working
+        # cluster every write of a DGD or DCD is converted for them. The floor's cluster gets the same
+        # conversion webhook (the operator's server, no controllers), or it would be a cluster whose
+        # garbage collector cannot watch the graphs, doing less work than any real one.
+        conversion = OperatorProcess(cluster, cfg.dir / "floor-webhooks.log", webhooks_only=True)
+        try:
+            conversion.start()
+            conversion.wait_ready()
+            floor = Floor(client(cluster, "user"), client(cluster, "floor"), "bench-burst")
+            say(f"floor: {cfg.n} graphs, every child and status written by a minimal client")
+            secs = floor.run(cfg.n, "g", cfg.timeout)
+            say(f"floor: {secs:.1f} s, {floor.writes} writes")
+            # the graphs read back in v1beta1: the conversion webhook served the floor's cluster
+            served = len(client(cluster, "check").list(DCD_V1BETA1, "bench-burst").get("items") or [])
+            return {
+                "seconds": round(secs, 2),
+                "writes": floor.writes,
+                "converted_on_read": served,
+                "conversion_webhook_cpu_seconds": round(conversion.cpu_seconds(), 1),
+            }
+        finally:
+            conversion.stop()
 
 
 def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
@@ -292,13 +311,40 @@ def admission_phase(cfg: Config, rc: ResourceClient, op: OperatorProcess) -> dic
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.5)
+    waited, share = idle_cpu(op)
+    say(f"admission: operator at {share:.1%} of a core after {waited:.0f} s")
     say(f"admission: {cfg.admission_rate:.0f} reviews/s for {cfg.admission_seconds:.0f} s, direct")
     direct = admission.direct(op.webhook, ns, cfg.admission_rate, cfg.admission_seconds)
     say(f"admission: direct {direct}")
     say(f"admission: {cfg.admission_rate:.0f} dry-run creates/s for {cfg.admission_seconds:.0f} s, apiserver")
     api = admission.through_apiserver(rc, ns, cfg.admission_rate, cfg.admission_seconds)
     say(f"admission: apiserver {api}")
-    return {"rate": cfg.admission_rate, "seconds": cfg.admission_seconds, "direct": direct, "apiserver": api}
+    return {
+        "rate": cfg.admission_rate,
+        "seconds": cfg.admission_seconds,
+        "operator_cpu_share_before": round(share, 3),
+        "waited_for_idle_seconds": round(waited, 1),
+        "direct": direct,
+        "apiserver": api,
+    }
+
+
+def idle_cpu(
+    op: OperatorProcess, share: float = 0.05, window: float = 5, timeout: float = 180
+) -> tuple[float, float]:
+    """Wait until the operator uses at most ``share`` of a core over ``window`` seconds; (seconds waited,
+    the last window's share). Its queues are empty well before that after a burst: the controller
+    manager's garbage collector still walks the new objects and has every DGD and DCD it reads converted
+    by the operator's webhook. Admission is measured on a converged operator, not beside that catch-up
+    (which the burst row measures); after ``timeout`` it is measured anyway, and the share says so."""
+    start = time.monotonic()
+    while True:
+        op.check_alive()
+        before = op.cpu_seconds()
+        time.sleep(window)
+        used = (op.cpu_seconds() - before) / window
+        if used <= share or time.monotonic() - start > timeout:
+            return time.monotonic() - start, used
 
 
 def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:

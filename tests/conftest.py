@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, leftover_processes
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, leftover_processes, sweep
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 
@@ -88,11 +87,7 @@ def _run_cluster(profile: str) -> Iterator[LocalCluster]:
         cluster.stop()
         # The suite's promise: nothing it started outlives it. Anything still alive is killed and
         # reported as an error, so a leak is seen rather than inherited by the next run.
-        leaked = leftover_processes(str(directory))
-        for pid, _ in leaked:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        shutil.rmtree(directory, ignore_errors=True)
+        leaked = sweep(directory)
         assert not leaked, f"processes left running after the {profile} cluster stopped: {leaked}"
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import shutil
 import threading
 import time
 import uuid
@@ -25,7 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, leftover_processes
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, sweep
+from dynamo_localcluster.graphs import AGGREGATED
+from dynamo_localcluster.graphs import graph as shared_graph
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
@@ -45,46 +46,13 @@ LEASE_NAME = "dynamo.nvidia.com"
 # short leases so a failover fits the suite's time budget; same ratios as the defaults (15/10/2)
 LEASE = {"duration": 4.0, "renew": 3.0, "retry": 0.5}
 BURST = 100
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 DGD_BETA = custom(store.GROUP, "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
 
 
 def graph(ns: str, name: str) -> dict:
     """The smallest real graph: an OpenAI frontend and one GPU worker."""
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "backendFramework": "vllm",
-            "components": [
-                {
-                    "name": "Frontend",
-                    "type": "frontend",
-                    "replicas": 1,
-                    "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-                },
-                {
-                    "name": "VllmWorker",
-                    "type": "worker",
-                    "replicas": 1,
-                    "podTemplate": {
-                        "spec": {
-                            "containers": [
-                                {
-                                    "name": "main",
-                                    "image": IMAGE,
-                                    "args": ["--model", "Qwen/Qwen3-0.6B"],
-                                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                                }
-                            ]
-                        }
-                    },
-                },
-            ],
-        },
-    }
+    return shared_graph(name, ns, AGGREGATED)
 
 
 def _webhook_configs(port: int) -> list[tuple]:
@@ -430,9 +398,5 @@ def running_plane(logs: Path, webhook: bool = True) -> Iterator[Plane]:
                 proc.send_signal(18)  # SIGCONT: a paused process must be able to die
             proc.reap()
         cluster.stop()
-        leaked = leftover_processes(str(directory))
-        for pid, _ in leaked:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, 9)
-        shutil.rmtree(directory, ignore_errors=True)
+        leaked = sweep(directory)
         assert not leaked, f"processes left running after the fault plane stopped: {leaked}"

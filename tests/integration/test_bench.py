@@ -36,6 +36,7 @@ def test_bench_runs_and_reports_every_row(tmp_path):
     (result,) = (tmp_path / "results").glob("*.json")
     data = json.loads(result.read_text())
     assert data["floor"]["writes"] > 0
+    assert data["floor"]["converted_on_read"] == 3 * 20  # the floor's cluster converts, as the operator's
     assert data["burst"]["writes"] > 0  # the audit log saw the operator's writes
     assert set(data["memory"]["points"]) >= {"0", "20", "40"}
     assert data["admission"]["direct"]["errors"] == 0

@@ -176,16 +176,48 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
     planner = client.get(DEPLOYMENTS, "g-planner", ns)["spec"]["template"]["spec"]
     assert planner["serviceAccountName"] == names.PLANNER_SERVICE_ACCOUNT
     # DCD status and events
-    dcd = store.to_internal(client.get(store.DCD, "g-vllmdecodeworker", ns))
+    dcd_name = "g-vllmdecodeworker"
+    dcd = store.to_internal(client.get(store.DCD, dcd_name, ns))
     avail = next(c for c in dcd["status"]["conditions"] if c["type"] == "Available")
     assert avail["status"] == "True" and dcd["status"]["observedGeneration"] == dcd["metadata"]["generation"]
 
-    def reasons():
-        return {e.get("reason") for e in client.list(EVENTS, ns).get("items") or []}
+    def creation_events(kind: str, name: str) -> list[str]:
+        """Messages of the SuccessfulCreate Events on one object: one per pass, naming every child."""
+        return [
+            e.get("message") or ""
+            for e in client.list(EVENTS, ns).get("items") or []
+            if e.get("reason") == "SuccessfulCreate"
+            and (e.get("involvedObject") or {}).get("kind") == kind
+            and (e.get("involvedObject") or {}).get("name") == name
+        ]
 
-    assert wait_until(
-        lambda: {"CreateDynamoComponentDeployment", "CreateDeployment", "CreateService"} <= reasons(), 15
-    ), reasons()
+    def named(kind: str, name: str) -> list[str]:
+        """The children named by the object's SuccessfulCreate Events (``Kind ns/name`` each)."""
+        return [x.strip() for m in creation_events(kind, name) for x in m.removeprefix("Created ").split(",")]
+
+    assert wait_until(lambda: named(names.DGD_KIND, "g"), 15)
+    graph_children = sorted(named(names.DGD_KIND, "g"))  # each created once, all in the first pass
+    assert graph_children == sorted(f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)), (
+        graph_children
+    )
+    assert len(creation_events(names.DGD_KIND, "g")) == 1
+    # the graph's DCDs do not announce their routine creations (the graph's Event names them); a DCD
+    # applied on its own does
+    standalone = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DCD_KIND,
+        "metadata": {"name": "solo", "namespace": ns},
+        "spec": {
+            "name": "Frontend",
+            "type": "frontend",
+            "podTemplate": dgd["spec"]["components"][0]["podTemplate"],
+        },
+    }
+    client.create(store.DCD, store.to_wire(standalone))
+    assert wait_until(lambda: named(names.DCD_KIND, "solo"), 15)
+    assert sorted(named(names.DCD_KIND, "solo")) == [f"Deployment {ns}/solo", f"Service {ns}/solo"]
+    assert creation_events(names.DCD_KIND, dcd_name) == []
+    client.delete(store.DCD, "solo", ns)
     # gauges
     assert wait_until(
         lambda: (

@@ -662,6 +662,17 @@ class LocalCluster:
         return cluster
 
 
+def sweep(directory: Path) -> list[tuple[int, str]]:
+    """After a cluster stopped: kill anything still running from ``directory``, remove the directory and
+    return what had to be killed, so that a test suite reports a leak rather than the next run inherit it."""
+    leaked = leftover_processes(str(directory))
+    for pid, _ in leaked:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(directory, ignore_errors=True)
+    return leaked
+
+
 def leftover_processes(marker: str) -> list[tuple[int, str]]:
     """Processes whose command line mentions ``marker`` (a cluster directory): used by the test
     suite's teardown to prove that nothing it started is still running."""

@@ -1,6 +1,11 @@
 """DynamoComponentDeployment controller: DCD → ServiceAccount, RoleBinding, ConfigMap, Deployment (or
 LeaderWorkerSet), Service, model headless Service, exactly as ``render_component`` renders them; status
-``Available`` / ``DynamoComponentReady`` and ``status.component`` from the workload."""
+``Available`` / ``DynamoComponentReady`` and ``status.component`` from the workload.
+
+Events: a DCD that a graph created does not announce its routine creations (its graph's ``SuccessfulCreate``
+already names it, and its Deployment and Services carry its name): in a burst of new graphs those Events
+were one write in eight. Updates, deletions and every warning are recorded on the DCD; a DCD applied on its
+own announces its creations too."""
 
 from __future__ import annotations
 
@@ -10,12 +15,18 @@ from dynamo_operator.runtime.controller import Request, Result
 from . import status as st
 from . import store
 from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
-from .sync import ChildSyncer, Conflict, OwnershipConflict
+from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
 
 
 def _desired_replicas(workload: dict) -> int:
     r = (workload.get("spec") or {}).get("replicas")
     return 1 if r is None else int(r)
+
+
+def part_of_graph(dcd: dict) -> bool:
+    """Created (and controlled) by a DynamoGraphDeployment."""
+    ref = controller_ref(dcd) or {}
+    return store.DGD.matches(ref.get("apiVersion", ""), ref.get("kind", ""))
 
 
 LWS_NOT_RECONCILED = "LeaderWorkerSetNotReconciled"  # Available reason: no LWS controller reports
@@ -69,7 +80,7 @@ class DCDReconciler:
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
         try:
-            results = self.syncer.apply(live, desired)
+            results = self.syncer.apply(live, desired, announce=not part_of_graph(live))
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:

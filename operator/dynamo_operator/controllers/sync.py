@@ -203,6 +203,9 @@ class RecentWrites:
                 del self._items[k]
 
 
+REASON_CREATED = "SuccessfulCreate"
+
+
 @dataclass
 class SyncResult:
     action: str  # "created" | "updated" | "unchanged"
@@ -308,9 +311,26 @@ class ChildSyncer:
                 self._generations[md["uid"]] = int(md["generation"])
 
     # -- writing --------------------------------------------------------------------------------------------
-    def sync(self, owner: dict, desired: dict, shared: bool | None = None) -> SyncResult:
+    def sync(
+        self, owner: dict, desired: dict, shared: bool | None = None, announce: bool = True
+    ) -> SyncResult:
         """Make the child ``desired`` (internal form, hash-stamped) exist as rendered, owned by ``owner``
-        (wire form)."""
+        (wire form). ``announce=False``: the caller records the creation Event (``apply`` records one per
+        pass)."""
+        result = self._sync(owner, desired, shared)
+        if announce and result.action == "created":
+            self.announce_created(owner, [result.obj])
+        return result
+
+    def announce_created(self, owner: dict, created: list[dict]) -> None:
+        """One ``SuccessfulCreate`` Event on ``owner`` naming every child it created in one pass (as the
+        ReplicaSet controller says "Created pod: x"): an Event is a write, and one per child was half of the
+        operator's writes in a burst of new graphs."""
+        if created:
+            listed = ", ".join(f"{o.get('kind')} {_name(o)}" for o in created)
+            self.recorder.normal(owner, REASON_CREATED, f"Created {listed}")
+
+    def _sync(self, owner: dict, desired: dict, shared: bool | None) -> SyncResult:
         ct = child_type(desired)
         shared = is_shared(desired) if shared is None else shared
         md = desired["metadata"]
@@ -346,7 +366,6 @@ class ChildSyncer:
         out.setdefault("apiVersion", ct.res.api_version)
         out.setdefault("kind", ct.res.kind)
         self._note_generation(out)
-        self.recorder.normal(owner, f"Create{ct.res.kind}", f"Created {ct.res.kind} {_name(out)}")
         return SyncResult("created", out, "missing")
 
     def _update(
@@ -427,10 +446,17 @@ class ChildSyncer:
         self.recent.remember(obj, out)
         self.recorder.normal(owner, f"Update{ct.res.kind}", f"Released shared {ct.res.kind} {_name(obj)}")
 
-    def apply(self, owner: dict, desired: list[dict]) -> list[SyncResult]:
+    def apply(self, owner: dict, desired: list[dict], announce: bool = True) -> list[SyncResult]:
         """Make ``owner``'s children exactly ``desired``: create or update each (results in the same order),
-        then prune the cached children that are no longer desired."""
-        results = [self.sync(owner, child) for child in desired]
+        then prune the cached children that are no longer desired. ``announce``: one ``SuccessfulCreate``
+        Event for what this pass created (updates and deletions always get theirs)."""
+        results: list[SyncResult] = []
+        try:
+            for child in desired:
+                results.append(self.sync(owner, child, announce=False))
+        finally:  # what was created before a failure is announced too
+            if announce:
+                self.announce_created(owner, [r.obj for r in results if r.action == "created"])
         self.prune(owner, {child_key(child) for child in desired})
         return results
 
