@@ -311,17 +311,6 @@ class ChildSyncer:
                 self._generations[md["uid"]] = int(md["generation"])
 
     # -- writing --------------------------------------------------------------------------------------------
-    def sync(
-        self, owner: dict, desired: dict, shared: bool | None = None, announce: bool = True
-    ) -> SyncResult:
-        """Make the child ``desired`` (internal form, hash-stamped) exist as rendered, owned by ``owner``
-        (wire form). ``announce=False``: the caller records the creation Event (``apply`` records one per
-        pass)."""
-        result = self._sync(owner, desired, shared)
-        if announce and result.action == "created":
-            self.announce_created(owner, [result.obj])
-        return result
-
     def announce_created(self, owner: dict, created: list[dict]) -> None:
         """One ``SuccessfulCreate`` Event on ``owner`` naming every child it created in one pass (as the
         ReplicaSet controller says "Created pod: x"): an Event is a write, and one per child was half of the
@@ -330,7 +319,9 @@ class ChildSyncer:
             listed = ", ".join(f"{o.get('kind')} {_name(o)}" for o in created)
             self.recorder.normal(owner, REASON_CREATED, f"Created {listed}")
 
-    def _sync(self, owner: dict, desired: dict, shared: bool | None) -> SyncResult:
+    def sync(self, owner: dict, desired: dict, shared: bool | None = None) -> SyncResult:
+        """Make the child ``desired`` (internal form, hash-stamped) exist as rendered, owned by ``owner``
+        (wire form). No Event for a creation: ``apply`` announces a pass's creations together."""
         ct = child_type(desired)
         shared = is_shared(desired) if shared is None else shared
         md = desired["metadata"]
@@ -453,7 +444,7 @@ class ChildSyncer:
         results: list[SyncResult] = []
         try:
             for child in desired:
-                results.append(self.sync(owner, child, announce=False))
+                results.append(self.sync(owner, child))
         finally:  # what was created before a failure is announced too
             if announce:
                 self.announce_created(owner, [r.obj for r in results if r.action == "created"])
