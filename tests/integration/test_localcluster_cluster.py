@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import ipaddress
 import subprocess
-import time
 import uuid
 
 import pytest
 from kubernetes import client
+from support.crs import wait_for
 
 pytestmark = pytest.mark.cluster
 
 LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
-
-
-def _until(fn, timeout: float = 60, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}; last={last!r}")
 
 
 @pytest.fixture
@@ -53,8 +42,9 @@ def test_deployment_gets_ready_pods(kube_cluster, namespace):
             },
         },
     )
-    _until(
+    wait_for(
         lambda: (apps.read_namespaced_deployment_status("smoke", namespace).status.ready_replicas or 0) == 2,
+        timeout=60,
         what="2 ready replicas",
     )
     pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector="app=smoke").items
@@ -78,8 +68,10 @@ def test_job_completes(kube_cluster, namespace):
             },
         },
     )
-    _until(
-        lambda: (batch.read_namespaced_job_status("once", namespace).status.succeeded or 0) == 1, what="job"
+    wait_for(
+        lambda: (batch.read_namespaced_job_status("once", namespace).status.succeeded or 0) == 1,
+        timeout=60,
+        what="job",
     )
 
 
@@ -106,7 +98,7 @@ def test_every_node_service_and_pod_address_is_loopback(kube_cluster, namespace)
     core.create_namespaced_pod(
         namespace, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "pause"}]}}
     )
-    _until(lambda: core.read_namespaced_pod("p", namespace).status.pod_ip, what="pod IP")
+    wait_for(lambda: core.read_namespaced_pod("p", namespace).status.pod_ip, timeout=60, what="pod IP")
     nodes = core.list_node().items
     assert nodes
     for n in nodes:
