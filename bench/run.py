@@ -43,7 +43,8 @@ WEBHOOK_CONFIGS = {
         "MutatingWebhookConfiguration", namespaced=False,
     ),
 }  # fmt: skip
-DCD_V1BETA1 = custom(store.GROUP, "v1beta1", "dynamocomponentdeployments", store.DCD.kind)
+# DCDs read in the internal version (v1beta1): served through the conversion webhook
+DCD_INTERNAL = custom(store.GROUP, store.INTERNAL_VERSION, store.DCD.plural, store.DCD.kind)
 SNAPSHOT_KINDS = (store.DGD, store.DCD, DEPLOYMENTS, SERVICES, SERVICEACCOUNTS, CONFIGMAPS)
 
 
@@ -167,7 +168,7 @@ def floor_phase(cfg: Config, nodes: int) -> dict:
             secs = floor.run(cfg.n, "g", cfg.timeout)
             say(f"floor: {secs:.1f} s, {floor.writes} writes")
             # the graphs read back in v1beta1: the conversion webhook served the floor's cluster
-            served = len(client(cluster, "check").list(DCD_V1BETA1, "bench-burst").get("items") or [])
+            served = len(client(cluster, "check").list(DCD_INTERNAL, "bench-burst").get("items") or [])
             return {
                 "seconds": round(secs, 2),
                 "writes": floor.writes,
