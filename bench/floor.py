@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dynamo_operator.controllers import DEFAULT_WORKERS, MANAGED_SELECTOR, store
+from dynamo_operator.controllers import MANAGED_SELECTOR, store, worker_counts
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.sync import child_type, is_shared, owner_reference
 from dynamo_operator.render import RenderContext, names, render_component, render_graph
@@ -24,8 +24,8 @@ from dynamo_operator.runtime.settings import load_config, settings_from_config
 
 from .graphs import graph
 
-# The operator runs a DGD and a DCD controller with DEFAULT_WORKERS each.
-OPERATOR_CONCURRENCY = 2 * DEFAULT_WORKERS
+# As many requests in flight as the operator's DGD and DCD controllers have workers.
+OPERATOR_CONCURRENCY = sum(worker_counts().values())
 
 
 def operator_render_context() -> RenderContext:

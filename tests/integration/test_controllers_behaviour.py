@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 import uuid
 
 import pytest
 from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, store
 from dynamo_operator.controllers import status as st
-from dynamo_operator.controllers.common import Deps
+from dynamo_operator.controllers.common import PROGRESS_SECONDS, Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import names
@@ -41,6 +42,7 @@ from dynamo_operator.runtime.informer import Indexer, wait_until
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
     IMAGE,
+    WAIT,
     FaultClient,
     Operator,
     apply_dgd,
@@ -212,6 +214,38 @@ def test_status_goes_initializing_pending_successful_with_counts(client, ns, ope
         assert states[0] == st.STATE_INITIALIZING and st.STATE_FAILED not in states
     finally:
         operator.held.discard((DCD_CONTROLLER, ns))
+        for node in nodes:
+            with contextlib.suppress(ApiException):
+                client.patch(NODES, node, {"metadata": {"labels": dict.fromkeys(hold)}})
+
+
+def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_once(client, ns, operator):
+    """A graph-owned DCD's "not ready yet" is progress (its graph already reports the replica counts): it is
+    written at most once per ``PROGRESS_SECONDS``; readiness is written as soon as it happens. The graph's
+    own first status is news: written at once."""
+    hold = {f"test.dynamo.nvidia.com/{ns}": "go"}
+    comp = component("Frontend", "frontend")
+    comp["podTemplate"]["spec"]["nodeSelector"] = hold
+    nodes = [n["metadata"]["name"] for n in client.list(NODES).get("items") or []]
+    started = time.monotonic()
+    try:
+        apply_dgd(client, graph(ns, [comp]))
+        # its Deployment exists and its pod cannot be scheduled: the DCD's first pass is long done
+        assert wait_until(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, WAIT, interval=0.2)
+        wait_status(client, ns, lambda s: s.get("observedGeneration") == 1)
+        time.sleep(2)
+        if time.monotonic() - started < PROGRESS_SECONDS - 5:
+            assert status_writes(operator, ns, store.DCD, "g-frontend") == []
+        for node in nodes:
+            client.patch(NODES, node, {"metadata": {"labels": hold}})
+        wait_successful(client, ns, generation=1)
+        writes = status_writes(operator, ns, store.DCD, "g-frontend")
+        assert st.condition(writes[-1], st.AVAILABLE)["status"] == "True"
+        if time.monotonic() - started < PROGRESS_SECONDS - 5:  # the readiness was the only write
+            assert len(writes) == 1, writes
+        states = [w["state"] for w in status_writes(operator, ns, store.DGD, "g")]
+        assert states[-1] == st.STATE_SUCCESSFUL and len(states) >= 2, states
+    finally:
         for node in nodes:
             with contextlib.suppress(ApiException):
                 client.patch(NODES, node, {"metadata": {"labels": dict.fromkeys(hold)}})

@@ -258,6 +258,7 @@ def test_async_recorder_flushes_and_stops():
 
 def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch):
     from dynamo_operator.controllers import (
+        COMPONENT_WORKERS_FACTOR,
         DCD_CONTROLLER,
         DGD_CONTROLLER,
         DGDSA_CONTROLLER,
@@ -276,7 +277,8 @@ def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch
     monkeypatch.setattr("dynamo_operator.controllers.detect_integrations", lambda client: frozenset())
     ctls = setup(mgr, workers=3)
     assert {DGD_CONTROLLER, DCD_CONTROLLER, DGDSA_CONTROLLER} <= set(ctls)
-    assert ctls[DCD_CONTROLLER].workers == 3
+    assert ctls[DGD_CONTROLLER].workers == 3
+    assert ctls[DCD_CONTROLLER].workers == 3 * COMPONENT_WORKERS_FACTOR  # components outnumber graphs
     caches = {(str(res), sel, fsel) for (res, _ns, sel, fsel) in mgr._informers}
     assert ("deployments.apps", MANAGED_SELECTOR, None) in caches
     assert ("serviceaccounts", MANAGED_SELECTOR, None) in caches

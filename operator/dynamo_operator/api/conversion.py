@@ -19,10 +19,11 @@ ConversionReview as is.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from typing import Any
+
+from .jsontree import copy_tree
 
 GROUP = "nvidia.com"
 VERSIONS = ("v1alpha1", "v1beta1")
@@ -65,7 +66,7 @@ def _put(dst: Obj, key: str, value: Any) -> None:
 def _copy_keys(src: Obj, dst: Obj, keys: tuple[str, ...]) -> None:
     for key in keys:
         if key in src:
-            dst[key] = copy.deepcopy(src[key])
+            dst[key] = copy_tree(src[key])
 
 
 _MODE_TO_BETA = {"intraPod": "IntraPod", "interPod": "InterPod"}
@@ -99,7 +100,7 @@ def _resources_to_container(res: Obj) -> Obj:
             values[item.get("gpuType") or DEFAULT_GPU_RESOURCE] = item["gpu"]
         values.update(item.get("custom") or {})
         _put(out, side, values)
-    _put(out, "claims", copy.deepcopy(res.get("claims")))
+    _put(out, "claims", copy_tree(res.get("claims")))
     return out
 
 
@@ -120,7 +121,7 @@ def _resources_from_container(res: Obj) -> Obj:
                 custom[key] = str(value)
         _put(item, "custom", custom)
         _put(out, side, item)
-    _put(out, "claims", copy.deepcopy(res.get("claims")))
+    _put(out, "claims", copy_tree(res.get("claims")))
     return out
 
 
@@ -143,12 +144,12 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
 
     experimental: Obj = {}
     if "checkpoint" in svc:
-        ckpt = copy.deepcopy(svc["checkpoint"])
+        ckpt = copy_tree(svc["checkpoint"])
         ckpt.setdefault("enabled", False)
         experimental["checkpoint"] = ckpt
     gms = svc.get("gpuMemoryService")
     if isinstance(gms, dict) and gms.get("enabled"):
-        g = {k: copy.deepcopy(v) for k, v in gms.items() if k != "enabled"}
+        g = {k: copy_tree(v) for k, v in gms.items() if k != "enabled"}
         if "mode" in g:
             g["mode"] = _MODE_TO_BETA.get(g["mode"], g["mode"])
         experimental["gpuMemoryService"] = g
@@ -161,10 +162,10 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
     _put(comp, "experimental", experimental)
 
     # Pod-level configuration collapses into podTemplate with a container named "main".
-    extra_spec = copy.deepcopy(svc.get("extraPodSpec") or {})
+    extra_spec = copy_tree(svc.get("extraPodSpec") or {})
     main: Obj = extra_spec.pop("mainContainer", None) or {}
     main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
-    envs = copy.deepcopy(svc.get("envs") or [])
+    envs = copy_tree(svc.get("envs") or [])
     names = {e.get("name") for e in envs}
     env = envs + [e for e in main.get("env", []) if e.get("name") not in names]
     _put(main, "env", env)
@@ -174,7 +175,7 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
         _put(main, "resources", _resources_to_container(svc["resources"]))
     for probe in ("livenessProbe", "readinessProbe"):
         if probe in svc:
-            main[probe] = copy.deepcopy(svc[probe])
+            main[probe] = copy_tree(svc[probe])
     volumes: list[Obj] = []
     for vm in svc.get("volumeMounts") or []:
         if vm.get("useAsCompilationCache") and "compilationCache" not in comp:
@@ -191,8 +192,8 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
     sidecar = svc.get("frontendSidecar")
     if isinstance(sidecar, dict):
         sc: Obj = {"name": FRONTEND_SIDECAR, "image": sidecar.get("image")}
-        _put(sc, "args", copy.deepcopy(sidecar.get("args")))
-        _put(sc, "env", copy.deepcopy(sidecar.get("envs")))
+        _put(sc, "args", copy_tree(sidecar.get("args")))
+        _put(sc, "env", copy_tree(sidecar.get("envs")))
         if "envFromSecret" in sidecar:
             sc["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
         containers.append(sc)
@@ -228,10 +229,10 @@ def _shared_to_alpha(comp: Obj) -> Obj:
         svc["sharedMemory"] = {"disabled": True} if str(size) == "0" else {"size": size}
     experimental = comp.get("experimental") or {}
     if "checkpoint" in experimental:
-        svc["checkpoint"] = copy.deepcopy(experimental["checkpoint"])
+        svc["checkpoint"] = copy_tree(experimental["checkpoint"])
     for key in ("gpuMemoryService", "failover"):
         if key in experimental:
-            value = {"enabled": True, **copy.deepcopy(experimental[key])}
+            value = {"enabled": True, **copy_tree(experimental[key])}
             if "mode" in value:
                 value["mode"] = _MODE_TO_ALPHA.get(value["mode"], value["mode"])
             svc[key] = value
@@ -241,7 +242,7 @@ def _shared_to_alpha(comp: Obj) -> Obj:
         _put(vm, "mountPoint", cache.get("mountPath"))
         svc["volumeMounts"] = [vm]
 
-    template = copy.deepcopy(comp.get("podTemplate") or {})
+    template = copy_tree(comp.get("podTemplate") or {})
     pod_spec: Obj = template.get("spec") or {}
     containers = pod_spec.pop("containers", None) or []
     main = next((c for c in containers if c.get("name") == MAIN_CONTAINER), None)
@@ -297,11 +298,11 @@ def _shared_to_alpha(comp: Obj) -> Obj:
 
 
 def _replica_status_to_beta(status: Obj) -> Obj:
-    return {k: copy.deepcopy(v) for k, v in status.items() if k != "componentName"}
+    return {k: copy_tree(v) for k, v in status.items() if k != "componentName"}
 
 
 def _replica_status_to_alpha(status: Obj) -> Obj:
-    out = copy.deepcopy(status)
+    out = copy_tree(status)
     names = status.get("componentNames") or []
     if names:
         out["componentName"] = names[-1]
@@ -320,7 +321,7 @@ def _dgd_status(status: Obj, to_beta: bool) -> Obj:
         out[dst_key] = {name: conv(s) for name, s in status[src_key].items()}
     _copy_keys(status, out, ("checkpoints", "restart"))
     if "rollingUpdate" in status:
-        ru = copy.deepcopy(status["rollingUpdate"])
+        ru = copy_tree(status["rollingUpdate"])
         a, b = (
             ("updatedServices", "updatedComponents") if to_beta else ("updatedComponents", "updatedServices")
         )
@@ -339,13 +340,13 @@ def _dgd_to_beta(obj: Obj) -> Obj:
     _copy_keys(spec, out, ("annotations", "labels", "priorityClassName", "backendFramework", "restart"))
     _copy_keys(spec, out, ("experimental",))
     if "topologyConstraint" in spec:
-        tc = copy.deepcopy(spec["topologyConstraint"])
+        tc = copy_tree(spec["topologyConstraint"])
         if "topologyProfile" in tc:
             tc["clusterTopologyName"] = tc.pop("topologyProfile")
         out["topologyConstraint"] = tc
     if "services" in spec:
         out["components"] = [_shared_to_beta(svc, name) for name, svc in spec["services"].items()]
-    _put(out, "env", copy.deepcopy(spec.get("envs")))
+    _put(out, "env", copy_tree(spec.get("envs")))
     body: Obj = {"spec": out}
     if "status" in obj:
         body["status"] = _dgd_status(obj["status"], to_beta=True)
@@ -357,13 +358,13 @@ def _dgd_to_alpha(obj: Obj) -> Obj:
     _copy_keys(spec, out, ("annotations", "labels", "priorityClassName", "backendFramework", "restart"))
     _copy_keys(spec, out, ("experimental",))
     if "topologyConstraint" in spec:
-        tc = copy.deepcopy(spec["topologyConstraint"])
+        tc = copy_tree(spec["topologyConstraint"])
         if "clusterTopologyName" in tc:
             tc["topologyProfile"] = tc.pop("clusterTopologyName")
         out["topologyConstraint"] = tc
     if "components" in spec:
         out["services"] = {c["name"]: _shared_to_alpha(c) for c in spec["components"]}
-    _put(out, "envs", copy.deepcopy(spec.get("env")))
+    _put(out, "envs", copy_tree(spec.get("env")))
     body: Obj = {"spec": out}
     if "status" in obj:
         body["status"] = _dgd_status(obj["status"], to_beta=False)
@@ -404,7 +405,7 @@ def _dcd_to_alpha(obj: Obj) -> Obj:
 
 
 def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
-    spec = copy.deepcopy(obj.get("spec") or {})
+    spec = copy_tree(obj.get("spec") or {})
     ref = spec.get("dgdRef")
     if isinstance(ref, dict):
         a, b = ("serviceName", "componentName") if to_beta else ("componentName", "serviceName")
@@ -412,7 +413,7 @@ def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
             ref[b] = ref.pop(a)
     body: Obj = {"spec": spec}
     if "status" in obj:
-        body["status"] = copy.deepcopy(obj["status"])
+        body["status"] = copy_tree(obj["status"])
     return body
 
 
@@ -452,7 +453,7 @@ def _dgdr_to_beta(obj: Obj) -> Obj:
         if deployment.get("name"):
             st["dgdName"] = deployment["name"]
         if "generatedDeployment" in status:
-            st["profilingResults"] = {"selectedConfig": copy.deepcopy(status["generatedDeployment"])}
+            st["profilingResults"] = {"selectedConfig": copy_tree(status["generatedDeployment"])}
         body["status"] = st
     return body
 
@@ -475,7 +476,7 @@ def _dgdr_to_alpha(obj: Obj) -> Obj:
             st["deployment"] = {"name": status["dgdName"]}
         selected = (status.get("profilingResults") or {}).get("selectedConfig")
         if isinstance(selected, dict) and "apiVersion" in selected and "kind" in selected:
-            st["generatedDeployment"] = copy.deepcopy(selected)
+            st["generatedDeployment"] = copy_tree(selected)
         body["status"] = st
     return body
 
@@ -567,10 +568,10 @@ def _apply(target: Obj, records: list[Obj]) -> None:
             continue
         if isinstance(last, list):
             if "set" in rec and current is not _MISSING:
-                node[node.index(current)] = copy.deepcopy(rec["set"])
+                node[node.index(current)] = copy_tree(rec["set"])
             continue
         if "set" in rec:
-            node[last] = copy.deepcopy(rec["set"])
+            node[last] = copy_tree(rec["set"])
         else:
             node.pop(last, None)
 
@@ -580,7 +581,7 @@ def _apply(target: Obj, records: list[Obj]) -> None:
 
 
 def _without_annotation(obj: Obj, key: str) -> tuple[Obj, list[Obj]]:
-    out = copy.deepcopy(obj)
+    out = copy_tree(obj)
     annotations = (out.get("metadata") or {}).get("annotations") or {}
     raw = annotations.pop(key, None)
     if raw is not None and not annotations:
@@ -603,7 +604,7 @@ def _map(obj: Obj, to_version: str) -> Obj:
     body = (to_beta if to_version == "v1beta1" else to_alpha)(obj)
     out: Obj = {"apiVersion": f"{GROUP}/{to_version}", "kind": kind}
     if "metadata" in obj:
-        out["metadata"] = copy.deepcopy(obj["metadata"])
+        out["metadata"] = copy_tree(obj["metadata"])
     out.update(body)
     if "spec" not in obj and out.get("spec") == {}:
         out.pop("spec")
@@ -624,7 +625,7 @@ def convert(obj: Obj, to_version: str) -> Obj:
         raise ConversionError(f"unsupported version {to_version!r}")
     from_version = _version_of(obj)
     if from_version == to_version:
-        return copy.deepcopy(obj)
+        return copy_tree(obj)
     # Data an earlier conversion from to_version left on obj restores what obj's version could not hold.
     src, restore = _without_annotation(obj, annotation_for(to_version))
     dst = _map(src, to_version)

@@ -66,13 +66,24 @@ DGDSA_CONTROLLER = "DynamoGraphDeploymentScalingAdapter"
 MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
 PULL_SECRET_SELECTOR = f"type={DOCKERCONFIGJSON}"
 DEFAULT_WORKERS = 4
+# The component controller gets this many times the graph controller's workers: a graph has one DCD per
+# component, and each DCD's first pass writes its workload and Services. In a burst of 300 new graphs with
+# four workers each, the DCD controller's were busy the whole time while the graph controller's were idle
+# more than half of it, and every graph waited for its Deployments in the DCD queue.
+COMPONENT_WORKERS_FACTOR = 2
 METRICS_INTERVAL = 10.0
 # A graph's status sums its components' Deployments and DCDs, each of which changes status several times
 # while its pods start; reconciling the graph once per window instead of once per child event coalesces
 # those into fewer status writes (the benchmark's burst wrote each graph's status nine times).
 GRAPH_COALESCE_SECONDS = 1.0
 
-__all__ = ["DCD_CONTROLLER", "DGDSA_CONTROLLER", "DGD_CONTROLLER", "setup"]
+__all__ = ["DCD_CONTROLLER", "DGDSA_CONTROLLER", "DGD_CONTROLLER", "setup", "worker_counts"]
+
+
+def worker_counts(workers: int | None = None) -> dict[str, int]:
+    """Workers of the graph and component controllers for ``workers`` (default ``DEFAULT_WORKERS``)."""
+    w = workers or DEFAULT_WORKERS
+    return {DGD_CONTROLLER: w, DCD_CONTROLLER: COMPONENT_WORKERS_FACTOR * w}
 
 
 def _add_handler(
@@ -129,7 +140,8 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     """Register the DGD and DCD controllers, the pull-secret watch, events and gauges on ``manager``."""
     s = manager.settings
     doc = effective(s.config)
-    workers = workers or DEFAULT_WORKERS
+    counts = worker_counts(workers)
+    workers = counts[DGD_CONTROLLER]
     detected = detect_integrations(manager.client)
     lws_enabled = RenderContext(operator_config=doc, detected=detected).lws_enabled  # the renderer's rule
     grove_served = GROVE in detected  # Grove's objects can be watched only when their API exists
@@ -146,7 +158,7 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
         primary=store.DCD,
         reconcile=lambda req: dcd_reconciler(req),
         owns=[(res, MANAGED_SELECTOR) for res in owned],
-        workers=workers,
+        workers=counts[DCD_CONTROLLER],
         resource_type=names.DCD_KIND,
     )
     dgd_owned: list = [store.DCD, DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]

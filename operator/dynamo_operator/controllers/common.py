@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import copy
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
@@ -58,12 +62,54 @@ def awaiting_gc(e: OwnershipConflict, owner: dict) -> Result | None:
     return Result(requeue_after=2)
 
 
+# A status that only reports progress of an object still starting is written at most this often per object
+# (``status.dcd_progress_only`` / ``dgd_progress_only``); readiness, failures and new generations at once.
+# In a burst of new graphs every component passes through four or five "not ready yet" states, and each
+# graph through as many; those writes were a third of the operator's and slowed every graph's readiness.
+PROGRESS_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A progress-only status held back: the pass requeues after ``seconds`` and writes the latest then."""
+
+    seconds: float
+
+
+class ProgressClock:
+    """When the operator last wrote each object's status (by uid), to space out its progress-only writes.
+    An object it has not written yet starts its clock when its first progress is held back."""
+
+    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic):
+        self.interval = interval
+        self.clock = clock
+        self._last: OrderedDict[str, float] = OrderedDict()  # oldest first
+        self._lock = threading.Lock()
+
+    def wait(self, uid: str) -> float:
+        """Seconds until ``uid`` may write progress (0: now)."""
+        now = self.clock()
+        with self._lock:
+            last = self._last.setdefault(uid, now)
+        return max(0.0, last + self.interval - now)
+
+    def wrote(self, uid: str) -> None:
+        now = self.clock()
+        with self._lock:
+            self._last[uid] = now
+            self._last.move_to_end(uid)
+            # entries long past their interval no longer hold anything back; bound the map
+            while self._last and next(iter(self._last.values())) < now - 10 * self.interval:
+                self._last.popitem(last=False)
+
+
 class StatusWriter:
     """Writes a status through the status subresource, only when it changed.
 
     ``convert`` (the DGD and DCD controllers): ``status`` is in the internal (v1beta1) shape and is converted
     to the stored version's; kinds reconciled in their stored version (DGDR, DynamoModel, checkpoints) pass
-    False. ``recent`` remembers each write so the next pass sees it before the informer does."""
+    False. ``recent`` remembers each write so the next pass sees it before the informer does.
+    ``progress`` (a ``ProgressClock``) spaces out the writes callers mark as progress-only."""
 
     def __init__(
         self,
@@ -71,20 +117,33 @@ class StatusWriter:
         res: ResourceDescriptor,
         recent: RecentWrites | None = None,
         convert: bool = True,
+        progress: ProgressClock | None = None,
     ):
         self.client = client
         self.res = res
         self.recent = recent
         self.convert = convert
+        self.progress = progress
         self.writes = 0
 
-    def write(self, live_wire: dict, status: dict) -> dict | None:
-        """The response of the write, or None when ``status`` equals the live one (no request) or the object
-        is gone."""
-        old = (store.to_internal(live_wire) if self.convert else live_wire).get("status") or {}
+    def old(self, live_wire: dict) -> dict:
+        """The live status in the shape callers compute theirs in."""
+        return (store.to_internal(live_wire) if self.convert else live_wire).get("status") or {}
+
+    def write(
+        self, live_wire: dict, status: dict, progress_only: Callable[[dict, dict], bool] | None = None
+    ) -> dict | Deferred | None:
+        """The response of the write; None when ``status`` equals the live one (no request) or the object
+        is gone; ``Deferred`` when ``progress_only(old, status)`` says it is progress and this object wrote
+        within the writer's progress interval."""
+        old = self.old(live_wire)
         if status_equal(old, status):
             return None
-        body = copy.deepcopy(live_wire)
+        uid = live_wire["metadata"].get("uid") or ""
+        progress = self.progress is not None and progress_only is not None and progress_only(old, status)
+        if progress and (wait := self.progress.wait(uid)) > 0:
+            return Deferred(wait)
+        body = copy_tree(live_wire)
         body["metadata"].pop("managedFields", None)
         body["status"] = store.status_to_wire(live_wire, status) if self.convert else status
         try:
@@ -96,6 +155,8 @@ class StatusWriter:
                 return None  # deleted meanwhile
             raise
         self.writes += 1
+        if self.progress is not None:
+            self.progress.wrote(uid)
         out.setdefault("apiVersion", self.res.api_version)
         out.setdefault("kind", self.res.kind)
         if self.recent is not None:

@@ -14,7 +14,17 @@ from dynamo_operator.runtime.controller import Request, Result
 
 from . import status as st
 from . import store
-from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .common import (
+    PROGRESS_SECONDS,
+    Deferred,
+    Deps,
+    ProgressClock,
+    StatusWriter,
+    awaiting_gc,
+    log,
+    namespace_terminating,
+    short_error,
+)
 from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
 
 
@@ -64,7 +74,9 @@ class DCDReconciler:
     def __init__(self, deps: Deps):
         self.deps = deps
         self.syncer = ChildSyncer(deps.client, deps.recorder, deps.stores, deps.recent)
-        self.status = StatusWriter(deps.client, store.DCD, deps.recent)
+        self.status = StatusWriter(
+            deps.client, store.DCD, deps.recent, progress=ProgressClock(PROGRESS_SECONDS)
+        )
         self.dcds = deps.stores[store.DCD]
 
     def __call__(self, req: Request) -> Result:
@@ -123,10 +135,13 @@ class DCDReconciler:
         )
         reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
         new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
+        owned = part_of_graph(live)
         try:
-            self._write(live, new)
+            written = self.status.write(live, new, lambda o, n: st.dcd_progress_only(o, n, owned))
         except Conflict:
             return Result(requeue=True)
+        if isinstance(written, Deferred):
+            return Result(requeue_after=written.seconds)
         return Result()
 
     def _write(self, live: dict, new_status: dict) -> dict | None:

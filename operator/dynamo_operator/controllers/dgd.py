@@ -21,7 +21,17 @@ from dynamo_operator.runtime.controller import Request, Result
 from . import grove as grove_status
 from . import rollout, store
 from . import status as st
-from .common import Deps, StatusWriter, awaiting_gc, log, namespace_terminating, short_error
+from .common import (
+    PROGRESS_SECONDS,
+    Deferred,
+    Deps,
+    ProgressClock,
+    StatusWriter,
+    awaiting_gc,
+    log,
+    namespace_terminating,
+    short_error,
+)
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
 from .sync import (
@@ -49,7 +59,9 @@ class DGDReconciler:
             {res: deps.stores[res] for res in _DGD_CHILD_KINDS if res in deps.stores},
             deps.recent,
         )
-        self.status = StatusWriter(deps.client, store.DGD, deps.recent)
+        self.status = StatusWriter(
+            deps.client, store.DGD, deps.recent, progress=ProgressClock(PROGRESS_SECONDS)
+        )
         self.dgds = deps.stores[store.DGD]
         self.dcds = deps.stores[store.DCD]
         self.deployments = deps.stores.get(DEPLOYMENTS)
@@ -126,9 +138,11 @@ class DGDReconciler:
         try:
             if ru.store_hash is not None:
                 live = self._store_hash(live, ru.store_hash)
-            written = self.status.write(live, new)
+            written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
             return Result(requeue=True)
+        if isinstance(written, Deferred):
+            return Result(requeue_after=written.seconds)
         if written is not None:
             for ev in [*restart.events, *ru.events]:
                 (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
@@ -175,9 +189,11 @@ class DGDReconciler:
         state, reason, message = st.dgd_ready_condition(components)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         try:
-            self.status.write(live, new)
+            written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
             return Result(requeue=True)
+        if isinstance(written, Deferred):
+            return Result(requeue_after=written.seconds)
         return Result()
 
     def _store_hash(self, live: dict, whash: str) -> dict:

@@ -21,14 +21,21 @@ Pending/InProgress) the reason is ``rolling_update_in_progress``, and while a re
 components ``restart_in_progress``: the state is never ``successful`` then.  A Deployment whose pod
 template does not carry its DCD's worker hash and restart id (a cache older than the DCD the component
 controller applied) counts as ``updating``.
+
+**Progress or news** (``dcd_progress_only``, ``dgd_progress_only``): a status that only says an object is
+still starting (its Available / Ready condition stays False for a waiting reason, same generation, nothing
+else changed) is *progress*; everything else (first status of an object a user applied, readiness either
+way, a failure or a reason a user must act on, a new generation, rolling update and restart phases) is
+*news*.  The controllers write news at once and progress at most once per ``PROGRESS_SECONDS`` per object
+(``common.StatusWriter``).
 """
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 from dataclasses import dataclass
 
+from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render.graph import ANN_RESTART_AT as RESTART_ANNOTATION
 from dynamo_operator.render.names import LABEL_DYNAMO_NAMESPACE
 from dynamo_operator.render.names import LABEL_WORKER_HASH as WORKER_HASH_LABEL
@@ -58,6 +65,12 @@ REASON_RESTARTING = "restart_in_progress"
 # the graph's objects were accepted, but the orchestrator that turns them into pods (Grove, the LWS
 # controller) has never acted on them: nothing will become ready until it runs
 REASON_ORCHESTRATOR_MISSING = "orchestrator_not_running"
+
+# Available reasons of a DCD whose workload is still starting (no failure, nothing for a user to do)
+DCD_WAITING_REASONS = frozenset({"DeploymentNotReady", "LeaderWorkerSetNotReady"})
+# Ready reasons of a graph whose components are still starting
+DGD_WAITING_REASONS = frozenset({REASON_UPDATING, REASON_PODS_NOT_READY, REASON_NOT_CREATED, REASON_MIXED})
+_STARTING_STATES = frozenset({STATE_INITIALIZING, STATE_PENDING})
 
 # per-component classification
 NOT_CREATED = "not_created"
@@ -168,7 +181,7 @@ def set_condition(
     now: str | None = None,
 ) -> list[dict]:
     """Upsert a condition by type; ``lastTransitionTime`` moves only when ``status`` changes."""
-    out = [copy.deepcopy(c) for c in conditions or []]
+    out = [copy_tree(c) for c in conditions or []]
     old = next((c for c in out if c.get("type") == type_), None)
     new = {"type": type_, "status": status, "reason": reason, "message": message}
     if generation is not None:
@@ -208,7 +221,7 @@ def dcd_status(
     available_reason: str | None = None,
 ) -> dict:
     """New DCD status from the workload's readiness (internal shape)."""
-    st = copy.deepcopy(old or {})
+    st = copy_tree(old or {})
     if generation is not None:
         st["observedGeneration"] = generation
     st["podSelector"] = selector
@@ -228,6 +241,37 @@ def dcd_status(
     )
     st["conditions"] = conds
     return st
+
+
+def _waiting(cond: dict | None, reasons: frozenset[str]) -> bool:
+    return cond is not None and cond.get("status") == "False" and cond.get("reason") in reasons
+
+
+def dcd_progress_only(old: dict | None, new: dict, first_is_progress: bool) -> bool:
+    """``new`` only reports progress of a component still starting (see the module docstring). The first
+    status counts as progress only when ``first_is_progress`` (a DCD its graph created: the graph reports
+    its components' replica counts itself and needs only the DCD's readiness)."""
+    if not _waiting(condition(new, AVAILABLE), DCD_WAITING_REASONS):
+        return False
+    if not old:
+        return first_is_progress
+    return _waiting(condition(old, AVAILABLE), DCD_WAITING_REASONS) and old.get(
+        "observedGeneration"
+    ) == new.get("observedGeneration")
+
+
+def dgd_progress_only(old: dict | None, new: dict) -> bool:
+    """``new`` only reports progress of a graph still starting: both ``initializing``/``pending`` (its
+    workloads exist or not yet) with a waiting Ready reason, same generation, rolling update and restart
+    unchanged. A graph's first status is always news: it tells the user the operator took the graph."""
+    if not old or old.get("state") not in _STARTING_STATES or new.get("state") not in _STARTING_STATES:
+        return False
+    if not (
+        _waiting(condition(old, READY), DGD_WAITING_REASONS)
+        and _waiting(condition(new, READY), DGD_WAITING_REASONS)
+    ):
+        return False
+    return all(old.get(k) == new.get(k) for k in ("observedGeneration", "rollingUpdate", "restart"))
 
 
 def dcd_observed(dcd_internal: dict | None) -> bool:
@@ -272,7 +316,7 @@ def dgd_status(
     components: dict[str, dict] | None,
     now: str | None = None,
 ) -> dict:
-    st = copy.deepcopy(old or {})
+    st = copy_tree(old or {})
     if generation is not None:
         st["observedGeneration"] = generation
     st["state"] = state

@@ -28,7 +28,6 @@ instead of tripping over the stale copy (and a 409).
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 from collections import OrderedDict
@@ -37,6 +36,7 @@ from dataclasses import dataclass, field
 
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -351,7 +351,7 @@ class ChildSyncer:
         return out
 
     def _create(self, ct: ChildType, owner: dict, desired: dict, shared: bool) -> SyncResult:
-        body = ct.to_wire(copy.deepcopy(desired))
+        body = ct.to_wire(copy_tree(desired))
         body["metadata"]["ownerReferences"] = [owner_reference(owner, controller=not shared)]
         out = self._write(lambda: self.client.create(ct.res, body, body["metadata"]["namespace"]))
         out.setdefault("apiVersion", ct.res.api_version)
@@ -362,8 +362,8 @@ class ChildSyncer:
     def _update(
         self, ct: ChildType, owner: dict, desired: dict, live: dict, shared: bool, reason: str
     ) -> SyncResult:
-        want = ct.to_wire(copy.deepcopy(desired))
-        body = copy.deepcopy(live)
+        want = ct.to_wire(copy_tree(desired))
+        body = copy_tree(live)
         md = body.setdefault("metadata", {})
         md.pop("managedFields", None)
         md["labels"] = {**(md.get("labels") or {}), **(want["metadata"].get("labels") or {})}
@@ -430,7 +430,7 @@ class ChildSyncer:
         if not rest:
             self.delete(owner, ct, obj)
             return
-        body = copy.deepcopy(obj)
+        body = copy_tree(obj)
         body["metadata"].pop("managedFields", None)
         body["metadata"]["ownerReferences"] = rest
         out = self._write(lambda: self.client.replace(ct.res, body))
