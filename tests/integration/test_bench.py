@@ -37,6 +37,8 @@ def test_bench_runs_and_reports_every_row(tmp_path):
     data = json.loads(result.read_text())
     assert data["floor"]["writes"] > 0
     assert data["floor"]["converted_on_read"] == 3 * 20  # the floor's cluster converts, as the operator's
+    assert data["floor_after"]["writes"] == data["floor"]["writes"]  # the floor again, after the operator
+    assert " and " in next(line for line in r.stdout.splitlines() if line.startswith("| 1 floor"))
     assert data["burst"]["writes"] > 0  # the audit log saw the operator's writes
     assert set(data["memory"]["points"]) >= {"0", "20", "40"}
     assert data["admission"]["direct"]["errors"] == 0
