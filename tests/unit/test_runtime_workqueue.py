@@ -59,6 +59,60 @@ def test_add_after_delays_and_earliest_wins(q):
     assert q.get(timeout=0.4) == (None, False)
 
 
+def test_a_moot_requeue_is_cancelled_but_an_events_delayed_add_is_not(q):
+    q.add_after("x", 0.2, requeue=True)
+    q.cancel_requeue("x")  # a later pass of x succeeded: the wake-up it asked for is moot
+    assert q.get(timeout=0.4) == (None, False)
+    # an event coalesced onto the same item rides on the (earlier) requeue's wake-up: that stays
+    q.add_after("y", 0.1, requeue=True)
+    q.add_after("y", 0.3)
+    q.cancel_requeue("y")
+    assert q.get(timeout=1) == ("y", False)
+    q.done("y")
+    # and an event's own delayed add is never cancelled
+    q.add_after("z", 0.1)
+    q.add_after("z", 0.3, requeue=True)
+    q.cancel_requeue("z")
+    assert q.get(timeout=1) == ("z", False)
+    q.done("z")
+
+
+def test_controller_success_cancels_its_own_earlier_requeue():
+    from dynamo_operator.runtime.controller import Controller, Result
+
+    results = iter([Result(requeue_after=0.3), Result()])
+    seen: list[float] = []
+
+    def reconcile(req):
+        seen.append(time.monotonic())
+        return next(results, Result())
+
+    class NoEvents:  # requests come from the test alone
+        def add_event_handler(self, **handlers):
+            pass
+
+    ctl = Controller("t", ResourceDescriptor("", "v1", "things", "Thing"), NoEvents(), reconcile)
+    ctl.start()
+    try:
+        ctl.enqueue(Request("ns", "a"))
+        assert wait_for(lambda: len(seen) == 1)
+        ctl.enqueue(Request("ns", "a"))  # an event: this pass succeeds, so the 0.3 s wake-up is moot
+        assert wait_for(lambda: len(seen) == 2)
+        time.sleep(0.6)
+        assert len(seen) == 2
+    finally:
+        ctl.stop()
+
+
+def wait_for(pred, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def test_exponential_backoff_and_forget():
     rl = ItemExponentialFailureRateLimiter(base_delay=0.005, max_delay=0.05)
     assert [rl.when("a") for _ in range(5)] == [0.005, 0.01, 0.02, 0.04, 0.05]

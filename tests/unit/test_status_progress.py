@@ -115,7 +115,7 @@ def always(old, new):
 
 def test_progress_waits_for_the_interval_news_does_not():
     clock, client = Clock(), Recorder()
-    w = StatusWriter(client, store.DCD, convert=False, progress=ProgressClock(30, clock))
+    w = StatusWriter(client, store.DCD, convert=False, progress=ProgressClock(30, clock=clock))
     # the first progress starts the object's clock and is held back for the whole interval
     assert w.write(live(), {"n": 1}, always) == Deferred(30)
     clock.now += 12
@@ -135,9 +135,24 @@ def test_progress_waits_for_the_interval_news_does_not():
     assert len(client.bodies) == 3
 
 
+def test_progress_waits_to_settle_even_when_the_interval_has_passed():
+    clock, client = Clock(), Recorder()
+    w = StatusWriter(client, store.DCD, convert=False, progress=ProgressClock(30, 3, clock=clock))
+    out = w.write(live(), {"n": 1})  # news
+    clock.now += 100  # long after the interval: the next progress still settles for 3 s
+    assert w.write(out, {"n": 2}, always) == Deferred(3)
+    clock.now += 1
+    assert w.write(out, {"n": 3}, always) == Deferred(2)  # the due time holds; the latest status goes
+    clock.now += 1
+    assert isinstance(w.write(out, {"n": 4}, lambda o, n: False), dict)  # readiness: at once
+    clock.now += 2
+    assert w.write(out, {"n": 5}, always) == Deferred(28)  # the news restarted the clock
+    assert [b["status"] for b in client.bodies] == [{"n": 1}, {"n": 4}]
+
+
 def test_progress_clock_forgets_long_quiet_objects():
     clock = Clock()
-    c = ProgressClock(1, clock)
+    c = ProgressClock(1, clock=clock)
     c.wrote("a")
     clock.now += 11
     c.wrote("b")  # "a" has been quiet for ten intervals: dropped

@@ -67,6 +67,8 @@ def awaiting_gc(e: OwnershipConflict, owner: dict) -> Result | None:
 # In a burst of new graphs every component passes through four or five "not ready yet" states, and each
 # graph through as many; those writes were a third of the operator's and slowed every graph's readiness.
 PROGRESS_SECONDS = 30.0
+# ... and never sooner than this after it was first held back (``ProgressClock``)
+PROGRESS_SETTLE_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -78,12 +80,18 @@ class Deferred:
 
 class ProgressClock:
     """When the operator last wrote each object's status (by uid), to space out its progress-only writes.
-    An object it has not written yet starts its clock when its first progress is held back."""
 
-    def __init__(self, interval: float, clock: Callable[[], float] = time.monotonic):
+    A progress write is due ``interval`` after the object's last write, and never sooner than ``settle``
+    after the progress was first held back: components of one graph become ready seconds apart, and the
+    progress seen a moment before the last of them would be overwritten by the readiness at once. An object
+    this process has not written yet starts its clock when its first progress is held back."""
+
+    def __init__(self, interval: float, settle: float = 0.0, clock: Callable[[], float] = time.monotonic):
         self.interval = interval
+        self.settle = settle
         self.clock = clock
         self._last: OrderedDict[str, float] = OrderedDict()  # oldest first
+        self._due: dict[str, float] = {}  # uid -> when its held-back progress goes out
         self._lock = threading.Lock()
 
     def wait(self, uid: str) -> float:
@@ -91,16 +99,20 @@ class ProgressClock:
         now = self.clock()
         with self._lock:
             last = self._last.setdefault(uid, now)
-        return max(0.0, last + self.interval - now)
+            due = self._due.setdefault(uid, max(last + self.interval, now + self.settle))
+        return max(0.0, due - now)
 
     def wrote(self, uid: str) -> None:
         now = self.clock()
         with self._lock:
             self._last[uid] = now
             self._last.move_to_end(uid)
-            # entries long past their interval no longer hold anything back; bound the map
-            while self._last and next(iter(self._last.values())) < now - 10 * self.interval:
-                self._last.popitem(last=False)
+            self._due.pop(uid, None)
+            # entries long past their interval no longer hold anything back; bound the maps
+            horizon = now - 10 * self.interval
+            while self._last and next(iter(self._last.values())) < horizon:
+                gone, _ = self._last.popitem(last=False)
+                self._due.pop(gone, None)
 
 
 class StatusWriter:

@@ -16,6 +16,7 @@ from . import status as st
 from . import store
 from .common import (
     PROGRESS_SECONDS,
+    PROGRESS_SETTLE_SECONDS,
     Deferred,
     Deps,
     ProgressClock,
@@ -75,7 +76,10 @@ class DCDReconciler:
         self.deps = deps
         self.syncer = ChildSyncer(deps.client, deps.recorder, deps.stores, deps.recent)
         self.status = StatusWriter(
-            deps.client, store.DCD, deps.recent, progress=ProgressClock(PROGRESS_SECONDS)
+            deps.client,
+            store.DCD,
+            deps.recent,
+            progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS),
         )
         self.dcds = deps.stores[store.DCD]
 

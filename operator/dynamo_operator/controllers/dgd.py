@@ -23,6 +23,7 @@ from . import rollout, store
 from . import status as st
 from .common import (
     PROGRESS_SECONDS,
+    PROGRESS_SETTLE_SECONDS,
     Deferred,
     Deps,
     ProgressClock,
@@ -60,7 +61,10 @@ class DGDReconciler:
             deps.recent,
         )
         self.status = StatusWriter(
-            deps.client, store.DGD, deps.recent, progress=ProgressClock(PROGRESS_SECONDS)
+            deps.client,
+            store.DGD,
+            deps.recent,
+            progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS),
         )
         self.dgds = deps.stores[store.DGD]
         self.dcds = deps.stores[store.DCD]

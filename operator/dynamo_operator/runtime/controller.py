@@ -279,13 +279,14 @@ class Controller:
         result = result or Result()
         if result.requeue_after and result.requeue_after > 0:
             q.forget(req)
-            q.add_after(req, result.requeue_after)
+            q.add_after(req, result.requeue_after, requeue=True)
             outcome = "requeue"
         elif result.requeue:
             q.add_rate_limited(req)
             outcome = "requeue"
         else:
             q.forget(req)
+            q.cancel_requeue(req)  # an earlier pass's wake-up is moot now
             outcome = "success"
         self.metrics.observe_reconcile(self.resource_type, ns, outcome, elapsed)
         self.metrics.controller_reconcile_total.labels(

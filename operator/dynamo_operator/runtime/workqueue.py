@@ -3,8 +3,12 @@
 
 * ``add``: an item already waiting is not added twice; an item being processed is marked dirty and re-queued
   when its worker calls ``done`` (so one key is never processed by two workers at once).
-* ``add_after``: delayed add (``Result.requeue_after``); of several pending delays for one item the earliest
-  wins.
+* ``add_after``: delayed add (``Result.requeue_after``, coalesced events); of several pending delays for one
+  item the earliest wins. ``requeue=True`` marks a wake-up the reconciler asked for (a requeue or a retry):
+  ``cancel_requeue`` drops it when a later pass of that item succeeded without asking again (it is moot:
+  the reconciler said there is nothing left to do), unless an event's delayed add rides on the same wake-up.
+  client-go keeps such wake-ups; after a burst of held-back status writes they woke thousands of finished
+  objects half a minute later.
 * ``add_rate_limited``: the delay comes from the rate limiter: per-item exponential backoff (5 ms doubling,
   capped at 1000 s) combined with an overall token bucket (10 qps, burst 100), whichever is longer, like
   client-go's ``DefaultControllerRateLimiter``; ``forget`` resets an item's backoff.
@@ -142,6 +146,7 @@ class WorkQueue:
         # delayed items: heap of (ready_at, seq, item) plus item -> ready_at for dedup
         self._waiting: list[tuple[float, int, Hashable]] = []
         self._waiting_at: dict[Hashable, float] = {}
+        self._requeues: set[Hashable] = set()  # items whose pending delayed add only a reconciler asked for
         self._seq = itertools.count()
         self._delay_thread = threading.Thread(target=self._delay_loop, name=f"wq-delay-{name}", daemon=True)
         self._delay_thread.start()
@@ -234,7 +239,7 @@ class WorkQueue:
         return (max(ages) if ages else 0.0, sum(ages))
 
     # -- delaying --------------------------------------------------------------------------------------------
-    def add_after(self, item: Hashable, delay: float) -> None:
+    def add_after(self, item: Hashable, delay: float, requeue: bool = False) -> None:
         if delay <= 0:
             self.add(item)
             return
@@ -243,11 +248,22 @@ class WorkQueue:
                 return
             ready = self.clock() + delay
             prev = self._waiting_at.get(item)
+            if not requeue:
+                self._requeues.discard(item)  # an event waits on this item's wake-up: never cancelled
             if prev is not None and prev <= ready:
                 return
+            if requeue and prev is None:
+                self._requeues.add(item)
             self._waiting_at[item] = ready
             heapq.heappush(self._waiting, (ready, next(self._seq), item))
             self._delay_cond.notify()
+
+    def cancel_requeue(self, item: Hashable) -> None:
+        """Drop ``item``'s pending delayed add if only a reconciler asked for it (module docstring)."""
+        with self._cond:
+            if item in self._requeues:
+                self._requeues.discard(item)
+                self._waiting_at.pop(item, None)  # its heap entry is skipped when it comes due
 
     def _delay_loop(self) -> None:
         with self._cond:
@@ -257,6 +273,7 @@ class WorkQueue:
                     ready, _, item = heapq.heappop(self._waiting)
                     if self._waiting_at.get(item) == ready:
                         del self._waiting_at[item]
+                        self._requeues.discard(item)
                         self._add_locked(item)
                 timeout = min(self._waiting[0][0] - now, 1.0) if self._waiting else 1.0
                 self._delay_cond.wait(max(timeout, 0.0))
@@ -265,7 +282,7 @@ class WorkQueue:
     def add_rate_limited(self, item: Hashable) -> None:
         if self.metrics:
             self.metrics.retry()
-        self.add_after(item, self.rate_limiter.when(item))
+        self.add_after(item, self.rate_limiter.when(item), requeue=True)
 
     def forget(self, item: Hashable) -> None:
         self.rate_limiter.forget(item)
