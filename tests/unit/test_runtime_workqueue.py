@@ -8,6 +8,7 @@ import time
 import pytest
 from dynamo_operator.runtime.client import ResourceDescriptor
 from dynamo_operator.runtime.controller import Request, owner_requests
+from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.workqueue import (
     BucketRateLimiter,
@@ -95,22 +96,13 @@ def test_controller_success_cancels_its_own_earlier_requeue():
     ctl.start()
     try:
         ctl.enqueue(Request("ns", "a"))
-        assert wait_for(lambda: len(seen) == 1)
+        assert wait_until(lambda: len(seen) == 1, 5)
         ctl.enqueue(Request("ns", "a"))  # an event: this pass succeeds, so the 0.3 s wake-up is moot
-        assert wait_for(lambda: len(seen) == 2)
+        assert wait_until(lambda: len(seen) == 2, 5)
         time.sleep(0.6)
         assert len(seen) == 2
     finally:
         ctl.stop()
-
-
-def wait_for(pred, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_exponential_backoff_and_forget():

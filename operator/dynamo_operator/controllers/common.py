@@ -176,6 +176,14 @@ class StatusWriter:
         return out
 
 
+def paced_status_writer(deps: Deps, res: ResourceDescriptor) -> StatusWriter:
+    """The DGD and DCD controllers' status writer: progress-only statuses paced by ``PROGRESS_SECONDS`` and
+    ``PROGRESS_SETTLE_SECONDS`` (one clock per controller, by object uid)."""
+    return StatusWriter(
+        deps.client, res, deps.recent, progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS)
+    )
+
+
 def namespace_terminating(e: BaseException) -> bool:
     """403 NamespaceTerminating: the namespace and everything in it is going away; not worth an error."""
     if not isinstance(e, ApiException) or e.status != 403:

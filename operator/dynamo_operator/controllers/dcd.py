@@ -15,15 +15,12 @@ from dynamo_operator.runtime.controller import Request, Result
 from . import status as st
 from . import store
 from .common import (
-    PROGRESS_SECONDS,
-    PROGRESS_SETTLE_SECONDS,
     Deferred,
     Deps,
-    ProgressClock,
-    StatusWriter,
     awaiting_gc,
     log,
     namespace_terminating,
+    paced_status_writer,
     short_error,
 )
 from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
@@ -75,12 +72,7 @@ class DCDReconciler:
     def __init__(self, deps: Deps):
         self.deps = deps
         self.syncer = ChildSyncer(deps.client, deps.recorder, deps.stores, deps.recent)
-        self.status = StatusWriter(
-            deps.client,
-            store.DCD,
-            deps.recent,
-            progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS),
-        )
+        self.status = paced_status_writer(deps, store.DCD)
         self.dcds = deps.stores[store.DCD]
 
     def __call__(self, req: Request) -> Result:

@@ -22,15 +22,12 @@ from . import grove as grove_status
 from . import rollout, store
 from . import status as st
 from .common import (
-    PROGRESS_SECONDS,
-    PROGRESS_SETTLE_SECONDS,
     Deferred,
     Deps,
-    ProgressClock,
-    StatusWriter,
     awaiting_gc,
     log,
     namespace_terminating,
+    paced_status_writer,
     short_error,
 )
 from .dcd import LWS_NOT_RECONCILED
@@ -60,12 +57,7 @@ class DGDReconciler:
             {res: deps.stores[res] for res in _DGD_CHILD_KINDS if res in deps.stores},
             deps.recent,
         )
-        self.status = StatusWriter(
-            deps.client,
-            store.DGD,
-            deps.recent,
-            progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS),
-        )
+        self.status = paced_status_writer(deps, store.DGD)
         self.dgds = deps.stores[store.DGD]
         self.dcds = deps.stores[store.DCD]
         self.deployments = deps.stores.get(DEPLOYMENTS)
