@@ -19,13 +19,13 @@ Every step is idempotent: a second run after a partial failure finishes the job.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from dynamo_operator.labels import LABEL_MANAGED_BY
 from dynamo_operator.labels import MANAGED_BY as OPERATOR_MANAGED_BY
 
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .crd_delete import delete_crds, describe_left, storage_version
 from .secrets import MANAGED_BY as HOOKS_MANAGED_BY
 from .settings import DEFAULT_MPI_SECRET, DEFAULT_WEBHOOK_SECRET
 
@@ -115,15 +115,11 @@ def dynamo_crds(cluster: Cluster) -> list[Obj]:
     ]
 
 
-def _storage_version(crd: Obj) -> str:
-    return next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
-
-
 def release_finalizers(cluster: Cluster, report: Report, namespaces: list[str] | None = None) -> None:
     """Take ``nvidia.com/`` finalizers off Dynamo objects: with the operator gone nobody else would, and
     a namespace or CRD deletion would hang on them forever."""
     for crd in dynamo_crds(cluster):
-        gv = f"{DYNAMO_GROUP}/{_storage_version(crd)}"
+        gv = f"{DYNAMO_GROUP}/{storage_version(crd)}"
         plural = crd["spec"]["names"]["plural"]
         for ns in namespaces or [None]:
             for obj in cluster.list(collection_path(gv, plural, ns)):
@@ -193,17 +189,10 @@ def remove_crds(cluster: Cluster, report: Report, timeout: float = 120.0) -> Non
         )
     crds = dynamo_crds(cluster)
     release_finalizers(cluster, report)
-    for crd in crds:
-        cluster.delete(object_path(CRD_API, "customresourcedefinitions", crd["metadata"]["name"]))
-    deadline = time.monotonic() + timeout
-    left = [c["metadata"]["name"] for c in crds]
-    while left and time.monotonic() < deadline:
-        left = [n for n in left if cluster.get(object_path(CRD_API, "customresourcedefinitions", n))]
-        if left:
-            time.sleep(0.5)
+    left = delete_crds(cluster, [c["metadata"]["name"] for c in crds], timeout, log=report.add)
     if left:
         raise UninstallError(
-            f"CRDs still terminating after {timeout:.0f}s: {', '.join(left)}; look at their "
+            f"CRDs still terminating after {timeout:.0f}s: {describe_left(cluster, left)}; look at their "
             "status.conditions (kubectl get crd NAME -o yaml) and the Dynamo objects still listed"
         )
     for crd in crds:

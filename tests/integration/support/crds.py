@@ -93,22 +93,14 @@ def _groups_served(env: dict) -> list[str]:
 def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
     """Delete the vendored third-party CRDs (Helm never removes a chart's crds/) and wait until their API
     groups are no longer served: operators started by later tests auto-detect Grove and LWS, and must find
-    the shared cluster as it was."""
-    subprocess.run(
-        [
-            "kubectl",
-            "delete",
-            "crd",
-            "--ignore-not-found",
-            "--wait=true",
-            "--timeout=60s",
-            *third_party_crd_names(),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    the shared cluster as it was. Deleted the way `helm dynamo uninstall --crds` deletes Dynamo's, so a
+    finalizer stalled on a cold watch cache is re-queued rather than left for minutes."""
+    from dynamo_hooks.cluster import connect
+    from dynamo_hooks.crd_delete import delete_crds, describe_left
+
+    cluster = connect(env["KUBECONFIG"])
+    left = delete_crds(cluster, third_party_crd_names(), timeout)
+    assert not left, f"CRDs still present {timeout}s after their deletion: {describe_left(cluster, left)}"
     assert wait_until(lambda: not _groups_served(env), timeout, interval=0.5), (
         f"API groups still served after deleting their CRDs: {_groups_served(env)}"
     )

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
 
 from dynamo_operator.controllers import setup
 from dynamo_operator.runtime.client import EVENTS
@@ -91,7 +92,29 @@ def wait_for(fn, timeout: float, what: str, interval: float = 0.3):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
-class FakeWorker:
+class BackgroundServer:
+    """An HTTP server on a daemon thread for the length of a ``with`` block."""
+
+    server: ThreadingHTTPServer
+    thread: threading.Thread
+
+    def _serve(self, server: ThreadingHTTPServer, name: str) -> None:
+        self.server = server
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda request, address: None  # a client that timed out and left
+        self.thread = threading.Thread(target=self.server.serve_forever, name=name, daemon=True)
+
+    def __enter__(self) -> Self:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+class FakeWorker(BackgroundServer):
     """A worker's LoRA management API on ``host:port``.
 
     ``mode``: ``ok`` (200), ``legacy`` (404: a worker without the API), ``flaky:N`` (503 for the first N
@@ -124,12 +147,7 @@ class FakeWorker:
             def do_DELETE(self):
                 self._answer(worker.record("DELETE", self.path, None), {"status": "success"})
 
-        self.server = ThreadingHTTPServer((host, port), Handler)
-        self.server.daemon_threads = True
-        self.server.handle_error = lambda request, address: None  # a client that timed out and left
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, name=f"fake-worker-{port}", daemon=True
-        )
+        self._serve(ThreadingHTTPServer((host, port), Handler), f"fake-worker-{port}")
 
     def record(self, method: str, path: str, body: dict | None) -> int:
         with self._lock:
@@ -151,12 +169,3 @@ class FakeWorker:
     def deletes(self) -> list[str]:
         with self._lock:
             return [p for m, p, _ in self.calls if m == "DELETE"]
-
-    def __enter__(self) -> FakeWorker:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
