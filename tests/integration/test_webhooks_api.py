@@ -823,3 +823,52 @@ def test_rotation_in_a_stream_of_admissions_loses_none(env):
         t.join(30)
     assert not failures, failures[:3]
     assert count[0] >= 10
+
+
+def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluster):
+    """The periodic check stays at its default (a minute): only the watch can make these waits pass."""
+    from dynamo_operator.webhooks.certs import CertManager, TLSContextHolder
+
+    rc = ResourceClient(api_cluster.api_client())
+    opns = f"wh-watch-{UID}"
+    client.CoreV1Api(rc.api_client).create_namespace(
+        client.V1Namespace(metadata=client.V1ObjectMeta(name=opns))
+    )
+    certs = CertManager(rc, opns, ["127.0.0.1"], TLSContextHolder(), inject_crds=False)
+    assert certs.policy.check_interval >= 60
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=fn, args=(stop,), daemon=True) for fn in (certs.run_leader, certs.run_watcher)
+    ]
+    for t in threads:
+        t.start()
+    hook = url_webhook(
+        1, "/validate", "validate", "DynamoGraphDeployment", "v1beta1", name="w.dynamo.nvidia.com",
+        namespace=f"nowhere-{UID}",  # matches no namespace: the shared cluster's admissions never reach it
+    )  # fmt: skip
+    name = f"wh-watch-{UID}"
+    try:
+        wait_for(lambda: certs.bundle, what="the CA of the first reconcile")
+        time.sleep(1)  # the leader loop is now in its minute-long sleep
+        b64 = base64.b64encode(certs.bundle).decode()
+
+        def bundle_of() -> str | None:
+            return rc.get(VALIDATING, name)["webhooks"][0]["clientConfig"].get("caBundle")
+
+        rc.create(VALIDATING, webhook_configuration("validate", name, opns, [hook]))
+        wait_for(lambda: bundle_of() == b64, timeout=10, what="the bundle injected into a new configuration")
+
+        cfg = rc.get(VALIDATING, name)
+        del cfg["webhooks"][0]["clientConfig"][
+            "caBundle"
+        ]  # what `kubectl replace -f` of the chart's file does
+        rc.replace(VALIDATING, cfg)
+        wait_for(lambda: bundle_of() == b64, timeout=10, what="the bundle injected again after a reset")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(10)
+        with contextlib.suppress(ApiException):
+            rc.delete(VALIDATING, name)
+        with contextlib.suppress(ApiException):
+            client.CoreV1Api(rc.api_client).delete_namespace(opns)

@@ -158,6 +158,7 @@ def setup_webhooks(
     manager.add_runnable(server.run, needs_leader=False, name="webhook-server")
     manager.add_runnable(certs.run_loader, needs_leader=False, name="webhook-cert-loader")
     manager.add_runnable(certs.run_leader, needs_leader=True, name="webhook-cert-manager")
+    manager.add_runnable(certs.run_watcher, needs_leader=True, name="webhook-cabundle-watch")
     manager.add_readiness_check("webhook-server", server.ready)
     manager.add_readiness_check("webhook-callers", certs.callers_trust_us)
     return Webhooks(app, server, certs, tls)

@@ -19,6 +19,9 @@ Why this is safe across rotations:
 * the server takes the new certificate for the next TLS connection (:class:`TLSContextHolder` swaps one
   ``SSLContext`` reference atomically): no restart, no dropped connection.
 
+The leader checks all of this once a minute and, through a watch on its labelled webhook configurations,
+at once when one appears or loses the bundle (a Helm upgrade re-creating it, a ``kubectl replace``).
+
 Writes (Secret, caBundles) happen on the leader only, with resourceVersion preconditions; every replica
 reads the Secret and serves what it holds. ``manual`` mode serves ``tls.crt``/``tls.key`` from ``certDir``
 (cert-manager, an administrator), reloads them when the files change, and injects ``ca.crt`` from the same
@@ -59,6 +62,7 @@ from dynamo_operator.labels import (
 )
 from dynamo_operator.pki import _cert_pem, issue_ca, issue_serving, split_hosts
 from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor, is_status
+from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.log import get_logger
 
 INJECTION_LABEL = "nvidia.com/dynamo-webhook-cabundle-injection"
@@ -113,6 +117,11 @@ class CertPolicy:
 
 # -----------------------------------------------------------------------------------------------------------
 # issuing (pure)
+
+
+def _bundles_current(hooks: list[dict], b64: str) -> bool:
+    """Every webhook of a configuration trusts the CA bundle ``b64``."""
+    return all((h.get("clientConfig") or {}).get("caBundle") == b64 for h in hooks)
 
 
 def load_bundle(pem: bytes | None) -> list[x509.Certificate]:
@@ -498,7 +507,7 @@ class CertManager:
             return
         b64 = base64.b64encode(self.bundle).decode()
         for res, cfg, hooks in self._webhook_configs():
-            if all((h.get("clientConfig") or {}).get("caBundle") == b64 for h in hooks):
+            if _bundles_current(hooks, b64):
                 continue
             for h in hooks:
                 h.setdefault("clientConfig", {})["caBundle"] = b64
@@ -541,7 +550,7 @@ class CertManager:
             return False
         b64 = base64.b64encode(self.bundle).decode()
         for _res, _cfg, hooks in self._webhook_configs():
-            if any((h.get("clientConfig") or {}).get("caBundle") != b64 for h in hooks):
+            if not _bundles_current(hooks, b64):
                 return False
         return all(self._crd_current(cc, b64) for _name, cc in self._conversion_crds())
 
@@ -568,6 +577,37 @@ class CertManager:
                 delay = backoff
                 backoff = min(backoff * 2, max(self.policy.check_interval, 1.0))
             self._sleep(stop, delay)
+
+    def run_watcher(self, stop: threading.Event) -> None:
+        """Leader only: inject at once when a labelled webhook configuration appears or loses our bundle (a
+        Helm upgrade that re-creates it, a `kubectl replace`), not at the next periodic check a minute later:
+        until then every admission it routes fails TLS verification and is refused."""
+        if not self.inject_webhooks:
+            stop.wait()
+            return
+        selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
+        informers = [
+            Informer(
+                res, ClientListWatcher(self.client, res, label_selector=selector), name=f"cabundle-{res.kind}"
+            )
+            for res in (VALIDATING, MUTATING)
+        ]
+        for informer in informers:
+            informer.add_event_handler(
+                on_add=self._kick_if_stale, on_update=lambda _old, new: self._kick_if_stale(new)
+            )
+            informer.start()
+        try:
+            stop.wait()
+        finally:
+            for informer in informers:
+                informer.stop()
+
+    def _kick_if_stale(self, cfg: dict) -> None:
+        if self.bundle and not _bundles_current(
+            cfg.get("webhooks") or [], base64.b64encode(self.bundle).decode()
+        ):
+            self._kick.set()
 
     def _sleep(self, stop: threading.Event, seconds: float) -> None:
         """Wait ``seconds``, or less when stopped or kicked (a rotation was requested)."""
