@@ -476,13 +476,17 @@ class CertManager:
             self.log.warning("secret has an unexpected type; keeping it", type=secret.get("type"))
         self.client.replace(SECRETS, secret)  # carries resourceVersion: a concurrent writer gets a 409
 
+    @property
+    def _webhook_selector(self) -> str:
+        """This operator's webhook configurations, the ones it injects (never another release's)."""
+        return f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
+
     def _webhook_configs(self) -> Iterator[tuple[ResourceDescriptor, dict, list[dict]]]:
         """Our labelled webhook configurations (resource, object, its webhooks), when we inject them."""
         if not self.inject_webhooks:
             return
-        selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
         for res in (VALIDATING, MUTATING):
-            items, _ = self.client.list_all(res, label_selector=selector)
+            items, _ = self.client.list_all(res, label_selector=self._webhook_selector)
             for cfg in items:
                 yield res, cfg, cfg.get("webhooks") or []
 
@@ -585,10 +589,11 @@ class CertManager:
         if not self.inject_webhooks:
             stop.wait()
             return
-        selector = f"{INJECTION_LABEL}=true,{NAMESPACE_LABEL}={self.namespace}"
         informers = [
             Informer(
-                res, ClientListWatcher(self.client, res, label_selector=selector), name=f"cabundle-{res.kind}"
+                res,
+                ClientListWatcher(self.client, res, label_selector=self._webhook_selector),
+                name=f"cabundle-{res.kind}",
             )
             for res in (VALIDATING, MUTATING)
         ]
