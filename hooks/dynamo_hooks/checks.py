@@ -18,7 +18,7 @@ from typing import Any
 
 from . import conflicts
 from .chart import ChartInfo, CrdInfo
-from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .cluster import CRD_API, CRDS, Cluster, ClusterError, Obj, collection_path, object_path
 from .semver import Constraint, Version, VersionError
 from .settings import DEFAULT_LEADER_ELECTION_ID, DEFAULT_LEADER_ELECTION_NAMESPACE, CertMode, InstallSettings
 from .values import Values
@@ -119,9 +119,7 @@ class CheckContext:
         key = f"crd/{name}"
         if key not in self.cache:
             assert self.cluster is not None
-            self.cache[key] = self.cluster.get(
-                object_path("apiextensions.k8s.io/v1", "customresourcedefinitions", name)
-            )
+            self.cache[key] = self.cluster.get(object_path(CRD_API, CRDS, name))
         return self.cache[key]
 
 
@@ -323,7 +321,7 @@ def _install_targets(ctx: CheckContext) -> tuple[list[tuple[str, str, str | None
         origin = "the chart's resource list (chart not rendered)"
     for crd in ctx.chart.crds:
         if ctx.crd(crd.name) is None:
-            targets.add(("apiextensions.k8s.io", "customresourcedefinitions", None))
+            targets.add((CRD_API.split("/")[0], CRDS, None))
             break
     return sorted(targets, key=lambda t: (t[2] or "", t[0], t[1])), origin
 

@@ -22,6 +22,9 @@ Obj = dict[str, Any]
 
 # One request must never hang an install hook: helm waits on the Job, the user waits on helm.
 REQUEST_TIMEOUT_SECONDS = 15.0
+# CustomResourceDefinitions: their group/version and resource, as in collection_path / object_path
+CRD_API = "apiextensions.k8s.io/v1"
+CRDS = "customresourcedefinitions"
 
 
 class ClusterError(Exception):

@@ -19,10 +19,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .cluster import CRD_API, CRDS, Cluster, ClusterError, Obj, collection_path, object_path
 
-CRD_API = "apiextensions.k8s.io/v1"
-CRDS = "customresourcedefinitions"
 # A selector nothing carries: the API server must answer it from the watch cache (a plain limited list
 # would be passed through to etcd while the cache starts), and the answer is empty and cheap.
 PROBE_SELECTOR = "nvidia.com/dynamo-crd-storage-probe=none"
@@ -41,7 +39,7 @@ def instances_path(crd: Obj) -> str:
     return collection_path(f"{crd['spec']['group']}/{storage_version(crd)}", crd["spec"]["names"]["plural"])
 
 
-def warm_storage(cluster: Cluster, crds: list[Obj], timeout: float = 30.0, sleep=time.sleep) -> list[str]:
+def warm_storage(cluster: Cluster, crds: list[Obj], timeout: float = 30.0) -> list[str]:
     """Ask for each CRD's objects until its watch cache answers; returns the names that never did
     (deletion still works for them, only perhaps slowly). 429/503 mean "cache starting": retry."""
     deadline = time.monotonic() + timeout
@@ -57,7 +55,7 @@ def warm_storage(cluster: Cluster, crds: list[Obj], timeout: float = 30.0, sleep
                 if exc.status not in (429, 503) or time.monotonic() >= deadline:
                     cold.append(crd["metadata"]["name"])
                     break
-                sleep(0.2)
+                time.sleep(0.2)
     return cold
 
 

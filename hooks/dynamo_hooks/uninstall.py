@@ -24,14 +24,13 @@ from dataclasses import dataclass, field
 from dynamo_operator.labels import LABEL_MANAGED_BY
 from dynamo_operator.labels import MANAGED_BY as OPERATOR_MANAGED_BY
 
-from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .cluster import CRD_API, CRDS, Cluster, ClusterError, Obj, collection_path, object_path
 from .crd_delete import delete_crds, describe_left, storage_version
 from .secrets import MANAGED_BY as HOOKS_MANAGED_BY
 from .settings import DEFAULT_MPI_SECRET, DEFAULT_WEBHOOK_SECRET
 
 WEBHOOK_KINDS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
 ADMISSION = "admissionregistration.k8s.io/v1"
-CRD_API = "apiextensions.k8s.io/v1"
 DYNAMO_GROUP = "nvidia.com"
 MARKER_LEASE = "dynamo-operator-namespace-scope"
 ANN_MODE = "nvidia.com/dynamo-operator-mode"
@@ -110,7 +109,7 @@ def remove_webhooks(cluster: Cluster, info: ReleaseInfo, report: Report) -> None
 def dynamo_crds(cluster: Cluster) -> list[Obj]:
     return [
         c
-        for c in cluster.list(collection_path(CRD_API, "customresourcedefinitions"))
+        for c in cluster.list(collection_path(CRD_API, CRDS))
         if (c.get("spec") or {}).get("group") == DYNAMO_GROUP
     ]
 
@@ -192,8 +191,11 @@ def remove_crds(cluster: Cluster, report: Report, timeout: float = 120.0) -> Non
     left = delete_crds(cluster, [c["metadata"]["name"] for c in crds], timeout, log=report.add)
     if left:
         raise UninstallError(
-            f"CRDs still terminating after {timeout:.0f}s: {describe_left(cluster, left)}; look at their "
-            "status.conditions (kubectl get crd NAME -o yaml) and the Dynamo objects still listed"
+            f"CRDs still terminating after {timeout:.0f}s: {describe_left(cluster, left)}. "
+            "InstanceDeletionFailed: the API server cannot list the CRD's objects (often a conversion "
+            "webhook that no longer answers: reinstall the operator, or set the CRD's "
+            "spec.conversion.strategy to None); InstanceDeletionCheck: objects still carry finalizers "
+            "(kubectl get NAME -A, then remove each one's metadata.finalizers). Then run this again."
         )
     for crd in crds:
         report.add(f"deleted CustomResourceDefinition {crd['metadata']['name']}")

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from dynamo_hooks.cluster import KubeCluster, object_path
-from dynamo_hooks.crd_delete import CRD_API, CRDS, RETRY_ANNOTATION, delete_crds, nudge, stalled
+from dynamo_hooks.cluster import CRD_API, CRDS, KubeCluster, object_path
+from dynamo_hooks.crd_delete import RETRY_ANNOTATION, delete_crds, nudge, stalled
 from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.informer import wait_until
 from support.crds import wait_established
