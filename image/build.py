@@ -155,7 +155,8 @@ def recipes() -> dict[str, Recipe]:
             name="runtime",
             repository="localhost/dynamo-platform/dynamo-runtime",
             tag="1.6.1-cpu",
-            packages=("python3", "python3-venv", "ca-certificates", "curl", "jq"),
+            # libstdc++6: the tokenizers and ai-dynamo-runtime extensions link it.
+            packages=("python3", "python3-venv", "ca-certificates", "libstdc++6", "curl", "jq"),
             lock=HERE / "runtime" / "requirements.lock",
             inputs=(HERE / "build.py", HERE / "runtime"),
             user=User(1000, "dynamo", "/home/dynamo", create_home=True),
@@ -415,12 +416,20 @@ class Builder:
             f"--customize-hook=sync-out /var/cache/apt/archives {debs}",
             '--customize-hook=mkdir -p "$1"/tmp/payload',
             f"--customize-hook=sync-in {self.payload} /tmp/payload",
-            '--customize-hook=chroot "$1" /bin/sh /tmp/payload/install.sh',
+            # A clean environment: nothing of the build machine's (pip settings, locale) leaks into the image.
+            '--customize-hook=chroot "$1" /usr/bin/env -i /bin/sh /tmp/payload/install.sh',
             SUITE,
             str(rootfs),
             str(sources),
         ]
-        env = {**os.environ, "SOURCE_DATE_EPOCH": str(self.epoch), "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
+        # Only what the build needs: nothing of this machine's environment (pip or Python settings) leaks in.
+        env = {
+            "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": "/root",
+            "SOURCE_DATE_EPOCH": str(self.epoch),
+            "PYTHONHASHSEED": "0",
+            "LC_ALL": "C.UTF-8",
+        }
         lock = self.recipe.lock.relative_to(REPO)
         self.say(f"root filesystem: {', '.join(self.recipe.packages)} and {lock}")
         self.run(argv, "mmdebstrap", env)

@@ -39,7 +39,14 @@ def by_kind(out, kind):
 
 def test_children_of_a_worker():
     out = render_component(dcd(replicas=3))
-    assert [(o["kind"], o["metadata"]["name"]) for o in out] == [("Deployment", "g-c"), ("Service", "g-c")]
+    assert [(o["kind"], o["metadata"]["name"]) for o in out] == [
+        ("Deployment", "g-c"),
+        ("Service", "g-c"),
+        # the graph's Kubernetes-discovery account, shared by its components (render/discovery.py)
+        ("ServiceAccount", "g-k8s-service-discovery"),
+        ("Role", "g-k8s-service-discovery-role"),
+        ("RoleBinding", "g-k8s-service-discovery"),
+    ]
     dep = out[0]
     assert dep["apiVersion"] == "apps/v1"
     assert dep["spec"]["replicas"] == 3
@@ -63,6 +70,7 @@ def test_children_of_a_worker():
         assert o["metadata"]["namespace"] == "ns"
         assert "ownerReferences" not in o["metadata"]
         assert o["metadata"]["annotations"]["nvidia.com/dynamo-spec-hash"] == content_hash(o)
+    for o in out[:2]:  # the component's own children (the discovery account is the graph's)
         assert o["metadata"]["labels"]["nvidia.com/dynamo-component"] == "C"
 
 
@@ -114,11 +122,11 @@ def test_frontend_default_command_only_without_user_command():
 
 def test_planner_service_account_and_role_binding():
     out = render_component(dcd("planner"))
-    (sa,) = by_kind(out, "ServiceAccount")
+    (sa, _discovery) = by_kind(out, "ServiceAccount")
     assert sa["metadata"] == {**sa["metadata"], "name": "planner-serviceaccount", "namespace": "ns"}
-    assert not by_kind(out, "RoleBinding")
+    assert [rb["roleRef"]["kind"] for rb in by_kind(out, "RoleBinding")] == ["Role"]  # discovery only
     ctx = RenderContext(operator_config={"rbac": {"plannerClusterRoleName": "dynamo-planner"}})
-    (rb,) = by_kind(render_component(dcd("planner"), ctx), "RoleBinding")
+    (rb, _discovery) = by_kind(render_component(dcd("planner"), ctx), "RoleBinding")
     assert rb["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",

@@ -529,14 +529,42 @@ def test_service_accounts(ctype, sa):
     extra = {"eppConfig": {"config": {}}} if ctype == "epp" else {}
     out = objs(dcd(ctype, **extra))
     assert one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == sa
-    assert one(out, "ServiceAccount")["metadata"]["name"] == sa
+    accounts = [o["metadata"]["name"] for o in out if o["kind"] == "ServiceAccount"]
+    assert accounts == [sa, "g-k8s-service-discovery"]
 
 
 @pytest.mark.parametrize("ctype", ["frontend", "worker", None])
-def test_other_types_have_no_service_account(ctype):
+def test_other_graph_components_run_as_the_discovery_account(ctype):
     out = objs(dcd(ctype))
+    assert (
+        one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "g-k8s-service-discovery"
+    )
+    assert one(out, "ServiceAccount")["metadata"]["name"] == "g-k8s-service-discovery"
+    role = one(out, "Role")
+    assert {r["resources"][0]: r["verbs"] for r in role["rules"]} == {
+        "pods": ["get", "list", "watch"],
+        "endpointslices": ["get", "list", "watch"],
+        "dynamoworkermetadatas": ["create", "get", "list", "watch", "update", "patch", "delete"],
+    }
+    binding = one(out, "RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "g-k8s-service-discovery", "namespace": "ns"}
+    ]
+    if ctype:  # the Service's EndpointSlices inherit the labels the runtime watches
+        service = one(out, "Service")
+        assert service["metadata"]["labels"]["nvidia.com/dynamo-discovery-enabled"] == "true"
+
+
+def test_no_discovery_account_on_etcd_or_without_a_graph():
+    etcd = dcd("worker")
+    etcd["metadata"]["annotations"] = {"nvidia.com/dynamo-discovery-backend": "etcd"}
+    out = objs(etcd)
     assert "serviceAccountName" not in one(out, "Deployment")["spec"]["template"]["spec"]
-    assert not [o for o in out if o["kind"] == "ServiceAccount"]
+    assert not [o for o in out if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+    standalone = dcd("worker", labels=None)
+    standalone["metadata"]["labels"] = {}
+    assert not [o for o in objs(standalone) if o["kind"] == "ServiceAccount"]
 
 
 def test_user_service_account_wins():

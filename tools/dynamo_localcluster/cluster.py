@@ -256,7 +256,7 @@ class LocalCluster:
             raise ValueError(f"profile must be one of {PROFILES}, not {self.profile!r}")
         self.dir = Path(self.dir).resolve()
         if self.profile == "node" and self.node is None:
-            from .realnode import NodeImage, RealNode
+            from .realnode.node import NodeImage, RealNode
 
             images = [NodeImage(ref, Path(archive)) for ref, archive in self.node_images]
             self.node = RealNode(self.dir, detached=not self.tie_to_parent, images=images)

@@ -110,6 +110,7 @@ def _kind(
     *,
     scope: str = "Namespaced",
     scale: ScaleSubresource | None = None,
+    status_subresource: bool = True,
 ) -> KindInfo:
     """A kind as every nvidia.com kind is laid out; only what differs between kinds is passed in.
 
@@ -129,6 +130,7 @@ def _kind(
         printer_columns=columns,
         scale=scale,
         deprecated_versions=versions[:-1],
+        status_subresource=status_subresource,
     )
 
 
@@ -235,6 +237,13 @@ KINDS: dict[str, KindInfo] = {
                     AGE,
                 )
             },
+        ),
+        _kind(
+            # Written by the Dynamo runtime in worker pods (Kubernetes discovery), read by frontends.
+            "DynamoWorkerMetadata",
+            "dwm",
+            {"v1alpha1": (AGE,)},
+            status_subresource=False,
         ),
         _kind(
             "PodSnapshotContent",

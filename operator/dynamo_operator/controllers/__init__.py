@@ -41,6 +41,7 @@ from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
     ROLEBINDINGS,
+    ROLES,
     SECRETS,
     SERVICEACCOUNTS,
     SERVICES,
@@ -183,7 +184,8 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     dgdsa_inf = manager.informer(DGDSA, resync_period=0)
     _add_handler(manager.informer(store.DGD), dgdsa_ctl, lambda dgd: adapters_of_graph(dgdsa_inf.store, dgd))
     shared = {
-        res: manager.informer(res, label_selector=MANAGED_SELECTOR) for res in (SERVICEACCOUNTS, ROLEBINDINGS)
+        res: manager.informer(res, label_selector=MANAGED_SELECTOR)
+        for res in (SERVICEACCOUNTS, ROLES, ROLEBINDINGS)
     }
     for inf in shared.values():
         _add_handler(inf, dcd_ctl, _dcd_referrers)

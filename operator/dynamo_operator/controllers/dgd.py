@@ -15,7 +15,14 @@ from dynamo_operator.render import RenderError, names, render_graph
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ROLEBINDINGS,
+    ROLES,
+    SERVICEACCOUNTS,
+    SERVICES,
+)
 from dynamo_operator.runtime.controller import Request, Result
 
 from . import grove as grove_status
@@ -44,7 +51,7 @@ from .sync import (
 )
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
-_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
+_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLES, ROLEBINDINGS)
 
 
 class DGDReconciler:

@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.api.jsontree import copy_tree
-from dynamo_operator.render import names
+from dynamo_operator.render import discovery, names
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
     ROLEBINDINGS,
+    ROLES,
     SERVICEACCOUNTS,
     SERVICES,
     ResourceClient,
@@ -86,6 +87,7 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("", "Service"): ChildType(SERVICES),
     ("apps", "Deployment"): ChildType(DEPLOYMENTS),
     ("rbac.authorization.k8s.io", "RoleBinding"): ChildType(ROLEBINDINGS, content=("roleRef", "subjects")),
+    ("rbac.authorization.k8s.io", "Role"): ChildType(ROLES, content=("rules",), exact=True),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
     ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
@@ -103,7 +105,9 @@ def child_type(obj: dict) -> ChildType:
 
 def is_shared(obj: dict) -> bool:
     """Children several components use (one per namespace): plain owner references from each user."""
-    return obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES
+    if obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES:
+        return True
+    return obj.get("kind") in ("ServiceAccount", "Role", "RoleBinding") and discovery.is_discovery_rbac(obj)
 
 
 class Conflict(Exception):

@@ -8,7 +8,7 @@ import copy
 
 import yaml
 
-from . import names
+from . import discovery, names
 from .context import RenderContext
 from .errors import RenderError
 from .hashing import stamp
@@ -151,10 +151,12 @@ def build_service(info: ComponentInfo, ctx: RenderContext) -> dict | None:
     ports = service_ports(info.component_type)
     if not ports:
         return None
+    # Discovery labels: the runtime watches the EndpointSlices of labelled Services (they inherit the labels).
+    meta = child_metadata(info, ctx, names.dns_label(info.name), discovery.discovery_labels(info))
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": child_metadata(info, ctx, names.dns_label(info.name)),
+        "metadata": meta,
         "spec": {"selector": {names.LABEL_SELECTOR: info.name}, "ports": ports},
     }
 
@@ -248,4 +250,7 @@ def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
     """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
     info = component_info(dcd, ctx.discovery_backend)
     before, after = companions(info, ctx)
-    return [stamp(o) for o in [*before, *workload(info, ctx), *after]]
+    # The graph's discovery ServiceAccount, Role and RoleBinding last: shared by its components, so the list
+    # of a component's own children reads as before; pods created before the account exist are retried.
+    shared = discovery.discovery_rbac(info, ctx)
+    return [stamp(o) for o in [*before, *workload(info, ctx), *after, *shared]]

@@ -23,6 +23,7 @@ from __future__ import annotations
 from . import names
 from .component import companions, desired_replicas
 from .context import RenderContext
+from .discovery import discovery_rbac
 from .errors import RenderError
 from .info import ComponentInfo, component_info
 from .multinode import grove_addressing, grove_clique_names
@@ -191,6 +192,8 @@ def render_grove_children(dgd: dict, dcds: list[dict], ctx: RenderContext) -> li
     for info in infos:
         before, after = companions(info, ctx)
         out.extend(before + after)
+    if infos:  # the graph's discovery ServiceAccount, Role and RoleBinding, once
+        out.extend(discovery_rbac(infos[0], ctx))
     return out
 
 

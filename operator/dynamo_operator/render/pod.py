@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from . import names
+from . import discovery, names
 from .context import RenderContext
 from .env import default_env
 from .errors import RenderError
@@ -251,6 +251,8 @@ def build_pod_template(
         pod["serviceAccountName"] = names.PLANNER_SERVICE_ACCOUNT
     elif info.component_type == "epp":
         pod["serviceAccountName"] = names.EPP_SERVICE_ACCOUNT
+    elif discovery.enabled(info):  # the runtime publishes and watches DynamoWorkerMetadata as this account
+        pod["serviceAccountName"] = discovery.service_account_name(info)
     for key, value in user_spec.items():
         if key != "containers" and value is not None:
             pod[key] = value

@@ -4,9 +4,6 @@ kubelet and kube-proxy built from the pinned Kubernetes module, containerd v2 fr
 and CNI plugins; a bridge with no way out, guarded by iptables; a DNS server for cluster names only; a complete
 teardown that a killed run cannot escape. Modules: ``layout`` (names, ranges, paths), ``preflight`` (can this
 machine run it), ``network``, ``runtime`` (containerd), ``kubelet`` (kubelet and kube-proxy), ``dns``,
-``teardown``, ``reaper``, ``node`` (the lifecycle the cluster calls).
+``teardown``, ``reaper``, ``node`` (the lifecycle the cluster calls). Nothing is imported here, so each module
+runs as ``python -m`` without importing the others first.
 """
-
-from .node import NodeError, NodeImage, RealNode
-
-__all__ = ["NodeError", "NodeImage", "RealNode"]

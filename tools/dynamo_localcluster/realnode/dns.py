@@ -100,11 +100,10 @@ def lookup(name: str, read) -> tuple[int, list[str]]:
         except ValueError:
             return NXDOMAIN, []
     if len(parts) == 3 and parts[2] == "svc":
-        svc = read("service", parts[1], parts[0])
-        if svc is None:
+        ip = read("service", parts[1], parts[0])
+        if ip is None:
             return NXDOMAIN, []
-        ip = svc["spec"].get("clusterIP")
-        if ip and ip != "None":
+        if ip != "None":
             return NOERROR, [ip]
         return NOERROR, read("endpoints", parts[1], parts[0]) or []
     if len(parts) == 4 and parts[3] == "svc":
@@ -123,17 +122,13 @@ def api_reader(kubeconfig: str):
 
     def read(kind: str, namespace: str, name: str):
         try:
-            if kind == "service":
-                return core.read_namespaced_service(name, namespace).to_dict()
+            if kind == "service":  # the ClusterIP, "None" for a headless Service
+                return core.read_namespaced_service(name, namespace).spec.cluster_ip or "None"
             if kind == "endpoints":
                 pods = core.list_namespaced_pod(namespace).items
                 svc = core.read_namespaced_service(name, namespace)
                 selector = svc.spec.selector or {}
-                return [
-                    p.status.pod_ip
-                    for p in pods
-                    if p.status.pod_ip and selector and all((p.metadata.labels or {}).get(k) == v for k, v in selector.items())
-                ]
+                return [p.status.pod_ip for p in pods if p.status.pod_ip and _selected(p, selector)]
             if kind == "pod-by-hostname":
                 host, sub = name.split(".", 1)
                 for p in core.list_namespaced_pod(namespace).items:
@@ -147,6 +142,11 @@ def api_reader(kubeconfig: str):
         return None
 
     return read
+
+
+def _selected(pod, selector: dict) -> bool:
+    labels = pod.metadata.labels or {}
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
 
 
 def serve(listen: str, read) -> None:

@@ -16,6 +16,8 @@ first from INPUT, FORWARD and OUTPUT) drop:
 from __future__ import annotations
 
 import contextlib
+import ipaddress
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -112,8 +114,6 @@ def overlapping_routes() -> list[str]:
         if dest == "default":
             continue
         with contextlib.suppress(ValueError):
-            import ipaddress
-
             net = ipaddress.ip_network(dest, strict=False)
             if net.overlaps(layout.POD_CIDR) or net.overlaps(layout.SERVICE_CIDR):
                 clashes.append(line.strip())
@@ -195,7 +195,7 @@ def remove_chains() -> list[str]:
                 continue
             chains = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("-N ")]
             for line in r.stdout.splitlines():
-                parts = line.split()
+                parts = shlex.split(line)  # comments are quoted
                 if parts[:1] == ["-A"] and not _ours(parts[1]) and "-j" in parts:
                     target = parts[parts.index("-j") + 1]
                     if _ours(target):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +32,18 @@ class NodeError(RuntimeError):
 class NodeImage:
     ref: str
     archive: Path
+
+
+def built_image(recipe: str) -> NodeImage:
+    """An image ``make image`` built (``.tools/images/<recipe>``): its reference and OCI archive."""
+    from ..cluster import REPO_ROOT
+
+    directory = REPO_ROOT / ".tools" / "images" / recipe
+    try:
+        meta = json.loads((directory / "image.json").read_text())
+    except (OSError, ValueError) as e:
+        raise NodeError(f"no {recipe} image in {directory}: build it with `make image` ({e})") from e
+    return NodeImage(meta["ref"], directory / meta["ociArchive"])
 
 
 @dataclass
@@ -92,7 +105,7 @@ class RealNode:
         containerd = spawn("containerd", [str(bin_dir / "containerd"), f"--config={config}"], env)
         runtime.wait_ready(bin_dir, containerd.alive)
         self.timings["containerd"] = time.monotonic() - t0
-        for image in self.images:
+        for image in [built_image("pause"), *self.images]:
             self.timings[f"import {image.ref}"] = runtime.import_image(bin_dir, image.archive, image.ref)
         ports = {name: cluster.free_node_port() for name in ("kubelet", "kubelet-healthz")}
         ports |= {name: cluster.free_node_port() for name in ("kube-proxy-healthz", "kube-proxy-metrics")}
