@@ -702,11 +702,9 @@ def build_pause(out: Path, epoch: int) -> dict:
     finish_rootfs(bundle / "rootfs", epoch)
     created = iso(epoch)
     b.run(["umoci", "repack", "--image", image, f"--history.created={created}", str(bundle)], "umoci repack")
-    b.run(
-        ["umoci", "config", "--image", image, "--no-history", f"--created={created}", "--architecture=amd64"]
-        + ["--os=linux", "--config.user=65535:65535", "--config.entrypoint=/pause"],
-        "umoci config",
-    )
+    argv = ["umoci", "config", "--image", image, "--no-history", f"--created={created}"]
+    argv += ["--architecture=amd64", "--os=linux", "--config.user=65535:65535", "--config.entrypoint=/pause"]
+    b.run(argv, "umoci config")
     b.run(["umoci", "gc", "--layout", str(layout)], "umoci gc")
     deterministic_tar(layout, out / "image.oci.tar", epoch)
     digest = json.loads((layout / "index.json").read_text())["manifests"][0]["digest"]

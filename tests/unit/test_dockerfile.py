@@ -1,6 +1,7 @@
-"""operator/Dockerfile (for people with Docker) and `make image` (image/build.py, no engine) describe one image:
-the build reads its runtime configuration from the Dockerfile, and both install the same lock into the same
-place. The built image itself is checked against this in the real-node tier (tests/realnode/test_image.py)."""
+"""operator/Dockerfile (for people with Docker) and `make image` (image/build.py, no engine) describe one
+image: the build reads its runtime configuration from the Dockerfile, and both install the same lock into the
+same place. The built image itself is checked against this in the real-node tier
+(tests/realnode/test_image.py)."""
 
 from __future__ import annotations
 

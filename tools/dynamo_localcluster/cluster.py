@@ -570,6 +570,30 @@ class LocalCluster:
         path.write_text(yaml.safe_dump(cfg))
         path.chmod(0o600)
 
+    def _write_kwok_config(self, bin_dir: Path) -> Path:
+        """kwok's configuration: the defaults kwokctl fills in, the default Stages we keep, the helm-test
+        Stage."""
+        kwok_cfg = self.dir / "kwok.yaml"
+        docs: list[dict] = [
+            {
+                "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+                "kind": "KwokConfiguration",
+                # Defaults that kwokctl fills in but the bare kwok binary leaves at zero (and then refuses).
+                "options": {
+                    "podPlayStageParallelism": 4,
+                    "nodePlayStageParallelism": 4,
+                    "nodeLeaseParallelism": 4,
+                    "podsOnNodeSyncParallelism": 2,
+                },
+            }
+        ]
+        stage_dir = kwok_stage_dir(bin_dir)
+        for rel in KWOK_STAGES:
+            docs.extend(d for d in yaml.safe_load_all((stage_dir / rel).read_text()) if d)
+        docs.append(HELM_TEST_STAGE)
+        kwok_cfg.write_text(yaml.safe_dump_all(docs))
+        return kwok_cfg
+
     def _start_cluster_components(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
         kc = self.kubeconfig
         common = [
@@ -600,25 +624,7 @@ class LocalCluster:
             "kube-scheduler",
             [str(bin_dir / "kube-scheduler"), *common, f"--secure-port={free_port()}"],
         )
-        kwok_cfg = self.dir / "kwok.yaml"
-        docs: list[dict] = [
-            {
-                "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-                "kind": "KwokConfiguration",
-                # Defaults that kwokctl fills in but the bare kwok binary leaves at zero (and then refuses).
-                "options": {
-                    "podPlayStageParallelism": 4,
-                    "nodePlayStageParallelism": 4,
-                    "nodeLeaseParallelism": 4,
-                    "podsOnNodeSyncParallelism": 2,
-                },
-            }
-        ]
-        stage_dir = kwok_stage_dir(bin_dir)
-        for rel in KWOK_STAGES:
-            docs.extend(d for d in yaml.safe_load_all((stage_dir / rel).read_text()) if d)
-        docs.append(HELM_TEST_STAGE)
-        kwok_cfg.write_text(yaml.safe_dump_all(docs))
+        kwok_cfg = self._write_kwok_config(bin_dir)
         kwok_port = free_port()
         self.ports["kwok"] = kwok_port
         kwok = self._spawn(

@@ -1,12 +1,13 @@
 """Kubernetes discovery: what the Dynamo runtime in a graph's pods needs to find its peers.
 
-With ``DYN_DISCOVERY_BACKEND=kubernetes`` (the default), every worker applies a ``DynamoWorkerMetadata`` object
-for itself (its endpoints and model card, in ``spec.data``) and every frontend and router watches them, joined
-with the ready EndpointSlices of the Services labelled for discovery (pod mode) or with the labelled Pods
-(container mode). So a graph's pods run as one ServiceAccount per graph, ``<dgd>-k8s-service-discovery``,
-bound by a Role to exactly that: EndpointSlices and Pods to read, DynamoWorkerMetadata to write. The three
-objects are shared by the graph's components (each component's DCD holds an owner reference, so they go when
-the last component goes), and a user's own ``serviceAccountName`` wins over the default.
+With ``DYN_DISCOVERY_BACKEND=kubernetes`` (the default), every worker applies a ``DynamoWorkerMetadata``
+object for itself (its endpoints and model card, in ``spec.data``) and every frontend and router watches
+them, joined with the ready EndpointSlices of the Services labelled for discovery (pod mode) or with the
+labelled Pods (container mode). So a graph's pods run as one ServiceAccount per graph,
+``<dgd>-k8s-service-discovery``, bound by a Role to exactly that: EndpointSlices and Pods to read,
+DynamoWorkerMetadata to write. The three objects are shared by the graph's components (each component's DCD
+holds an owner reference, so they go when the last component goes), and a user's own ``serviceAccountName``
+wins over the default.
 """
 
 from __future__ import annotations

@@ -46,7 +46,9 @@ def encode_name(name: str) -> bytes:
 
 
 def query(name: str, qtype: int = QTYPE_A, ident: int = 0x1234) -> bytes:
-    return struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + encode_name(name) + struct.pack("!HH", qtype, 1)
+    return (
+        struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + encode_name(name) + struct.pack("!HH", qtype, 1)
+    )
 
 
 def parse_question(packet: bytes) -> tuple[int, int, str, int, bytes]:
@@ -66,9 +68,7 @@ def parse_question(packet: bytes) -> tuple[int, int, str, int, bytes]:
 def response(ident: int, flags: int, question: bytes, rcode: int, ips: list[str]) -> bytes:
     head_flags = 0x8000 | (flags & 0x0100) | 0x0400 | rcode  # response, RD copied, authoritative
     head = struct.pack("!HHHHHH", ident, head_flags, 1, len(ips), 0, 0)
-    answers = b"".join(
-        struct.pack("!HHHIH", 0xC00C, QTYPE_A, 1, TTL, 4) + socket.inet_aton(ip) for ip in ips
-    )
+    answers = b"".join(struct.pack("!HHHIH", 0xC00C, QTYPE_A, 1, TTL, 4) + socket.inet_aton(ip) for ip in ips)
     return head + question + answers
 
 
@@ -89,7 +89,8 @@ def parse_answer(packet: bytes) -> tuple[int, list[str]]:
 
 
 def lookup(name: str, read) -> tuple[int, list[str]]:
-    """(rcode, addresses) for ``name``; ``read(kind, namespace, name)`` reads from the API (None if absent)."""
+    """(rcode, addresses) for ``name``; ``read(kind, namespace, name)`` reads from the API (None if
+    absent)."""
     suffix = "." + layout.CLUSTER_DOMAIN
     if not name.endswith(suffix):
         return REFUSED, []

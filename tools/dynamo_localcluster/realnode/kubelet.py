@@ -1,8 +1,8 @@
 """The kubelet and kube-proxy of the real node: certificates, kubeconfigs, configuration files, command lines.
 
 Settings that matter here, each for a reason measured on this kind of machine:
-- The node's IP is the bridge's gateway address (the kubelet refuses a loopback node IP); the kubelet serves on
-  it (for the API server's logs/exec/port-forward), its health endpoint on 127.0.0.1.
+- The node's IP is the bridge's gateway address (the kubelet refuses a loopback node IP); the kubelet serves
+  on it (for the API server's logs/exec/port-forward), its health endpoint on 127.0.0.1.
 - cgroupfs driver on cgroup v1 hierarchies: ``failCgroupV1: false``.
 - Registered with a taint: only workloads meant for the real node (they tolerate it) land here.
 - No image garbage collection (every image is imported, none could be pulled back) and eviction thresholds
@@ -49,7 +49,12 @@ def node_certificates(pki: pki_mod.Pki) -> dict[str, tuple[Path, Path]]:
             pki, "kubelet-client", f"system:node:{layout.NODE_NAME}", "system:nodes", client=True
         ),
         "kubelet-serving": pki_mod.issue(
-            pki, "kubelet-serving", layout.NODE_NAME, server=True, dns=[layout.NODE_NAME], ips=[layout.NODE_IP]
+            pki,
+            "kubelet-serving",
+            layout.NODE_NAME,
+            server=True,
+            dns=[layout.NODE_NAME],
+            ips=[layout.NODE_IP],
         ),
         "kube-proxy": pki_mod.issue(pki, "kube-proxy-client", "system:kube-proxy", client=True),
     }
@@ -127,10 +132,16 @@ def write_all(directory: Path, pki: pki_mod.Pki, server: str, ports: dict[str, i
     resolv = directory / "resolv.conf"
     # Only what the kubelet merges into ClusterFirst pods' resolv.conf: no host name server, no search list.
     resolv.write_text("# no upstream: pods resolve only cluster names, through the node's DNS\n")
-    kubelet_kc = kubeconfig(directory / "kubelet.kubeconfig", server, pki.ca_crt, *certs["kubelet-client"], "kubelet")
-    proxy_kc = kubeconfig(directory / "kube-proxy.kubeconfig", server, pki.ca_crt, *certs["kube-proxy"], "proxy")
+    kubelet_kc = kubeconfig(
+        directory / "kubelet.kubeconfig", server, pki.ca_crt, *certs["kubelet-client"], "kubelet"
+    )
+    proxy_kc = kubeconfig(
+        directory / "kube-proxy.kubeconfig", server, pki.ca_crt, *certs["kube-proxy"], "proxy"
+    )
     kubelet_cfg = directory / "kubelet.yaml"
-    kubelet_cfg.write_text(yaml.safe_dump(kubelet_config(pki.ca_crt, certs["kubelet-serving"], ports, resolv)))
+    kubelet_cfg.write_text(
+        yaml.safe_dump(kubelet_config(pki.ca_crt, certs["kubelet-serving"], ports, resolv))
+    )
     proxy_cfg = directory / "kube-proxy.yaml"
     proxy_cfg.write_text(yaml.safe_dump(kube_proxy_config(proxy_kc, ports)))
     return {"kubelet-config": kubelet_cfg, "kubelet-kubeconfig": kubelet_kc, "kube-proxy-config": proxy_cfg}

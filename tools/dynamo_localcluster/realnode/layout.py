@@ -29,7 +29,11 @@ DNS_PORT = 53
 CLUSTER_DOMAIN = "cluster.local"
 
 # Guard chains (iptables and ip6tables, filter table) that enforce the network rule.
-GUARD_CHAINS = {"INPUT": "DYNAMO-NODE-INPUT", "FORWARD": "DYNAMO-NODE-FORWARD", "OUTPUT": "DYNAMO-NODE-OUTPUT"}
+GUARD_CHAINS = {
+    "INPUT": "DYNAMO-NODE-INPUT",
+    "FORWARD": "DYNAMO-NODE-FORWARD",
+    "OUTPUT": "DYNAMO-NODE-OUTPUT",
+}
 # Chains created by kube-proxy and the kubelet; removed at teardown (nothing else on this machine makes them).
 KUBE_CHAIN_PREFIX = "KUBE-"
 

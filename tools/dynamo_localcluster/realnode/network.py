@@ -1,15 +1,16 @@
 """The pod network and the guard that enforces the network rule, and their removal.
 
 The rule: traffic goes only to loopback or to our own pods on this machine's bridge. So the pods get a bridge
-(``dynbr0``, the node's address is its gateway) with no default route, no masquerade, and only two routes: their
-subnet and the Service range via the gateway. Guard chains in iptables and ip6tables (filter table, jumped to
-first from INPUT, FORWARD and OUTPUT) drop:
+(``dynbr0``, the node's address is its gateway) with no default route, no masquerade, and only two routes:
+their subnet and the Service range via the gateway. Guard chains in iptables and ip6tables (filter table,
+jumped to first from INPUT, FORWARD and OUTPUT) drop:
 
 - anything forwarded from the bridge to another interface, or from another interface to the bridge;
 - any packet for the pod or Service range leaving through an interface other than the bridge (a host-side
   mistake can never send one out of the machine);
 - any packet for the bridge's addresses arriving on an interface other than the bridge or loopback (the API
-  server, the kubelet and the DNS server listen on the node address, which must stay unreachable from outside);
+  server, the kubelet and the DNS server listen on the node address, which must stay unreachable from
+  outside);
 - IPv6 to and from the bridge altogether.
 """
 
@@ -146,7 +147,10 @@ def guard_rules(external: list[str]) -> dict[str, list[list[str]]]:
 
 def guard_rules_v6() -> dict[str, list[list[str]]]:
     br = layout.BRIDGE
-    return {"INPUT": [["-i", br, "-j", "DROP"]], "FORWARD": [["-i", br, "-j", "DROP"], ["-o", br, "-j", "DROP"]]}
+    return {
+        "INPUT": [["-i", br, "-j", "DROP"]],
+        "FORWARD": [["-i", br, "-j", "DROP"], ["-o", br, "-j", "DROP"]],
+    }
 
 
 def install_guard() -> None:

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +54,7 @@ class RealNode:
     images: list[NodeImage] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     state: teardown.State | None = None
+    cleared: list[str] = field(default_factory=list)
 
     @property
     def config_dir(self) -> Path:
@@ -74,6 +76,8 @@ class RealNode:
                     f"{previous.cluster_dir}); one node per machine: stop it first (make demo-down, or "
                     "`dynamo-localcluster node-clean` when its owner is gone)"
                 )
+            # What a killed run left (kept for the caller: the tests prove a start clears it).
+            self.cleared = teardown.leftovers()
             left = teardown.teardown(previous)
             if left:
                 raise NodeError("could not clear what an earlier real node left: " + "; ".join(left))
@@ -85,18 +89,23 @@ class RealNode:
                 sysctls=network.read_sysctls(),
             )
             self.state.save()
+        if not self.detached:  # from here on, the owner's death tears the node down
+            self.state.reaper_pid = _start_reaper(os.getpid(), self.cluster_dir / "logs" / "node-reaper.log")
+            self.state.save()
         try:
             network.create_bridge()
             network.install_guard()
-            network.write_sysctl("net.ipv4.ip_forward", "1")  # pod -> ClusterIP -> pod is routed on the bridge
-            network.write_sysctl("net.bridge.bridge-nf-call-iptables", "1")  # ... and seen by kube-proxy's rules
+            # pod -> ClusterIP -> pod is routed on the bridge, and seen by kube-proxy's rules
+            network.write_sysctl("net.ipv4.ip_forward", "1")
+            network.write_sysctl("net.bridge.bridge-nf-call-iptables", "1")
         except (network.NetworkError, OSError) as e:
             self.finish()
             raise NodeError(f"setting up the pod network failed: {e}") from e
 
     # ---- after the control plane -----------------------------------------------------------------------
     def start(self, cluster, spawn: Callable, wait: Callable, timeout: float = 180.0) -> None:
-        """``spawn(name, argv)`` and ``wait(component, what, check, timeout)`` are the cluster's own."""
+        """``spawn(name, argv, env)`` and ``wait(component, what, check, timeout)`` are the cluster's own.
+        The big images are imported while the kubelet registers (both take seconds)."""
         bin_dir = preflight.node_bin()
         self.config_dir.mkdir(parents=True, exist_ok=True)
         t0 = time.monotonic()
@@ -105,8 +114,21 @@ class RealNode:
         containerd = spawn("containerd", [str(bin_dir / "containerd"), f"--config={config}"], env)
         runtime.wait_ready(bin_dir, containerd.alive)
         self.timings["containerd"] = time.monotonic() - t0
-        for image in [built_image("pause"), *self.images]:
+        pause = built_image("pause")
+        self.timings[f"import {pause.ref}"] = runtime.import_image(bin_dir, pause.archive, pause.ref)
+        with ThreadPoolExecutor(1, thread_name_prefix="node-import") as pool:
+            imports = pool.submit(self._import_all, bin_dir)
+            self._start_node(cluster, bin_dir, spawn, wait, timeout)
+            imports.result()
+        assert self.state is not None
+        self.state.pids = {c.name: c.pid for c in cluster.components if c.pid}
+        self.state.save()
+
+    def _import_all(self, bin_dir: Path) -> None:
+        for image in self.images:
             self.timings[f"import {image.ref}"] = runtime.import_image(bin_dir, image.archive, image.ref)
+
+    def _start_node(self, cluster, bin_dir: Path, spawn: Callable, wait: Callable, timeout: float) -> None:
         ports = {name: cluster.free_node_port() for name in ("kubelet", "kubelet-healthz")}
         ports |= {name: cluster.free_node_port() for name in ("kube-proxy-healthz", "kube-proxy-metrics")}
         files = kubelet.write_all(self.config_dir, cluster.pki, cluster.server, ports)
@@ -120,11 +142,6 @@ class RealNode:
         network.ensure_guard_first("iptables")
         network.ensure_guard_first("ip6tables")
         self.timings["kubelet to Ready"] = time.monotonic() - t1
-        assert self.state is not None
-        self.state.pids = {c.name: c.pid for c in cluster.components if c.pid}
-        if not self.detached:
-            self.state.reaper_pid = _start_reaper(os.getpid(), cluster.logs / "node-reaper.log")
-        self.state.save()
 
     def _node_ready(self, cluster) -> bool:
         from kubernetes import client
@@ -152,6 +169,7 @@ def _kube_proxy_synced() -> bool:
 def _start_reaper(owner: int, log: Path) -> int:
     """A process outside the owner's process group and session that tears the node down when the owner dies
     (a ``kill -9`` of the test run): the node never outlives its owner by more than the teardown."""
+    log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "dynamo_localcluster.realnode.reaper", "--owner", str(owner)],

@@ -4,8 +4,9 @@
   because root here lacks CAP_SYS_RESOURCE and every sandbox with ``oom_score_adj=-998`` would fail.
 - Network namespaces are mounted under containerd's state directory, so every mount the node makes is under
   ``layout.ROOT`` or ``layout.RUN`` and a teardown finds them by prefix.
-- Registry: every host (``_default``) resolves to a loopback endpoint that refuses, so a pull that slips through
-  (an image that was not imported) fails on 127.0.0.1 instead of asking a resolver or leaving the machine.
+- Registry: every host (``_default``) resolves to a loopback endpoint that refuses, so a pull that slips
+through   (an image that was not imported) fails on 127.0.0.1 instead of asking a resolver or leaving the
+machine.
 - The sandbox (pause) image is this project's own (``tools/node/pause``), imported like every other image.
 """
 
@@ -129,7 +130,13 @@ def write_configs(conf_dir: Path) -> Path:
 
 
 def ctr(bin_dir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    argv = [str(bin_dir / "ctr"), "--address", str(layout.CONTAINERD_SOCKET), "-n", layout.CONTAINERD_NAMESPACE]
+    argv = [
+        str(bin_dir / "ctr"),
+        "--address",
+        str(layout.CONTAINERD_SOCKET),
+        "-n",
+        layout.CONTAINERD_NAMESPACE,
+    ]
     return subprocess.run([*argv, *args], capture_output=True, text=True, timeout=timeout)
 
 
