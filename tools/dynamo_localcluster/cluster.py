@@ -47,6 +47,7 @@ SERVICE_CIDR = "127.96.0.0/16"
 POD_CIDR = "127.1.0.0/16"
 LOOPBACK = "127.0.0.1"
 PROFILES = ("api", "cluster", "node")
+NODE_COMPONENTS = ("containerd", "kubelet", "kube-proxy", "node-dns")
 
 # kwok's default Stages we keep, by file (relative to the module's kustomize/stage directory).
 KWOK_STAGES = [
@@ -369,7 +370,9 @@ class LocalCluster:
         """Stops every component (reverse order): SIGTERM, then SIGKILL; never leaves one running."""
         for comp in reversed(self.components):
             if comp.pid is not None:
-                _stop_pid(comp.pid, comp.proc)
+                # The real node's daemons get a short grace: its teardown kills what they leave anyway.
+                grace = 2.0 if comp.name in NODE_COMPONENTS else 10.0
+                _stop_pid(comp.pid, comp.proc, timeout=grace)
         self.components = []
         if self.node is not None:
             # The real node's containers, mounts, bridge, chains, cgroups and sysctls; kept for the caller.

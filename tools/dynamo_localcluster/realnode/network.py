@@ -222,3 +222,38 @@ def leftover_rules() -> list[str]:
             if layout.KUBE_CHAIN_PREFIX in line or any(c in line for c in layout.GUARD_CHAINS.values()):
                 found.append(f"{tool}: {line}")
     return found
+
+
+# ---- the tables themselves ------------------------------------------------------------------------------
+
+IPTABLES_TABLES = ("filter", "nat", "mangle", "raw")
+
+
+def nft_tables() -> list[str]:
+    """``<family> <table>`` of every nftables table (what iptables-nft uses), or [] without nft."""
+    import shutil
+
+    if shutil.which("nft") is None:
+        return []
+    r = _run(["nft", "list", "tables"], check=False)
+    return [
+        line.removeprefix("table ").strip() for line in r.stdout.splitlines() if line.startswith("table ")
+    ]
+
+
+def remove_new_empty_tables(before: list[str]) -> list[str]:
+    """Deletes the iptables tables (``ip``/``ip6`` filter, nat, mangle, raw) that did not exist before the
+    node and hold no rule now, so iptables-save shows exactly what it showed before. Returns what stayed."""
+    left = []
+    for table in nft_tables():
+        family, _, name = table.partition(" ")
+        if table in before or family not in ("ip", "ip6") or name not in IPTABLES_TABLES:
+            continue
+        tool = "iptables" if family == "ip" else "ip6tables"
+        rules = _run([tool, "-w", "-t", name, "-S"], check=False).stdout.splitlines()
+        if any(not line.startswith("-P ") for line in rules):
+            left.append(f"{tool} -t {name} (not empty)")
+            continue
+        if _run(["nft", "delete", "table", family, name], check=False).returncode != 0:
+            left.append(f"nft table {table}")
+    return left

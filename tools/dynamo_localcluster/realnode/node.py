@@ -87,6 +87,7 @@ class RealNode:
                 detached=self.detached,
                 cluster_dir=str(self.cluster_dir),
                 sysctls=network.read_sysctls(),
+                nft_tables=network.nft_tables(),
             )
             self.state.save()
         if not self.detached:  # from here on, the owner's death tears the node down

@@ -35,6 +35,7 @@ class State:
     detached: bool = False
     cluster_dir: str = ""
     sysctls: dict[str, str] = field(default_factory=dict)
+    nft_tables: list[str] = field(default_factory=list)  # the nftables tables from before the first start
     pids: dict[str, int] = field(default_factory=dict)
     reaper_pid: int | None = None
 
@@ -182,6 +183,8 @@ def remove_files() -> list[str]:
         shutil.rmtree(d, ignore_errors=True)
         if d.exists():
             left.append(str(d))
+    with contextlib.suppress(OSError):  # /run/dynamo-platform, when nothing else is in it
+        layout.RUN.parent.rmdir()
     return left
 
 
@@ -198,6 +201,8 @@ def teardown(state: State | None = None) -> list[str]:
     problems = kill_all()
     problems += [f"mount {m}" for m in unmount_all()]
     problems += network.remove_chains()
+    if state is not None:
+        problems += network.remove_new_empty_tables(state.nft_tables)
     try:
         network.delete_bridge()
     except network.NetworkError as e:
