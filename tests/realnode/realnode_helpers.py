@@ -85,3 +85,12 @@ def is_completion(doc: dict, model: str = "tiny") -> bool:
 
 def save(path: Path, doc: dict) -> None:
     path.write_text(json.dumps(doc, indent=2))
+
+
+def config_digest(image) -> str:
+    """The config digest of a built image (what the CRI reports as a container's imageID)."""
+    directory = image.archive.parent
+    meta = json.loads((directory / "image.json").read_text())
+    algo, digest = meta["digest"].split(":", 1)
+    manifest = json.loads((directory / "oci" / "blobs" / algo / digest).read_text())
+    return manifest["config"]["digest"]
