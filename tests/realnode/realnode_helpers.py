@@ -14,9 +14,11 @@ from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
 EXAMPLES = REPO_ROOT / "examples"
 
 
-def wait_for(check: Callable[[], object], timeout: float, what: str, interval: float = 1.0):
+def wait_for(
+    check: Callable[[], object], timeout: float, what: str | Callable[[], str], interval: float = 1.0
+):
     """Polls ``check`` until it returns something truthy (returned) or ``timeout`` passes (AssertionError
-    naming ``what`` and the last exception seen)."""
+    naming ``what``, a callable evaluated then for the diagnosis, and the last exception seen)."""
     deadline = time.monotonic() + timeout
     last: Exception | None = None
     while time.monotonic() < deadline:
@@ -27,6 +29,7 @@ def wait_for(check: Callable[[], object], timeout: float, what: str, interval: f
         except Exception as e:
             last = e
         time.sleep(interval)
+    what = what() if callable(what) else what
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}" + (f": {last}" if last else ""))
 
 

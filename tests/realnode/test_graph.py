@@ -9,6 +9,7 @@ Ready (or restart), the graph never becomes ``successful`` and no completion com
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 import uuid
@@ -26,7 +27,7 @@ from realnode_helpers import (
 )
 
 # The frontend's default readiness probe starts after 60 s (seed 000) and runs every 60 s.
-READY_TIMEOUT = 360
+READY_TIMEOUT = float(os.environ.get("DYNAMO_REALNODE_READY_TIMEOUT", "360"))
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +46,27 @@ def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
     wait_for(
         lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
         READY_TIMEOUT,
-        f"{name} to become successful ({_pods(platform, ns)})",
+        lambda: f"{name} to become successful\n{_diagnosis(platform, ns)}",
         interval=2,
     )
     return name, time.monotonic() - started
 
 
-def _pods(platform: Platform, ns: str) -> str:
-    return platform.kubectl("get", "pods", "-n", ns, "-o", "wide", check=False)
+def _diagnosis(platform: Platform, ns: str) -> str:
+    """The pods and the warnings the kubelet recorded (a failing probe names itself there)."""
+    pods = platform.kubectl("get", "pods", "-n", ns, "-o", "wide", check=False)
+    events = platform.kubectl(
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        "type=Warning",
+        "-o",
+        "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message",
+        check=False,
+    )
+    return f"{pods}\n{events}"
 
 
 def pod_list(platform: Platform, ns: str, component: str) -> list[dict]:

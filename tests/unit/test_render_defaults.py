@@ -530,7 +530,7 @@ def test_service_accounts(ctype, sa):
     out = objs(dcd(ctype, **extra))
     assert one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == sa
     accounts = [o["metadata"]["name"] for o in out if o["kind"] == "ServiceAccount"]
-    assert accounts == [sa, "g-k8s-service-discovery"]
+    assert accounts == ["g-k8s-service-discovery", sa]
 
 
 @pytest.mark.parametrize("ctype", ["frontend", "worker", None])

@@ -60,14 +60,10 @@ def test_single_node_components_are_one_clique_each():
     out = render_graph(
         dgd(component("Frontend", "frontend"), component("Worker", replicas=3, minAvailable=2)), ctx()
     )
-    # the graph's discovery ServiceAccount, Role and RoleBinding once, after the components' Services
+    # the graph's discovery ServiceAccount, Role and RoleBinding once, before the pods that run as it
     assert [o["kind"] for o in out] == [
-        "PodCliqueSet",
-        "Service",
-        "Service",
-        "ServiceAccount",
-        "Role",
-        "RoleBinding",
+        *("ServiceAccount", "Role", "RoleBinding"),
+        *("PodCliqueSet", "Service", "Service"),
     ]
     pcs = pcs_of(out)
     assert pcs["apiVersion"] == "grove.io/v1alpha1"

@@ -250,7 +250,7 @@ def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
     """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
     info = component_info(dcd, ctx.discovery_backend)
     before, after = companions(info, ctx)
-    # The graph's discovery ServiceAccount, Role and RoleBinding last: shared by its components, so the list
-    # of a component's own children reads as before; pods created before the account exist are retried.
+    # The graph's discovery ServiceAccount, Role and RoleBinding (shared by its components) before the
+    # workload: a pod is refused while the account it runs as does not exist.
     shared = discovery.discovery_rbac(info, ctx)
-    return [stamp(o) for o in [*before, *workload(info, ctx), *after, *shared]]
+    return [stamp(o) for o in [*shared, *before, *workload(info, ctx), *after]]

@@ -39,8 +39,8 @@ def built_image(recipe: str) -> NodeImage:
     """An image ``make image`` built (``.tools/images/<recipe>``): its reference and OCI archive."""
     from ..cluster import REPO_ROOT
 
-    # DYNAMO_IMAGE_DIR_<RECIPE>: another build of the recipe (image/build.py --out), e.g. a deliberately broken
-    # operator, to watch the real-node tier catch it.
+    # DYNAMO_IMAGE_DIR_<RECIPE>: another build of the recipe (image/build.py --out), e.g. a deliberately
+    # broken operator, to watch the real-node tier catch it.
     override = os.environ.get(f"DYNAMO_IMAGE_DIR_{recipe.upper()}")
     directory = Path(override) if override else REPO_ROOT / ".tools" / "images" / recipe
     try:
