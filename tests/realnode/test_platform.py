@@ -57,12 +57,17 @@ def test_admission_is_served_through_the_service_by_the_operator_pods(platform):
     config = json.loads(platform.kubectl("get", "validatingwebhookconfigurations", "-o", "json"))["items"]
     ours = [w for c in config for w in c.get("webhooks", []) if "dynamo" in c["metadata"]["name"]]
     assert ours and all("service" in w["clientConfig"] for w in ours)  # a Service, no URL
+    # the schema accepts it (annotations are free-form), only the operator's admission refuses it
+    annotations = {"nvidia.com/vllm-distributed-executor-backend": "bogus"}
     bad = {
         "apiVersion": "nvidia.com/v1beta1",
         "kind": "DynamoGraphDeployment",
-        "metadata": {"name": f"bad-{uuid.uuid4().hex[:6]}", "namespace": "default"},
-        # the schema accepts it, the operator's admission refuses it (names unique ignoring case)
-        "spec": {"components": [{"name": "Frontend", "type": "frontend"}, {"name": "frontend"}]},
+        "metadata": {
+            "name": f"bad-{uuid.uuid4().hex[:6]}",
+            "namespace": "default",
+            "annotations": annotations,
+        },
+        "spec": {"components": [{"name": "Frontend", "type": "frontend"}]},
     }
     r = subprocess.run(
         ["kubectl", "apply", "-f", "-"],
@@ -72,7 +77,7 @@ def test_admission_is_served_through_the_service_by_the_operator_pods(platform):
         text=True,
     )
     assert r.returncode != 0
-    assert "denied the request" in r.stderr and "unique ignoring case" in r.stderr, r.stderr
+    assert "denied the request" in r.stderr and 'must be "mp" or "ray"' in r.stderr, r.stderr
 
 
 def test_one_replica_leads_on_the_lease(platform):
