@@ -744,6 +744,16 @@ def _plan(name: str, quiet: bool) -> tuple[str, Callable[[Path], dict]]:
     return cache_key(recipe, epoch, sources), lambda out: Builder(recipe, out, epoch, sources, quiet).build()
 
 
+def prune(name: str, keep: Path, builds: int = 2) -> None:
+    """Each new input hash is a new build of a few hundred MB: keep the newest ``builds`` of a recipe (another
+    checkout may still link the previous one)."""
+    done = [d for d in keep.parent.glob(f"{name}-*") if (d / "image.json").exists() and d != keep]
+    for old in sorted(done, key=lambda d: d.stat().st_mtime, reverse=True)[builds - 1 :]:
+        shutil.rmtree(old, ignore_errors=True)
+    for stale in keep.parent.glob(f"{name}-*.partial"):  # interrupted builds (we hold the recipe's lock)
+        shutil.rmtree(stale, ignore_errors=True)
+
+
 def build(name: str, out: Path | None = None, quiet: bool = False) -> dict:
     key, run = _plan(name, quiet)
     if out is not None:
@@ -760,6 +770,7 @@ def build(name: str, out: Path | None = None, quiet: bool = False) -> dict:
             run(stage)
             shutil.rmtree(final, ignore_errors=True)
             stage.rename(final)
+            prune(name, keep=final)
     LINKS.mkdir(parents=True, exist_ok=True)
     link = LINKS / name
     with contextlib.suppress(FileNotFoundError):
