@@ -29,15 +29,29 @@ def _leader_pod(platform) -> str:
     return names[0]
 
 
-def _apply(platform, ns: str, name: str) -> None:
-    r = subprocess.run(
+def _apply(platform, ns: str, name: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         ["kubectl", "apply", "-f", "-"],
         input=json.dumps(graph(name, ns)),
         env=platform.cluster.env,
         capture_output=True,
         text=True,
     )
-    assert r.returncode == 0, r.stderr
+
+
+def _apply_through_handover(platform, ns: str, name: str, within: float = 30) -> int:
+    """Applies while the killed pod may still be the Service's endpoint: until kube-proxy has dropped it,
+    a webhook call routed to it is reset (failurePolicy Fail: the API server refuses the write). A client
+    retries that, as controllers do; any other refusal, or no success within ``within`` seconds, fails.
+    Returns the number of calls the dead endpoint refused."""
+    deadline = time.monotonic() + within
+    refused = 0
+    while (r := _apply(platform, ns, name)).returncode != 0:
+        assert "failed calling webhook" in r.stderr, r.stderr  # any other refusal fails at once
+        refused += 1
+        assert time.monotonic() < deadline, f"{name} not admitted {within:.0f}s after the kill: {r.stderr}"
+        time.sleep(0.5)  # poll interval between bounded attempts
+    return refused
 
 
 def _children(platform, ns: str) -> dict[str, str]:
@@ -50,7 +64,8 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
     ns = f"failover-{uuid.uuid4().hex[:6]}"
     platform.kubectl("create", "namespace", ns)
     try:
-        _apply(platform, ns, "before")
+        r = _apply(platform, ns, "before")
+        assert r.returncode == 0, r.stderr
         wait_for(
             lambda: dgd_state(platform.cluster, ns, "before").get("state") == "successful", 120, "before"
         )
@@ -61,7 +76,7 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
         )
         killed_at = time.monotonic()
         platform.kubectl("delete", "pod", leader, "-n", NAMESPACE, "--grace-period=0", "--force")
-        _apply(platform, ns, "during")  # admission is served by the standby meanwhile
+        refused = _apply_through_handover(platform, ns, "during")  # the standby serves admission meanwhile
         wait_for(lambda: standby in _holder(platform), 90, f"{standby} to take the Lease over", interval=0.5)
         took_over = time.monotonic() - killed_at
         wait_for(
@@ -80,7 +95,7 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
             180,
             "a replacement operator pod",
         )
-        print(f"lease handed over {took_over:.1f}s after the leader pod was killed")
+        print(f"lease handed over {took_over:.1f}s after the kill; {refused} call(s) hit the dead pod")
     finally:
         platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 

@@ -77,7 +77,11 @@ def test_admission_is_served_through_the_service_by_the_operator_pods(platform):
         text=True,
     )
     assert r.returncode != 0
-    assert "denied the request" in r.stderr and 'must be "mp" or "ray"' in r.stderr, r.stderr
+    # the webhook answers with a structured Status (field causes), which the API server reports as
+    # "is invalid"; the wording and the fix hint are the operator's own (no CRD schema carries this rule)
+    assert 'must be "mp" or "ray"' in r.stderr, r.stderr
+    assert "fix the value or remove the annotation" in r.stderr, r.stderr
+    assert f'DynamoGraphDeployment "{bad["metadata"]["name"]}" is invalid' in r.stderr, r.stderr
 
 
 def test_one_replica_leads_on_the_lease(platform):
