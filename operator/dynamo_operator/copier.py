@@ -1,6 +1,6 @@
 """``dynamo-operator publish-profiling-output``: the DGDR profiling Job's ``output-copier`` sidecar.
 
-Why it exists: the sidecar used to run ``bitnami/kubectl:latest`` (a floating tag from another vendor) with
+Why it exists: the sidecar used to run a third-party kubectl image by its floating ``latest`` tag, with
 the profiling Job's ServiceAccount token. It now runs the operator's own image, pinned by the chart, and
 does the one thing it is for with the Kubernetes client the image already has: publish the profiler's
 ``profiler_status.yaml`` and ``final_config.yaml`` (files in the shared ``/data`` volume) in the ConfigMap
