@@ -1,7 +1,8 @@
-"""The bundled etcd's mutual TLS, run for real: the pinned etcd binary started with exactly the ETCD_*
-settings and the certificates ``helm template`` renders for ``ci/hardened-values.yaml`` (addresses moved to
-free 127.0.0.1 ports, files to a temporary directory). kwok runs no container, so this is where the
-chart's etcd configuration meets an etcd.
+"""The bundled etcd's mutual TLS, run for real: the test bed's pinned etcd binary (the chart ships the
+v3.5 image; both read the same ETCD_* variables) started with exactly the ETCD_* settings and the
+certificates ``helm template`` renders for ``ci/hardened-values.yaml`` (addresses moved to free 127.0.0.1
+ports, files to a temporary directory). kwok runs no container, so this is where the chart's etcd
+configuration meets an etcd.
 
 * ``/health`` answers on the plain metrics port, which the chart's probes use;
 * a client without a certificate is refused at the TLS handshake;
