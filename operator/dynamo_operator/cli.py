@@ -203,9 +203,11 @@ def run(
 # Offline tools: the same rendering and CRD generation the running operator uses.
 # ------------------------------------------------------------------------------------------------------------
 def _register_offline_commands() -> None:
+    from dynamo_operator.copier import command as publish_profiling_output
     from dynamo_operator.render.cli import render_command
 
     main.add_command(render_command, "render")
+    main.add_command(publish_profiling_output)  # the DGDR profiling Job's output-copier
 
 
 _register_offline_commands()

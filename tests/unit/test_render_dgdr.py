@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from dynamo_operator.api.config import OPERATOR_IMAGE
 from dynamo_operator.render import dgdr as rd
 
 DGD_V1BETA1 = {
@@ -147,14 +148,22 @@ def test_profiling_job_runs_the_profiler_and_the_output_copier():
     assert pod["serviceAccountName"] == "dgdr-profiling-job"
     assert [c["name"] for c in pod["containers"]] == ["profiler", "output-copier"]
     profiler, copier = pod["containers"]
-    assert profiler["image"] == "p:1" and copier["image"] == "bitnami/kubectl:latest"
+    assert profiler["image"] == "p:1" and copier["image"] == OPERATOR_IMAGE  # pinned, the operator's own
+    assert copier["command"] == ["dynamo-operator", "publish-profiling-output"]
+    assert copier["args"] == ["--dir", "/data", "--configmap", "dgdr-output-req"]
+    assert copier["volumeMounts"] == [{"name": "output", "mountPath": "/data", "readOnly": True}]
+    sc = copier["securityContext"]
+    assert sc["runAsNonRoot"] and not sc["allowPrivilegeEscalation"] and sc["readOnlyRootFilesystem"]
     cfg = json.loads(profiler["env"][0]["value"])
     assert cfg["deployment"] == {"model": "Qwen/Qwen3-0.6B", "useMocker": True}
     assert (
         cfg["engine"] == {"backend": "vllm"} and cfg["sla"] == {"ttft": 200} and cfg["output_dir"] == "/data"
     )
     assert pod["volumes"] == [{"name": "output", "persistentVolumeClaim": {"claimName": "prof"}}]
-    assert "dgdr-output-req" in copier["command"][2] and pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+    assert rd.profiling_job(req, "registry.example/op@sha256:" + "a" * 64)["spec"]["template"]["spec"][
+        "containers"
+    ][1]["image"].endswith("a" * 64)
 
 
 def test_running_job_reports_the_profiler_sub_phase():

@@ -51,14 +51,14 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.log import get_logger
 
-from . import checkpoint, dgdr, dynamomodel, store
+from . import checkpoint, dgdr, dynamomodel, netpol, store
 from .common import Deps
 from .dcd import DCDReconciler
 from .dgd import DGDReconciler
 from .dgdsa import DGDSA, AdapterReconciler, adapters_of_graph
 from .discovery import detect_integrations
 from .status import AVAILABLE, condition
-from .sync import LWS, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RecentWrites
+from .sync import LWS, NETWORKPOLICIES, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RecentWrites
 
 DGD_CONTROLLER = "DynamoGraphDeployment"
 DCD_CONTROLLER = "DynamoComponentDeployment"
@@ -164,6 +164,8 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
     dgd_owned: list = [store.DCD, DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
     if grove_served:
         dgd_owned.append((PODCLIQUESETS, MANAGED_SELECTOR))
+    if netpol.enabled(doc):  # the MPI sshd NetworkPolicies: watched only when the operator makes them
+        dgd_owned.append((NETWORKPOLICIES, MANAGED_SELECTOR))
     dgd_ctl = manager.add_controller(
         DGD_CONTROLLER,
         primary=store.DGD,
@@ -206,6 +208,8 @@ def setup(manager, workers: int | None = None) -> dict[str, Controller]:
             inf = manager.informer(res)
             _add_handler(inf, dgd_ctl, _grove_graph_of(pcs_inf.store))
             informers[res] = inf
+    if netpol.enabled(doc):
+        informers[NETWORKPOLICIES] = manager.informer(NETWORKPOLICIES, label_selector=MANAGED_SELECTOR)
     informers.update(shared)
     informers[store.DCD] = dcd_inf
     informers[store.DGD] = manager.informer(store.DGD)

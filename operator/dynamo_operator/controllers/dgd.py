@@ -32,6 +32,7 @@ from .common import (
 )
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
+from .netpol import NetworkPolicySync
 from .sync import (
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
@@ -62,6 +63,7 @@ class DGDReconciler:
         self.dcds = deps.stores[store.DCD]
         self.deployments = deps.stores.get(DEPLOYMENTS)
         self.adapters = AdapterSync(deps)
+        self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -151,6 +153,7 @@ class DGDReconciler:
         try:
             synced = self.syncer.apply(live, desired)
             self.adapters.apply(live, internal)
+            self.policies.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:

@@ -58,8 +58,10 @@ class DGDRReconciler:
         outputs: Indexer,
         dgds: Indexer,
         profiling_cluster_role: str | None = None,
+        copier_image: str = rd.OPERATOR_IMAGE,
     ):
         self.client = client
+        self.copier_image = copier_image  # images.operator: the profiling Job's output-copier
         self.recorder = recorder
         self.dgdrs, self.jobs, self.outputs, self.dgds = dgdrs, jobs, outputs, dgds
         self.profiling_cluster_role = profiling_cluster_role
@@ -118,7 +120,7 @@ class DGDRReconciler:
         s = rd.step(live, self.observe(live))
         if s.create_job:
             self._profiling_identity(live)
-            job = create_child(self.client, JOBS, live, rd.profiling_job(live))
+            job = create_child(self.client, JOBS, live, rd.profiling_job(live, self.copier_image))
             log().info("profiling job", job=job["metadata"]["name"])
         if s.create_dgd is not None:
             dgd = s.create_dgd
@@ -166,5 +168,6 @@ def register(manager, recorder: EventRecorder, add_handler, config: dict, worker
         outputs.store,
         dgds.store,
         profiling_cluster_role=role,
+        copier_image=lookup(config, "images.operator", rd.OPERATOR_IMAGE),
     )
     return ctl

@@ -59,6 +59,7 @@ LWS = custom("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorker
 PODCLIQUESETS = custom("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
 PODCLIQUES = custom("grove.io", "v1alpha1", "podcliques", "PodClique")
 PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
+NETWORKPOLICIES = custom("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
 
@@ -88,6 +89,7 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): ChildType(ROLEBINDINGS, content=("roleRef", "subjects")),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
     ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
+    ("networking.k8s.io", "NetworkPolicy"): ChildType(NETWORKPOLICIES),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
 }
 

@@ -5,7 +5,8 @@
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
   the model headless Service and the EPP ConfigMap.
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children.
+* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -20,6 +21,7 @@ from .context import RenderContext
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
+from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
 from .validate import to_v1beta1
 
@@ -49,6 +51,9 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
+        policy = mpi_ssh_network_policy(to_v1beta1(obj), ctx)  # the DGD controller applies it too
+        if policy is not None:
+            out.append(policy)
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()

@@ -27,6 +27,7 @@ from typing import get_args
 
 import yaml
 
+from dynamo_operator.api.config import OPERATOR_IMAGE
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.api.v1beta1.models import ProfilingPhase
 
@@ -41,7 +42,6 @@ LABEL_DGDR_NAME = "dgdr.nvidia.com/name"
 LABEL_DGDR_NAMESPACE = "dgdr.nvidia.com/namespace"
 PROFILER_CONTAINER = "profiler"
 COPIER_CONTAINER = "output-copier"
-COPIER_IMAGE = "bitnami/kubectl:latest"
 OUTPUT_DIR = "/data"
 FINAL_CONFIG = "final_config.yaml"
 STATUS_FILE = "profiler_status.yaml"
@@ -161,26 +161,39 @@ def _labels(dgdr: dict) -> dict:
     }
 
 
-def _copier_script(cm: str) -> str:
-    # Publishes the profiler's status while it runs and its result when it is there; exits when the
-    # profiler has written final_config.yaml (or after the profiler container ended without one).
-    return (
-        f"set -e; cd {OUTPUT_DIR}; "
-        "publish() { args=''; for f in " + f"{STATUS_FILE} {FINAL_CONFIG}" + "; do "
-        '[ -f "$f" ] && args="$args --from-file=$f"; done; '
-        f'[ -n "$args" ] && kubectl create configmap {cm} $args --dry-run=client -o yaml '
-        f"| kubectl label --local -f - {LABEL_DGDR_NAME}=$DGDR_NAME {LABEL_DGDR_NAMESPACE}=$DGDR_NAMESPACE "
-        "-o yaml | kubectl apply -f - || true; }; "
-        f"while [ ! -f {FINAL_CONFIG} ]; do publish; sleep 10; done; publish"
-    )
+def output_copier(dgdr: dict, image: str) -> dict:
+    """The ``output-copier`` sidecar: the operator's own image (``images.operator``, pinned by the chart)
+    running ``dynamo-operator publish-profiling-output`` (``copier.py``), which publishes the profiler's
+    files in ``dgdr-output-<name>`` and exits when the final config is out or the profiler ended. It reads
+    ``/data`` only and runs unprivileged (restricted Pod Security profile)."""
+    md = dgdr["metadata"]
+    return {
+        "name": COPIER_CONTAINER,
+        "image": image,
+        "command": ["dynamo-operator", "publish-profiling-output"],
+        "args": ["--dir", OUTPUT_DIR, "--configmap", output_configmap_name(md["name"])],
+        "env": [
+            {"name": "DGDR_NAME", "value": md["name"]},
+            {"name": "DGDR_NAMESPACE", "value": md["namespace"]},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ],
+        "volumeMounts": [{"name": "output", "mountPath": OUTPUT_DIR, "readOnly": True}],
+        "securityContext": {
+            "runAsNonRoot": True,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
 
 
-def profiling_job(dgdr: dict) -> dict:
+def profiling_job(dgdr: dict, copier_image: str = OPERATOR_IMAGE) -> dict:
     """The profiling Job: the ``profiler`` container (the request's image) and the ``output-copier``
-    sidecar sharing ``/data`` (an emptyDir, or ``profilingConfig.outputPVC``)."""
+    sidecar (``copier_image``: the operator's own) sharing ``/data`` (an emptyDir, or
+    ``profilingConfig.outputPVC``)."""
     md, spec = dgdr["metadata"], dgdr.get("spec") or {}
     prof = spec.get("profilingConfig") or {}
-    cm = output_configmap_name(md["name"])
     volumes: list[dict] = [
         {"name": "output", "persistentVolumeClaim": {"claimName": prof["outputPVC"]}}
         if prof.get("outputPVC")
@@ -201,20 +214,10 @@ def profiling_job(dgdr: dict) -> dict:
     }
     if prof.get("resources"):
         profiler["resources"] = copy.deepcopy(prof["resources"])
-    copier = {
-        "name": COPIER_CONTAINER,
-        "image": COPIER_IMAGE,
-        "command": ["/bin/sh", "-c", _copier_script(cm)],
-        "env": [
-            {"name": "DGDR_NAME", "value": md["name"]},
-            {"name": "DGDR_NAMESPACE", "value": md["namespace"]},
-        ],
-        "volumeMounts": [{"name": "output", "mountPath": OUTPUT_DIR}],
-    }
     pod_spec: dict = {
         "serviceAccountName": PROFILING_SA,
         "restartPolicy": "Never",
-        "containers": [profiler, copier],
+        "containers": [profiler, output_copier(dgdr, copier_image)],
         "volumes": volumes,
     }
     if prof.get("tolerations"):

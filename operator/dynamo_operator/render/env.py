@@ -7,6 +7,7 @@ import json
 
 from . import names
 from .context import RenderContext
+from .credentials import credential_env
 from .info import ComponentInfo, vllm_multinode_mode
 from .multinode import VLLM_MP, vllm_executor
 from .ports import (
@@ -55,13 +56,14 @@ INFRASTRUCTURE_ENV = (
 
 
 def infrastructure_env(ctx: RenderContext) -> list[dict]:
-    """Injected into every component when the OperatorConfiguration configures the service."""
+    """Injected into every component when the OperatorConfiguration configures the service, followed by
+    the NATS / etcd credentials when configured (``credentials.py``)."""
     env = []
     for var, key in INFRASTRUCTURE_ENV:
         value = ctx.config("infrastructure", key)
         if value:
             env.append(_v(var, str(value)))
-    return env
+    return env + credential_env(ctx)
 
 
 def type_env(info: ComponentInfo) -> list[dict]:

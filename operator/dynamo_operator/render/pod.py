@@ -6,6 +6,7 @@ import copy
 
 from . import names
 from .context import RenderContext
+from .credentials import credential_volumes
 from .env import default_env
 from .errors import RenderError
 from .info import ComponentInfo
@@ -229,6 +230,9 @@ def build_pod_template(
             )
         volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
         mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
+    cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
+    volumes += cred_volumes
+    mounts += cred_mounts
     shm = shared_memory_size(spec, info.dcd)
     if shm:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})

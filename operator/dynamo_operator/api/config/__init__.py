@@ -19,11 +19,15 @@ from urllib.parse import urlparse
 import yaml
 from pydantic import ValidationError
 
+from dynamo_operator import __version__
 from dynamo_operator.api.config.types import *  # noqa: F403
 from dynamo_operator.api.config.types import OperatorConfiguration
 
 API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
 KIND = "OperatorConfiguration"
+# this project's operator image at this version: what the chart runs unless told otherwise (never a
+# floating tag; the chart passes the image it deploys, digest included, through images.operator)
+OPERATOR_IMAGE = f"ghcr.io/dynamo-platform/dynamo-operator:{__version__}"
 
 DEFAULTS: dict[str, Any] = {
     "server": {
@@ -49,6 +53,8 @@ DEFAULTS: dict[str, Any] = {
     "gpu": {"discoveryEnabled": True},
     "logging": {"level": "info", "format": "json"},
     "security": {"enableHTTP2": False},
+    "images": {"operator": OPERATOR_IMAGE},
+    "mpi": {"sshNetworkPolicy": False},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error")
@@ -164,6 +170,32 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
+    return errors + _credential_errors(cfg)
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """The NATS / etcd credential references: a method needs the Secret that holds it, and the reverse."""
+    infra = cfg.infrastructure
+    errors: list[tuple[str, str]] = []
+    sections = (
+        ("infrastructure.natsAuth", infra.nats_auth if infra else None, True),
+        ("infrastructure.natsTLS", infra.nats_tls if infra else None, False),
+        ("infrastructure.etcdAuth", infra.etcd_auth if infra else None, True),
+    )
+    for path, section, has_method in sections:
+        if section is None:
+            continue
+        name = section.secret_name
+        method = getattr(section, "method", None)
+        if has_method and method and not name:
+            errors.append((f"{path}.secretName", f"is required with method {method}: name the Secret"))
+        if has_method and name and not method:
+            errors.append((f"{path}.method", f"is required with secretName {name!r}: say how to use it"))
+        if name and not _DNS_SUBDOMAIN.match(name):
+            errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
     return errors
 
 

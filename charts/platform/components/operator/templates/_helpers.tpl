@@ -91,7 +91,7 @@ dynamo-operator-webhook-service
 {{- if .Values.etcdAddr }}
 {{- .Values.etcdAddr }}
 {{- else if (.Values.bundled | default dict).etcd }}
-{{- printf "http://%s-etcd.%s.svc.%s:2379" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
+{{- printf "%s://%s-etcd.%s.svc.%s:2379" (include "dynamo-operator.bundledEtcdScheme" .) .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
 {{- end }}
 {{- end }}
 
