@@ -11,6 +11,7 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator import __version__
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
@@ -33,7 +34,7 @@ class Deps:
     stores: dict[ResourceDescriptor, Indexer]
     secrets: Indexer | None = None
     operator_config: Any = None
-    operator_version: str = "0.1.0"
+    operator_version: str = __version__
     recent: RecentWrites = field(default_factory=RecentWrites)
     detected: frozenset[str] = frozenset()  # integrations served by the cluster (``discovery``)
 
