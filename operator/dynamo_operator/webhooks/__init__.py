@@ -22,8 +22,8 @@ from typing import Any
 
 from dynamo_operator.api import registry
 from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.controllers.discovery import ApiGroupDetector
 from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
+from dynamo_operator.runtime.discovery import ApiGroupDetector
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
