@@ -154,3 +154,10 @@ def test_the_graph_sees_what_it_must():
         ("p", "d"): set(),
     }
     assert cycles(made_up) == [[("p", "a"), ("p", "b"), ("p", "c")]]
+
+
+def test_the_runtime_does_not_read_the_dynamo_configuration():
+    """The runtime takes its settings as arguments: it imports nothing of the API or the controllers."""
+    graph = sibling_graph()
+    allowed = {("dynamo_operator", n) for n in ("runtime", INIT, "labels", "pki")}
+    assert graph[("dynamo_operator", "runtime")] <= allowed, graph[("dynamo_operator", "runtime")] - allowed

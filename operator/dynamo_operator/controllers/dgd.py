@@ -9,6 +9,8 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import RenderError, names, render_graph
@@ -16,7 +18,7 @@ from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import grove as grove_status
 from . import rollout, store
@@ -42,6 +44,9 @@ from .sync import (
     OwnershipConflict,
     controller_ref,
 )
+from .wiring import MANAGED_SELECTOR, Wiring
+
+CONTROLLER = "DynamoGraphDeployment"
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
 _DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
@@ -297,3 +302,54 @@ class DGDReconciler:
             self.deps.recorder.warning(live, event, message)
         log().info("graph not reconciled", reason=reason, message=message)
         return Result()
+
+
+def _graph_of(obj: dict) -> list[Request]:
+    md = obj.get("metadata") or {}
+    dgd = (md.get("labels") or {}).get(names.LABEL_DGD_NAME)
+    return [Request(md.get("namespace") or "", dgd)] if dgd else []
+
+
+def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
+    """A PodClique / scaling group -> its DGD: by the graph label Grove copies from the clique template,
+    else through the owning PodCliqueSet (cached) and its graph label."""
+
+    def map_fn(obj: dict) -> list[Request]:
+        found = _graph_of(obj)
+        if found:
+            return found
+        md = obj.get("metadata") or {}
+        for ref in md.get("ownerReferences") or []:
+            if ref.get("kind") == PODCLIQUESETS.kind:
+                pcs = pcs_store.get(md.get("namespace") or "", ref.get("name") or "")
+                if pcs is not None:
+                    return _graph_of(pcs)
+        return []
+
+    return map_fn
+
+
+def register(w: Wiring) -> Controller:
+    """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
+    Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
+    PodCliqueScalingGroups (mapped through the graph label, or the owning PodCliqueSet's), each child
+    event coalesced into one reconcile per ``graph_coalesce_seconds``."""
+    owns: list = [store.DCD, store.DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
+    if w.grove_served:
+        owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
+    coalesce = w.tunables.graph_coalesce_seconds
+    ctl = w.manager.add_controller(
+        CONTROLLER,
+        primary=store.DGD,
+        reconcile=DGDReconciler(w.deps),
+        owns=owns,
+        workers=w.tunables.graph_workers,
+        resource_type=names.DGD_KIND,
+        owned_delay=coalesce,
+    )
+    informers = w.graph_informers
+    ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
+    if w.grove_served:
+        for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
+            ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))
+    return ctl

@@ -65,15 +65,18 @@ class Manager:
         api_client: ApiClient | None = None,
     ):
         self.settings = settings or RuntimeSettings()
-        self.api_client = api_client or load_api_client(self.settings.kubeconfig)
+        self.tunables = self.settings.tunables
+        self.api_client = api_client or load_api_client(
+            self.settings.kubeconfig, pool_maxsize=self.tunables.connection_pool_size
+        )
         self.identity = self.settings.identity
         # Every request names this process: the apiserver's audit log and managedFields (manager
         # "dynamo-operator") then tell replicas apart, which is how a stale leader's writes are looked for.
         self.api_client.user_agent = f"dynamo-operator/{self.settings.operator_version} ({self.identity})"
-        self.client = ResourceClient(self.api_client)
+        self.client = ResourceClient(self.api_client, request_timeout=self.tunables.request_timeout)
         # Leases (leader election, namespace marker) are written on a client of their own: the write fence
         # on ``client`` must never block the renewal that would lift it.
-        self.lease_client = ResourceClient(self.api_client)
+        self.lease_client = ResourceClient(self.api_client, request_timeout=self.tunables.request_timeout)
         self.metrics = OperatorMetrics()
         self.registry = self.metrics.registry
         self.log = get_logger("manager")
@@ -105,7 +108,7 @@ class Manager:
         if self.settings.cluster_wide:
             self.exclusions = NamespaceExclusions(on_released=self._namespace_released)
             self.exclusion_watcher = NamespaceExclusionWatcher(
-                self.client, self.exclusions, sweep_interval=self.settings.scope_sweep_interval
+                self.client, self.exclusions, sweep_interval=self.tunables.scope_sweep_interval
             )
 
     # -- registration ---------------------------------------------------------------------------------------
@@ -129,8 +132,9 @@ class Manager:
                 inf = Informer(
                     res,
                     ClientListWatcher(self.client, res, ns, label_selector, field_selector),
-                    resync_period=self.settings.sync_period if resync_period is None else resync_period,
+                    resync_period=self.tunables.resync_period if resync_period is None else resync_period,
                     name=f"{res}" + (f"@{ns}" if ns else ""),
+                    backoff=self.tunables.list_watch_backoff,
                 )
                 self._informers[key] = inf
                 if self._started:
@@ -159,7 +163,7 @@ class Manager:
         if name in self._controllers:
             raise ValueError(f"controller {name!r} already registered")
         primary_inf = self.informer(
-            primary, label_selector=label_selector, resync_period=self.settings.sync_period
+            primary, label_selector=label_selector, resync_period=self.tunables.resync_period
         )
         owned = []
         for entry in owns:
@@ -371,12 +375,12 @@ class Manager:
                 already = False
                 self._stop.set()
         if already:
-            self._stopped.wait(self.settings.graceful_shutdown_timeout + 10)
+            self._stopped.wait(self.tunables.graceful_shutdown_timeout + 10)
             return
         try:
             self.log.info("stopping manager", release=release, fencedWrites=self.fenced_writes)
             for ctl in list(self._controllers.values()):
-                ctl.stop(timeout=min(10.0, self.settings.graceful_shutdown_timeout))
+                ctl.stop(timeout=min(10.0, self.tunables.graceful_shutdown_timeout))
             for r in self._runnables:
                 if r.stop is not None:
                     try:
