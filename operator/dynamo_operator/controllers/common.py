@@ -14,6 +14,7 @@ from kubernetes.client.exceptions import ApiException
 from dynamo_operator import __version__
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
+from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
@@ -130,7 +131,11 @@ class StatusWriter:
         self.recent = recent
         self.convert = convert
         self.progress = progress
-        self.writes = 0
+        self._writes = AtomicCounter()  # status writes sent (a writer serves every worker)
+
+    @property
+    def writes(self) -> int:
+        return self._writes.value
 
     def old(self, live_wire: dict) -> dict:
         """The live status in the shape callers compute theirs in."""
@@ -160,7 +165,7 @@ class StatusWriter:
             if e.status == 404:
                 return None  # deleted meanwhile
             raise
-        self.writes += 1
+        self._writes.add()
         if self.progress is not None:
             self.progress.wrote(uid)
         out.setdefault("apiVersion", self.res.api_version)

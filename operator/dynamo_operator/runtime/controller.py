@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .atomic import AtomicCounter
 from .client import ResourceDescriptor
 from .informer import Informer
 from .log import KVLogger, get_logger
@@ -128,7 +129,7 @@ class Controller:
         self._stop = threading.Event()
         self._active = 0
         self._active_lock = threading.Lock()
-        self.reconciles = 0
+        self._reconciles = AtomicCounter()  # reconciles finished, by every worker
         self.log = get_logger("controller", controller=name)
 
     # -- event plumbing -------------------------------------------------------------------------------------
@@ -221,6 +222,16 @@ class Controller:
         self._threads.clear()
 
     @property
+    def reconciles(self) -> int:
+        return self._reconciles.value
+
+    def halt(self) -> None:
+        """Stop taking work at once, without draining (lost leadership: another replica reconciles now)."""
+        self._stop.set()
+        if self.queue is not None:
+            self.queue.shutdown()
+
+    @property
     def running(self) -> bool:
         return self.queue is not None and not self._stop.is_set()
 
@@ -272,7 +283,7 @@ class Controller:
                 self._active -= 1
                 self.metrics.controller_active_workers.labels(self.name).set(self._active)
         elapsed = time.monotonic() - start
-        self.reconciles += 1
+        self._reconciles.add()
         ns = req.namespace
         if err is not None:
             self.metrics.observe_reconcile(self.resource_type, ns, "error", elapsed, err)
