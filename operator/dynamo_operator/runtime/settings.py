@@ -65,6 +65,15 @@ class RuntimeTunables:
             raise ValueError("cache_sync_timeout must be > 0")
 
 
+def validate_scope_durations(lease_duration: float, renew_interval: float) -> None:
+    """The namespace-scope marker Lease must be renewed well within its duration."""
+    if lease_duration <= 0 or renew_interval <= 0 or renew_interval >= lease_duration:
+        raise ValueError(
+            "namespace.scope: leaseDuration and leaseRenewInterval must be > 0 and "
+            f"leaseRenewInterval < leaseDuration (got {lease_duration}s / {renew_interval}s)"
+        )
+
+
 @dataclass
 class RuntimeSettings:
     kubeconfig: str | None = None
@@ -120,7 +129,5 @@ class RuntimeSettings:
         if not (self.lease_duration > self.renew_deadline > self.retry_period > 0):
             raise ValueError("leader election: need leaseDuration > renewDeadline > retryPeriod > 0")
         if self.restricted_namespace:
-            from .nsscope import validate_scope_durations
-
             validate_scope_durations(self.scope_lease_duration, self.scope_lease_renew_interval)
         self.tunables.validate()
