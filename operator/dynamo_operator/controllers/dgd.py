@@ -81,10 +81,57 @@ class DGDReconciler:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
         if any(d["kind"] == rgrove.PCS_KIND for d in desired):
             return self._reconcile_grove(req, live, internal, gen, old, desired)
+        return self._reconcile_dcds(req, live, internal, gen, old, desired)
+
+    def _reconcile_dcds(
+        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+    ) -> Result:
+        """The DCD pathway: a DCD per component (``desired``, in component order), the restart and the
+        managed rolling update of the workers, and the graph's status from its components."""
         comps = internal["spec"]["components"]
-        before = self._live_states(req.namespace, comps, desired)
         whash = worker_hash(internal)
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
+        restart = self._restart(req.namespace, internal, old, desired, whash, stored)
+        synced = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(synced, Result):
+            return synced
+        components = [
+            self._component(req.namespace, comp, dcd, result.obj)
+            for comp, dcd, result in zip(comps, desired, synced, strict=True)
+        ]
+        hashes = {
+            c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
+            for c, r in zip(comps, synced, strict=True)
+        }
+        workers = {
+            cs.name: cs.readiness.ready and hashes[cs.name] == whash
+            for c, cs in zip(comps, components, strict=True)
+            if c.get("type") in names.WORKER_TYPES
+        }
+        ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
+        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        try:
+            if ru.store_hash is not None:
+                live = self._store_hash(live, ru.store_hash)
+            written = self.status.write(live, new, st.dgd_progress_only)
+        except Conflict:
+            return Result(requeue=True)
+        if isinstance(written, Deferred):
+            return Result(requeue_after=written.seconds)
+        if written is not None:
+            for ev in [*restart.events, *ru.events]:
+                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
+                    live, ev.reason, ev.message
+                )
+        return Result()
+
+    def _restart(
+        self, namespace: str, internal: dict, old: dict, desired: list[dict], whash: str, stored: str | None
+    ) -> rollout.RestartStep:
+        """The restart's next step (``rollout.restart``), with its annotation put on the DCDs it restarts
+        now and kept on those a finished restart already rolled (they must not roll again)."""
+        comps = internal["spec"]["components"]
+        before = self._live_states(namespace, comps, desired)
         rolling_pending = (old.get("rollingUpdate") or {}).get("phase") in rollout.RU_ACTIVE or (
             stored is not None and stored != whash and any(c.get("type") in names.WORKER_TYPES for c in comps)
         )
@@ -101,55 +148,37 @@ class DGDReconciler:
             rolling_pending,
         )
         for c, dcd, s in zip(comps, desired, before, strict=True):
-            keep = restart_annotation(s[0]) if s else None  # a finished restart must not roll the pods again
+            keep = restart_annotation(s[0]) if s else None
             if c["name"] in restart.targets and restart.restart_id:
                 with_restart(dcd, restart.restart_id)
             elif keep:
                 with_restart(dcd, keep)
-        synced = self._apply(req, live, internal, gen, old, desired)
-        if isinstance(synced, Result):
-            return synced
-        components = [
-            self._component(req.namespace, comp, dcd, result.obj)
-            for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
-        ]
-        hashes = {
-            c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
-            for c, r in zip(comps, synced, strict=True)
-        }
-        workers = {
-            cs.name: cs.readiness.ready and hashes[cs.name] == whash
-            for c, cs in zip(comps, components, strict=True)
-            if c.get("type") in names.WORKER_TYPES
-        }
-        now = st.now_rfc3339()
-        ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, now)
+        return restart
+
+    @staticmethod
+    def _dcd_graph_status(
+        comps: list[dict],
+        desired: list[dict],
+        components: list[st.ComponentState],
+        old: dict,
+        gen,
+        ru: rollout.RolloutStep,
+        restart: rollout.RestartStep,
+    ) -> dict:
+        """The graph's status: readiness from its components, overlaid by the rolling update and the
+        restart; workers report the runtime namespace of the revision serving until the cutover."""
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
         replicas = {c.name: c.replica_status for c in components}
         for c, dcd in zip(comps, desired, strict=True):
             if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
-                # workers register in <base>-<hash>: report the revision serving until the cutover completes
                 ns_labels = dcd["metadata"].get("labels")
                 replicas[c["name"]]["runtimeNamespace"] = st.runtime_namespace(ns_labels, ru.active_hash)
         new = st.dgd_status(old, gen, state, reason, message, replicas)
         st.set_optional(new, "rollingUpdate", ru.status)
         st.set_optional(new, "restart", restart.status)
-        try:
-            if ru.store_hash is not None:
-                live = self._store_hash(live, ru.store_hash)
-            written = self.status.write(live, new, st.dgd_progress_only)
-        except Conflict:
-            return Result(requeue=True)
-        if isinstance(written, Deferred):
-            return Result(requeue_after=written.seconds)
-        if written is not None:
-            for ev in [*restart.events, *ru.events]:
-                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
-                    live, ev.reason, ev.message
-                )
-        return Result()
+        return new
 
     def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
         """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
