@@ -79,6 +79,29 @@ def operator_usernames(namespace: str | None, extra: tuple[str, ...] = ()) -> fr
     return frozenset(names)
 
 
+def _admission_app(
+    manager: Any,
+    doc: dict,
+    users: frozenset[str],
+    checkpoint_enabled: bool | None,
+    tunables: WebhookTunables,
+) -> WebhookApp:
+    """The admission and conversion handlers, with what the rules need to know about the operator."""
+    if checkpoint_enabled is None:
+        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
+    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
+    return WebhookApp(
+        AdmissionSettings(
+            operator_usernames=users,
+            operator_version=getattr(manager.settings, "operator_version", None),
+            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
+            checkpoint_enabled=checkpoint_enabled,
+            is_namespace_excluded=manager.is_namespace_excluded,
+            metrics=getattr(manager, "metrics", None),
+        )
+    )
+
+
 def setup_webhooks(
     manager: Any,
     config: Any = None,
@@ -124,22 +147,10 @@ def setup_webhooks(
     )
     enable_http2 = bool(lookup(doc, "security.enableHTTP2"))
     cluster_wide = bool(getattr(settings, "cluster_wide", True))
-    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
-    if checkpoint_enabled is None:
-        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
-
     sys.setswitchinterval(min(sys.getswitchinterval(), tunables.gil_switch_interval))
     tls = TLSContextHolder(enable_http2=enable_http2)
-    app = WebhookApp(
-        AdmissionSettings(
-            operator_usernames=operator_usernames(namespace, extra_operator_usernames),
-            operator_version=getattr(settings, "operator_version", None),
-            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
-            checkpoint_enabled=checkpoint_enabled,
-            is_namespace_excluded=manager.is_namespace_excluded,
-            metrics=getattr(manager, "metrics", None),
-        )
-    )
+    users = operator_usernames(namespace, extra_operator_usernames)
+    app = _admission_app(manager, doc, users, checkpoint_enabled, tunables)
     server = WebhookServer(app, host=host, port=port, tls=tls, enable_http2=enable_http2)
     certs = CertManager(
         client=manager.client,
