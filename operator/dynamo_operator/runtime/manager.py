@@ -41,7 +41,7 @@ from .client import (
     install_fenced_transport,
     load_api_client,
 )
-from .controller import Controller, MapFunc, Reconciler, Watch
+from .controller import Controller, Reconciler
 from .informer import ClientListWatcher, Informer
 from .leaderelection import LeaderElector
 from .log import get_logger
@@ -163,7 +163,6 @@ class Manager:
         reconcile: Reconciler,
         owns: Iterable[ResourceDescriptor | tuple[ResourceDescriptor, str]] = (),
         workers: int = 1,
-        watches: Iterable[tuple[ResourceDescriptor, MapFunc]] = (),
         label_selector: str | None = None,
         resource_type: str | None = None,
         predicate: Callable[[dict | None, dict], bool] | None = None,
@@ -171,8 +170,8 @@ class Manager:
     ) -> Controller:
         """Register a controller; it runs on the leader only. ``owns``: child kinds whose events enqueue their
         controller owner (an entry may be ``(resource, label_selector)`` to cache only labelled children);
-        ``watches``: (resource, map_fn(obj) -> [Request]) for other relations; ``owned_delay``: seconds
-        between a child's event and its owner's reconcile, coalescing a burst of child events."""
+        ``owned_delay``: seconds between a child's event and its owner's reconcile, coalescing a burst of
+        child events. Other kinds are related with ``Controller.watch`` on the returned controller."""
         if name in self._controllers:
             raise ValueError(f"controller {name!r} already registered")
         primary_inf = self.informer(
@@ -182,14 +181,12 @@ class Manager:
         for entry in owns:
             res, sel = entry if isinstance(entry, tuple) else (entry, None)
             owned.append((res, self.informer(res, label_selector=sel, resync_period=0)))
-        extra = [Watch(self.informer(res, resync_period=0), fn) for res, fn in watches]
         ctl = Controller(
             name,
             primary,
             primary_inf,
             reconcile,
             owned=owned,
-            watches=extra,
             workers=workers,
             metrics=self.metrics,
             resource_type=resource_type,
