@@ -67,13 +67,19 @@ def test_serving_and_ca_rotation_under_load_fail_no_admission(bare_plane: Plane,
             metrics_bind_address="0",
             health_probe_bind_address="0",
             pod_namespace=OPNS,
-            config={"orchestrators": {"grove": {"enabled": False}}},
         ),
         api_client=plane.cluster.api_client(),
     )
     policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=4))
     port = plane.webhook_port
-    wh = setup_webhooks(mgr, host="127.0.0.1", port=port, url_base=f"https://127.0.0.1:{port}", policy=policy)
+    wh = setup_webhooks(
+        mgr,
+        {"orchestrators": {"grove": {"enabled": False}}},
+        host="127.0.0.1",
+        port=port,
+        url_base=f"https://127.0.0.1:{port}",
+        policy=policy,
+    )
     mgr.start()
     load = None
     try:

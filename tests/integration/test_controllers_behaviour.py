@@ -21,7 +21,7 @@ import uuid
 import pytest
 from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, store
 from dynamo_operator.controllers import status as st
-from dynamo_operator.controllers.common import PROGRESS_SECONDS, Deps
+from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import names
@@ -39,6 +39,7 @@ from dynamo_operator.runtime.client import (
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer, wait_until
+from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
     IMAGE,
@@ -58,6 +59,7 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "beh"  # the ``ns`` fixture's namespaces
 NODES = ResourceDescriptor("", "v1", "nodes", "Node", namespaced=False)
 HOLD_FINALIZER = "test.dynamo.nvidia.com/hold"
+PROGRESS_SECONDS = ControllerTunables().status_progress_seconds
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------

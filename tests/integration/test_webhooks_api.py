@@ -155,18 +155,18 @@ def env(api_cluster):
         metrics_bind_address="0",
         health_probe_bind_address="0",
         pod_namespace=OPNS,
-        # Grove off explicitly: left to auto-detection, the rules would follow whatever grove.io CRDs another
-        # test module happens to have on the shared apiserver at that moment.
-        config={
-            "server": {"webhook": {"certProvisionMode": "auto"}},
-            "orchestrators": {"grove": {"enabled": False}},
-        },
     )
     mgr = Manager(settings, api_client=api_cluster.api_client())
     policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
     port = free_port()
     wh = setup_webhooks(
         mgr,
+        # Grove off explicitly: left to auto-detection, the rules would follow whatever grove.io CRDs another
+        # test module happens to have on the shared apiserver at that moment.
+        {
+            "server": {"webhook": {"certProvisionMode": "auto"}},
+            "orchestrators": {"grove": {"enabled": False}},
+        },
         host="127.0.0.1",
         port=port,
         url_base=f"https://127.0.0.1:{port}",

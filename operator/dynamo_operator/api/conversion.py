@@ -126,6 +126,7 @@ def _resources_from_container(res: Obj) -> Obj:
 
 
 def _shared_to_beta(svc: Obj, name: str) -> Obj:
+    """A v1alpha1 service (DGD ``spec.services[name]`` or a DCD spec) as a v1beta1 component."""
     comp: Obj = {"name": name}
     sub, ctype = svc.get("subComponentType"), svc.get("componentType")
     if sub in ("prefill", "decode"):
@@ -141,7 +142,13 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
             comp["sharedMemorySize"] = "0"
         elif "size" in shm:
             comp["sharedMemorySize"] = shm["size"]
+    _put(comp, "experimental", _experimental_to_beta(svc))
+    _put(comp, "podTemplate", _pod_template_to_beta(svc, comp))
+    return comp
 
+
+def _experimental_to_beta(svc: Obj) -> Obj:
+    """checkpoint, gpuMemoryService and single-shadow failover move under ``experimental``."""
     experimental: Obj = {}
     if "checkpoint" in svc:
         ckpt = copy_tree(svc["checkpoint"])
@@ -159,23 +166,14 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
         if "mode" in f:
             f["mode"] = _MODE_TO_BETA.get(f["mode"], f["mode"])
         experimental["failover"] = f
-    _put(comp, "experimental", experimental)
+    return experimental
 
-    # Pod-level configuration collapses into podTemplate with a container named "main".
+
+def _pod_template_to_beta(svc: Obj, comp: Obj) -> Obj:
+    """Pod-level configuration collapses into podTemplate with a container named "main"; a volume mount
+    used as compilation cache and the frontend sidecar also set ``comp``'s fields for them."""
     extra_spec = copy_tree(svc.get("extraPodSpec") or {})
-    main: Obj = extra_spec.pop("mainContainer", None) or {}
-    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
-    envs = copy_tree(svc.get("envs") or [])
-    names = {e.get("name") for e in envs}
-    env = envs + [e for e in main.get("env", []) if e.get("name") not in names]
-    _put(main, "env", env)
-    if "envFromSecret" in svc:
-        main["envFrom"] = [{"secretRef": {"name": svc["envFromSecret"]}}, *main.get("envFrom", [])]
-    if "resources" in svc:
-        _put(main, "resources", _resources_to_container(svc["resources"]))
-    for probe in ("livenessProbe", "readinessProbe"):
-        if probe in svc:
-            main[probe] = copy_tree(svc[probe])
+    main = _main_container_to_beta(svc, extra_spec.pop("mainContainer", None) or {})
     volumes: list[Obj] = []
     for vm in svc.get("volumeMounts") or []:
         if vm.get("useAsCompilationCache") and "compilationCache" not in comp:
@@ -209,8 +207,25 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
     template: Obj = {}
     _put(template, "metadata", metadata)
     _put(template, "spec", pod_spec)
-    _put(comp, "podTemplate", template)
-    return comp
+    return template
+
+
+def _main_container_to_beta(svc: Obj, main: Obj) -> Obj:
+    """``extraPodSpec.mainContainer`` named "main", with the service's envs, envFromSecret, resources
+    and probes."""
+    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
+    envs = copy_tree(svc.get("envs") or [])
+    names = {e.get("name") for e in envs}
+    env = envs + [e for e in main.get("env", []) if e.get("name") not in names]
+    _put(main, "env", env)
+    if "envFromSecret" in svc:
+        main["envFrom"] = [{"secretRef": {"name": svc["envFromSecret"]}}, *main.get("envFrom", [])]
+    if "resources" in svc:
+        _put(main, "resources", _resources_to_container(svc["resources"]))
+    for probe in ("livenessProbe", "readinessProbe"):
+        if probe in svc:
+            main[probe] = copy_tree(svc[probe])
+    return main
 
 
 def _shared_to_alpha(comp: Obj) -> Obj:

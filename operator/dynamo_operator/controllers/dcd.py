@@ -10,7 +10,8 @@ own announces its creations too."""
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import status as st
 from . import store
@@ -23,7 +24,10 @@ from .common import (
     paced_status_writer,
     short_error,
 )
-from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .sync import LWS, ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .wiring import MANAGED_SELECTOR, Wiring
+
+CONTROLLER = "DynamoComponentDeployment"
 
 
 def _desired_replicas(workload: dict) -> int:
@@ -157,3 +161,38 @@ class DCDReconciler:
             self.deps.recorder.warning(live, event, message)
         log().info("component not reconciled", reason=reason, message=message)
         return Result()
+
+
+def _dcd_referrers(obj: dict) -> list[Request]:
+    """Every DCD in an object's owner references (controller or not: shared ServiceAccounts)."""
+    md = obj.get("metadata") or {}
+    return [
+        Request(md.get("namespace") or "", r.get("name") or "")
+        for r in md.get("ownerReferences") or []
+        if store.DCD.matches(r.get("apiVersion", ""), r.get("kind", ""))
+    ]
+
+
+def register(w: Wiring) -> Controller:
+    """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
+    planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
+    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret."""
+    owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
+    ctl = w.manager.add_controller(
+        CONTROLLER,
+        primary=store.DCD,
+        reconcile=DCDReconciler(w.deps),
+        owns=[(res, MANAGED_SELECTOR) for res in owned],
+        workers=w.tunables.component_workers,
+        resource_type=names.DCD_KIND,
+    )
+    for res in (SERVICEACCOUNTS, ROLEBINDINGS):
+        ctl.watch(w.managed(res), _dcd_referrers)
+    dcds = w.graph_informers[store.DCD].store
+
+    def dcds_in_namespace(secret: dict) -> list[Request]:
+        ns = (secret.get("metadata") or {}).get("namespace") or ""
+        return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
+
+    ctl.watch(w.pull_secrets, dcds_in_namespace)
+    return ctl

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 
+from dynamo_operator.api.config import lookup
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, ROLEBINDINGS, SERVICEACCOUNTS
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
@@ -29,6 +30,7 @@ from .lifecycle import (
     guarded,
     typed,
 )
+from .wiring import Wiring
 
 
 def _seconds_since(timestamp: str | None) -> float | None:
@@ -138,36 +140,33 @@ class DGDRReconciler:
 CONTROLLER = "DynamoGraphDeploymentRequest"
 
 
-def register(manager, recorder: EventRecorder, add_handler, config: dict, workers: int = 2):
-    """Register the DGDR controller: primary DGDRs, owned profiling Jobs, output ConfigMaps and DGDs
-    mapped through their labels."""
-    from dynamo_operator.api.config import lookup
-
+def register(w: Wiring) -> Controller:
+    """Primary DGDRs, owned profiling Jobs; output ConfigMaps and generated DGDs mapped through their
+    labels."""
+    m = w.manager
     label = rd.LABEL_DGDR_NAME
-    reconciler: DGDRReconciler | None = None
-    ctl = manager.add_controller(
-        CONTROLLER,
-        primary=DGDRS,
-        reconcile=lambda req: reconciler(req),
-        owns=[(JOBS, label)],
-        workers=workers,
-        resource_type=DGDRS.kind,
-    )
-    outputs = manager.informer(CONFIGMAPS, label_selector=label, resync_period=0)
-    dgds = manager.informer(store.DGD)
-    for inf in (outputs, dgds):
-        add_handler(inf, ctl, request_for_labels)
-    role = (
-        lookup(config, "rbac.dgdrProfilingClusterRoleName", None) if manager.settings.cluster_wide else None
-    )
+    jobs = m.informer(JOBS, label_selector=label, resync_period=0)
+    outputs = m.informer(CONFIGMAPS, label_selector=label, resync_period=0)
+    dgds = m.informer(store.DGD)
+    role = lookup(w.config, "rbac.dgdrProfilingClusterRoleName", None) if m.settings.cluster_wide else None
     reconciler = DGDRReconciler(
-        manager.client,
-        recorder,
-        manager.informer(DGDRS).store,
-        manager.informer(JOBS, label_selector=label, resync_period=0).store,
+        m.client,
+        w.recorder,
+        m.informer(DGDRS).store,
+        jobs.store,
         outputs.store,
         dgds.store,
         profiling_cluster_role=role,
-        copier_image=lookup(config, "images.operator", rd.OPERATOR_IMAGE),
+        copier_image=lookup(w.config, "images.operator", rd.OPERATOR_IMAGE),
     )
+    ctl = m.add_controller(
+        CONTROLLER,
+        primary=DGDRS,
+        reconcile=reconciler,
+        owns=[(JOBS, label)],
+        workers=w.tunables.request_workers,
+        resource_type=DGDRS.kind,
+    )
+    for inf in (outputs, dgds):
+        ctl.watch(inf, request_for_labels)
     return ctl

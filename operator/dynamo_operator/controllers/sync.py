@@ -38,6 +38,7 @@ from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import names
+from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -228,7 +229,11 @@ class ChildSyncer:
         self._generations: dict[str, int] = {}
         self._glock = threading.Lock()
         self.log = get_logger("sync")
-        self.writes = 0
+        self._writes = AtomicCounter()  # child writes sent (a syncer serves every worker)
+
+    @property
+    def writes(self) -> int:
+        return self._writes.value
 
     # -- reading --------------------------------------------------------------------------------------------
     def live(self, ct: ChildType, namespace: str, name: str) -> dict | None:
@@ -349,7 +354,7 @@ class ChildSyncer:
             if e.status == 409 and api_reason(e) != "AlreadyExists":
                 raise Conflict(str(e.reason)) from e
             raise
-        self.writes += 1
+        self._writes.add()
         return out
 
     def _create(self, ct: ChildType, owner: dict, desired: dict, shared: bool) -> SyncResult:

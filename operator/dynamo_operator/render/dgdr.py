@@ -370,8 +370,14 @@ def _fail(st: dict, conds: list[Cond], reason: str, message: str, cond_type: str
     )
 
 
+def _both(cond_type: str, ok: bool, reason: str, message: str) -> list[Cond]:
+    """``cond_type`` and the summary ``Succeeded`` saying the same."""
+    return [Cond(cond_type, ok, reason, message), Cond(SUCCEEDED, ok, reason, message)]
+
+
 def step(dgdr: dict, seen: Observed) -> Step:
-    """The next step of the phase machine for ``dgdr`` (wire form, v1alpha1) given what was observed."""
+    """The next step of the phase machine for ``dgdr`` (wire form, v1alpha1) given what was observed: one
+    handler per state, each a pure function of the request, its status so far and ``seen``."""
     md, spec = dgdr["metadata"], dgdr.get("spec") or {}
     st = copy.deepcopy(dgdr.get("status") or {})
     state = st.get("state") or PENDING
@@ -386,132 +392,133 @@ def step(dgdr: dict, seen: Observed) -> Step:
         return Step(st, events=[("Warning", "SpecChangeRejected", msg)])
     st["backend"] = spec.get("backend")
     if state == PENDING:
-        st["observedGeneration"] = gen
-        errors = [*seen.admission_errors, *validate(dgdr)]
-        if seen.config_map_ref_missing:
-            errors.append(
-                f"spec.profilingConfig.configMapRef: ConfigMap {seen.config_map_ref_missing!r} not found "
-                "in the request's namespace: create it or remove the reference"
-            )
-        if errors:
-            return _fail(st, [], R_INVALID_SPEC, "; ".join(errors), VALIDATION)
-        st["state"] = PROFILING
-        msg = f"profiling Job {job_name(md['name'])} created"
-        return Step(
-            st,
-            [
-                Cond(VALIDATION, True, R_SPEC_VALID, "spec is valid"),
-                Cond(PROFILING_COND, False, R_JOB_CREATED, msg),
-                Cond(SUCCEEDED, False, R_JOB_CREATED, msg),
-            ],
-            create_job=True,
-            events=[("Normal", R_JOB_CREATED, msg)],
-        )
+        return _pending(dgdr, st, seen)
     if state == PROFILING:
-        outcome, message = job_outcome(seen.job)
-        if outcome == "missing":  # deleted by hand while profiling: create it again
-            return Step(st, create_job=True, requeue_after=RECHECK_SECONDS)
-        if outcome == "failed":
-            return _fail(
-                st,
-                [],
-                R_JOB_FAILED,
-                f"profiling Job {job_name(md['name'])} failed: {message}",
-                PROFILING_COND,
-            )
-        if outcome == "running":
-            phase, msg = sub_phase(seen.output)
-            reason = R_RUNNING if phase == "Initializing" else phase
-            return Step(st, [Cond(PROFILING_COND, False, reason, msg), Cond(SUCCEEDED, False, reason, msg)])
-        # succeeded: read the output
-        if seen.output is None or FINAL_CONFIG not in (seen.output.get("data") or {}):
-            waited = seen.job_finished_seconds_ago or 0.0
-            cm = output_configmap_name(md["name"])
-            if waited < OUTPUT_GRACE_SECONDS:
-                msg = f"profiling Job completed; waiting for its output in ConfigMap {cm}"
-                return Step(
-                    st,
-                    [
-                        Cond(PROFILING_COND, False, R_WAITING_OUTPUT, msg),
-                        Cond(SUCCEEDED, False, R_WAITING_OUTPUT, msg),
-                    ],
-                    requeue_after=RECHECK_SECONDS,
-                )
-            msg = f"profiling Job completed but ConfigMap {cm} has no {FINAL_CONFIG} after {int(waited)}s"
-            return _fail(st, [], R_OUTPUT_MISSING, msg, PROFILING_COND)
-        try:
-            dgd = generated_dgd(dgdr, seen.output)
-        except ProfilingOutputError as e:
-            return _fail(st, [], R_OUTPUT_INVALID, f"profiler output unusable: {e}", PROFILING_COND)
-        st["generatedDeployment"] = dgd
-        done = [Cond(PROFILING_COND, True, R_COMPLETED, "profiling completed")]
-        name, ns = dgd["metadata"]["name"], dgd["metadata"]["namespace"]
-        if not auto_apply(spec):
-            st["state"] = READY
-            msg = (
-                f"generated {names.DGD_KIND} {ns}/{name} is in status.generatedDeployment; autoApply is "
-                "off: apply it yourself"
-            )
-            return Step(
-                st,
-                [
-                    *done,
-                    Cond(SPEC_GENERATED, True, R_AWAITING_APPLY, msg),
-                    Cond(SUCCEEDED, True, R_GENERATED, msg),
-                ],
-                events=[("Normal", R_GENERATED, msg)],
-            )
-        st["state"] = DEPLOYING
-        st["deployment"] = {"name": name, "namespace": ns, "created": False}
-        msg = f"generated {names.DGD_KIND} {ns}/{name}"
-        return Step(
-            st,
-            [*done, Cond(SPEC_GENERATED, True, R_GENERATED, msg)],
-            events=[("Normal", R_GENERATED, msg)],
-            requeue_after=0.1,
-        )
-    dep = st.get("deployment") or {}
-    if state in (DEPLOYING, READY) and dep.get("name"):
-        target = f"{dep.get('namespace') or md['namespace']}/{dep['name']}"
-        if seen.dgd is None:
-            if dep.get("created"):
-                st["state"] = DEPLOYMENT_DELETED
-                st["deployment"] = {k: v for k, v in dep.items() if k != "state"}
-                msg = (
-                    f"{names.DGD_KIND} {target} was deleted; it is not re-created: delete this request and "
-                    "create it again to redeploy"
-                )
-                return Step(
-                    st,
-                    [Cond(DEPLOYMENT_READY, False, R_DELETED, msg), Cond(SUCCEEDED, False, R_DELETED, msg)],
-                    events=[("Warning", R_DELETED, msg)],
-                )
-            if st.get("generatedDeployment"):
-                return Step(st, create_dgd=st["generatedDeployment"], requeue_after=RECHECK_SECONDS)
-            return _fail(st, [], R_OUTPUT_MISSING, "status.generatedDeployment is empty", SPEC_GENERATED)
-        dgd_state = (seen.dgd.get("status") or {}).get("state") or "initializing"
-        st["deployment"] = {**dep, "created": True, "state": dgd_state}
-        if dgd_state == "successful":
-            st["state"] = READY
-            msg = f"{names.DGD_KIND} {target} is successful"
-            events = [("Normal", R_DEPLOYED, msg)] if state == DEPLOYING else []
-            return Step(
-                st,
-                [Cond(DEPLOYMENT_READY, True, R_DEPLOYED, msg), Cond(SUCCEEDED, True, R_DEPLOYED, msg)],
-                events=events,
-            )
-        st["state"] = DEPLOYING
-        msg = f"{names.DGD_KIND} {target} is {dgd_state}"
-        if state == READY:
-            return Step(
-                st,
-                [Cond(DEPLOYMENT_READY, False, R_DEGRADED, msg), Cond(SUCCEEDED, False, R_DEGRADED, msg)],
-                events=[("Warning", R_DEGRADED, msg)],
-            )
-        return Step(
-            st,
-            [Cond(DEPLOYMENT_READY, False, R_IN_PROGRESS, msg), Cond(SUCCEEDED, False, R_IN_PROGRESS, msg)],
-        )
+        return _profiling(dgdr, st, seen)
+    if state in (DEPLOYING, READY) and (st.get("deployment") or {}).get("name"):
+        return _deploying(dgdr, st, seen, state)
     if state == READY:
         return Step(st)  # autoApply off: the generated spec waits in status
     return _fail(st, [], R_INVALID_SPEC, f"unknown state {state!r}", VALIDATION)
+
+
+def _pending(dgdr: dict, st: dict, seen: Observed) -> Step:
+    """Validate the spec; a valid request starts profiling."""
+    st["observedGeneration"] = dgdr["metadata"].get("generation")
+    errors = [*seen.admission_errors, *validate(dgdr)]
+    if seen.config_map_ref_missing:
+        errors.append(
+            f"spec.profilingConfig.configMapRef: ConfigMap {seen.config_map_ref_missing!r} not found "
+            "in the request's namespace: create it or remove the reference"
+        )
+    if errors:
+        return _fail(st, [], R_INVALID_SPEC, "; ".join(errors), VALIDATION)
+    st["state"] = PROFILING
+    msg = f"profiling Job {job_name(dgdr['metadata']['name'])} created"
+    return Step(
+        st,
+        [
+            Cond(VALIDATION, True, R_SPEC_VALID, "spec is valid"),
+            *_both(PROFILING_COND, False, R_JOB_CREATED, msg),
+        ],
+        create_job=True,
+        events=[("Normal", R_JOB_CREATED, msg)],
+    )
+
+
+def _profiling(dgdr: dict, st: dict, seen: Observed) -> Step:
+    """Follow the Job: re-create it if it vanished, report the profiler's sub-phase while it runs, fail
+    with it, and read its output once it succeeded."""
+    outcome, message = job_outcome(seen.job)
+    if outcome == "missing":  # deleted by hand while profiling: create it again
+        return Step(st, create_job=True, requeue_after=RECHECK_SECONDS)
+    if outcome == "failed":
+        msg = f"profiling Job {job_name(dgdr['metadata']['name'])} failed: {message}"
+        return _fail(st, [], R_JOB_FAILED, msg, PROFILING_COND)
+    if outcome == "running":
+        phase, msg = sub_phase(seen.output)
+        return Step(st, _both(PROFILING_COND, False, R_RUNNING if phase == "Initializing" else phase, msg))
+    if seen.output is None or FINAL_CONFIG not in (seen.output.get("data") or {}):
+        return _awaiting_output(dgdr, st, seen)
+    try:
+        dgd = generated_dgd(dgdr, seen.output)
+    except ProfilingOutputError as e:
+        return _fail(st, [], R_OUTPUT_INVALID, f"profiler output unusable: {e}", PROFILING_COND)
+    return _generated(dgdr, st, dgd)
+
+
+def _awaiting_output(dgdr: dict, st: dict, seen: Observed) -> Step:
+    """The Job succeeded but its output has not reached the cache: wait, up to ``OUTPUT_GRACE_SECONDS``."""
+    waited = seen.job_finished_seconds_ago or 0.0
+    cm = output_configmap_name(dgdr["metadata"]["name"])
+    if waited < OUTPUT_GRACE_SECONDS:
+        msg = f"profiling Job completed; waiting for its output in ConfigMap {cm}"
+        return Step(st, _both(PROFILING_COND, False, R_WAITING_OUTPUT, msg), requeue_after=RECHECK_SECONDS)
+    msg = f"profiling Job completed but ConfigMap {cm} has no {FINAL_CONFIG} after {int(waited)}s"
+    return _fail(st, [], R_OUTPUT_MISSING, msg, PROFILING_COND)
+
+
+def _generated(dgdr: dict, st: dict, dgd: dict) -> Step:
+    """Profiling done: keep the generated DGD in status; deploy it with ``autoApply``, else stop (Ready)."""
+    st["generatedDeployment"] = dgd
+    done = [Cond(PROFILING_COND, True, R_COMPLETED, "profiling completed")]
+    name, ns = dgd["metadata"]["name"], dgd["metadata"]["namespace"]
+    if not auto_apply(dgdr.get("spec") or {}):
+        st["state"] = READY
+        msg = (
+            f"generated {names.DGD_KIND} {ns}/{name} is in status.generatedDeployment; autoApply is "
+            "off: apply it yourself"
+        )
+        return Step(
+            st,
+            [
+                *done,
+                Cond(SPEC_GENERATED, True, R_AWAITING_APPLY, msg),
+                Cond(SUCCEEDED, True, R_GENERATED, msg),
+            ],
+            events=[("Normal", R_GENERATED, msg)],
+        )
+    st["state"] = DEPLOYING
+    st["deployment"] = {"name": name, "namespace": ns, "created": False}
+    msg = f"generated {names.DGD_KIND} {ns}/{name}"
+    return Step(
+        st,
+        [*done, Cond(SPEC_GENERATED, True, R_GENERATED, msg)],
+        events=[("Normal", R_GENERATED, msg)],
+        requeue_after=0.1,
+    )
+
+
+def _deploying(dgdr: dict, st: dict, seen: Observed, state: str) -> Step:
+    """Deploying or Ready with a DGD of ours: create it once, then follow its state (a deleted DGD is
+    terminal; a successful one is Ready; a Ready one that degrades goes back to Deploying)."""
+    dep = st["deployment"]
+    target = f"{dep.get('namespace') or dgdr['metadata']['namespace']}/{dep['name']}"
+    if seen.dgd is None:
+        if dep.get("created"):
+            st["state"] = DEPLOYMENT_DELETED
+            st["deployment"] = {k: v for k, v in dep.items() if k != "state"}
+            msg = (
+                f"{names.DGD_KIND} {target} was deleted; it is not re-created: delete this request and "
+                "create it again to redeploy"
+            )
+            return Step(
+                st, _both(DEPLOYMENT_READY, False, R_DELETED, msg), events=[("Warning", R_DELETED, msg)]
+            )
+        if st.get("generatedDeployment"):
+            return Step(st, create_dgd=st["generatedDeployment"], requeue_after=RECHECK_SECONDS)
+        return _fail(st, [], R_OUTPUT_MISSING, "status.generatedDeployment is empty", SPEC_GENERATED)
+    dgd_state = (seen.dgd.get("status") or {}).get("state") or "initializing"
+    st["deployment"] = {**dep, "created": True, "state": dgd_state}
+    if dgd_state == "successful":
+        st["state"] = READY
+        msg = f"{names.DGD_KIND} {target} is successful"
+        events = [("Normal", R_DEPLOYED, msg)] if state == DEPLOYING else []
+        return Step(st, _both(DEPLOYMENT_READY, True, R_DEPLOYED, msg), events=events)
+    st["state"] = DEPLOYING
+    msg = f"{names.DGD_KIND} {target} is {dgd_state}"
+    if state == READY:
+        return Step(
+            st, _both(DEPLOYMENT_READY, False, R_DEGRADED, msg), events=[("Warning", R_DEGRADED, msg)]
+        )
+    return Step(st, _both(DEPLOYMENT_READY, False, R_IN_PROGRESS, msg))

@@ -164,12 +164,26 @@ def build_pod_template(
     """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker".
 
     ``addressing`` says how a multinode pod finds its leader and rank (Grove or LWS); None means LWS.
+    In steps: the user's containers, the main container (defaults, the user's main over them, the
+    multinode role), the operator's volumes mounted into it, then the pod around them.
     """
-    addressing = addressing or lws_addressing()
-    spec = info.spec
-    template = spec.get("podTemplate") or {}
+    template = info.spec.get("podTemplate") or {}
     user_spec = copy.deepcopy(template.get("spec") or {})
     user_main, sidecars = split_containers(user_spec)
+    _check_sidecars(info, sidecars)
+    cache = compilation_cache_mount(info)
+    main = _main_container(info, ctx, user_main, cache, role, addressing or lws_addressing())
+    volumes, mounts = _operator_volumes(info, ctx, cache)
+    _mount(main, mounts)
+    pod = _pod_spec(info, user_spec, main, sidecars, volumes)
+    if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
+        secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
+        if secrets:
+            pod["imagePullSecrets"] = secrets
+    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+
+
+def _check_sidecars(info: ComponentInfo, sidecars: list[dict]) -> None:
     for i, c in enumerate(sidecars):
         if not c.get("image"):
             raise RenderError(
@@ -178,7 +192,18 @@ def build_pod_template(
                 "a sidecar container needs an image (the operator injects defaults only into 'main')",
                 "set image on the sidecar",
             )
-    cache = compilation_cache_mount(info)
+
+
+def _main_container(
+    info: ComponentInfo,
+    ctx: RenderContext,
+    user_main: dict | None,
+    cache: tuple[str, str] | None,
+    role: str,
+    addressing: Addressing,
+) -> dict:
+    """The operator's defaults with the user's ``main`` merged over them; a multinode role rewrites the
+    launch, ports and probes."""
     main = merge_container(base_container(info, ctx, user_main, cache), user_main)
     main["name"] = names.MAIN_CONTAINER
     if not main.get("image"):
@@ -204,8 +229,16 @@ def build_pod_template(
                 "a volume mount needs name and mountPath",
                 "set both",
             )
+    return main
 
-    volumes: list[dict] = []  # operator-owned volumes; they replace user volumes of the same name
+
+def _operator_volumes(
+    info: ComponentInfo, ctx: RenderContext, cache: tuple[str, str] | None
+) -> tuple[list[dict], list[dict]]:
+    """(volumes, main-container mounts) the operator adds: compilation cache, checkpoint storage, the EPP
+    config, the MPI SSH secret of multinode TensorRT-LLM, /dev/shm. They replace the user's of the same
+    name."""
+    volumes: list[dict] = []
     mounts: list[dict] = []
     if cache:
         volumes.append({"name": COMPILATION_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": cache[0]}})
@@ -233,10 +266,15 @@ def build_pod_template(
     cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
     volumes += cred_volumes
     mounts += cred_mounts
-    shm = shared_memory_size(spec, info.dcd)
+    shm = shared_memory_size(info.spec, info.dcd)
     if shm:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
         mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH})
+    return volumes, mounts
+
+
+def _mount(main: dict, mounts: list[dict]) -> None:
+    """Add ``mounts`` to ``main``, each replacing a user mount of the same name or path."""
     main_mounts = list(main.get("volumeMounts") or [])
     for m in mounts:
         main_mounts = [
@@ -246,7 +284,12 @@ def build_pod_template(
     if main_mounts:
         main["volumeMounts"] = main_mounts
 
-    # Pod level: defaults, then every user podTemplate.spec field except containers over them.
+
+def _pod_spec(
+    info: ComponentInfo, user_spec: dict, main: dict, sidecars: list[dict], volumes: list[dict]
+) -> dict:
+    """Pod level: defaults, then every user podTemplate.spec field except containers over them, the
+    operator's volumes, and a PVC volume for each mount of a volume not declared (v1alpha1 volumeMounts)."""
     pod: dict = {
         "terminationGracePeriodSeconds": TERMINATION_GRACE_PERIOD_SECONDS,
         "restartPolicy": RESTART_POLICY,
@@ -272,11 +315,7 @@ def build_pod_template(
         pod["volumes"] = pod_volumes
     main = {**{k: main[k] for k in _CONTAINER_ORDER if k in main}, **main}
     pod["containers"] = [main, *sidecars]
-    if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
-        secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
-        if secrets:
-            pod["imagePullSecrets"] = secrets
-    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+    return pod
 
 
 def system_labels(info: ComponentInfo) -> dict:

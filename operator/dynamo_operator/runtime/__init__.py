@@ -6,7 +6,8 @@ package re-implements the controller-runtime pieces the operator needs, with the
 (``informer``), a de-duplicating rate-limited work queue (``workqueue``), level-triggered controllers with
 owner mapping (``controller``), Lease leader election (``leaderelection``), namespace-scope markers
 (``nsscope``), prometheus metrics (``metrics``), health/metrics servers (``servers``) and the ``Manager`` that
-ties them together.  ``settings`` is the single seam to the OperatorConfiguration model and the CLI flags.
+ties them together.  The runtime reads no configuration: it is given ``RuntimeSettings`` (``settings``);
+``dynamo_operator.settings`` maps the OperatorConfiguration and the CLI flags to them.
 """
 
 from .client import (
@@ -33,7 +34,7 @@ from .log import get_logger, setup_logging
 from .manager import Manager
 from .metrics import OperatorMetrics, classify_error
 from .nsscope import MARKER_LEASE_NAME, NamespaceExclusions, NamespaceScopeMarker
-from .settings import RuntimeSettings, load_config, settings_from_config
+from .settings import RuntimeSettings, RuntimeTunables
 from .workqueue import WorkQueue
 
 __all__ = [
@@ -63,15 +64,14 @@ __all__ = [
     "ResourceDescriptor",
     "Result",
     "RuntimeSettings",
+    "RuntimeTunables",
     "WorkQueue",
     "classify_error",
     "custom",
     "get_logger",
     "load_api_client",
-    "load_config",
     "owner_controller",
     "owner_requests",
     "reconcile_context",
-    "settings_from_config",
     "setup_logging",
 ]

@@ -1,6 +1,6 @@
 """Admission (validating, defaulting) and conversion webhooks over TLS, with self-managed certificates.
 
-``setup_webhooks(manager, settings)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
+``setup_webhooks(manager, config)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
 
 * the HTTPS server (:mod:`.server`) on every replica (``server.webhook.host``/``port``, default
   ``0.0.0.0:9443``), ready once it serves a certificate (readiness check ``webhook-server``);
@@ -22,18 +22,14 @@ from typing import Any
 
 from dynamo_operator.api import registry
 from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.controllers.discovery import ApiGroupDetector
 from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
+from dynamo_operator.runtime.discovery import ApiGroupDetector
+from dynamo_operator.tunables import WebhookTunables
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
 
 GROVE_GROUP = INTEGRATION_GROUPS[GROVE]
-# A review's thread that wakes up while a reconcile or an informer holds the GIL waits until that thread
-# yields it: by default up to 5 ms, as long again as a whole review takes. The apiserver waits on every
-# review (and on every conversion), so a process that serves webhooks hands the GIL over every 1 ms.
-# (An experiment at 1000 cached graphs with 0.5 ms: the slowest of 4000 direct reviews 20-34 -> 8-11 ms.)
-GIL_SWITCH_INTERVAL = 0.001
 
 __all__ = [
     "CertManager",
@@ -83,9 +79,32 @@ def operator_usernames(namespace: str | None, extra: tuple[str, ...] = ()) -> fr
     return frozenset(names)
 
 
+def _admission_app(
+    manager: Any,
+    doc: dict,
+    users: frozenset[str],
+    checkpoint_enabled: bool | None,
+    tunables: WebhookTunables,
+) -> WebhookApp:
+    """The admission and conversion handlers, with what the rules need to know about the operator."""
+    if checkpoint_enabled is None:
+        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
+    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
+    return WebhookApp(
+        AdmissionSettings(
+            operator_usernames=users,
+            operator_version=getattr(manager.settings, "operator_version", None),
+            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
+            checkpoint_enabled=checkpoint_enabled,
+            is_namespace_excluded=manager.is_namespace_excluded,
+            metrics=getattr(manager, "metrics", None),
+        )
+    )
+
+
 def setup_webhooks(
     manager: Any,
-    settings: Any = None,
+    config: Any = None,
     *,
     host: str | None = None,
     port: int | None = None,
@@ -96,16 +115,19 @@ def setup_webhooks(
     policy: CertPolicy | None = None,
     extra_operator_usernames: tuple[str, ...] = (),
     checkpoint_enabled: bool | None = None,
+    tunables: WebhookTunables | None = None,
 ) -> Webhooks:
     """Create the webhook server and certificate manager and register them with ``manager``.
 
-    Arguments override the OperatorConfiguration (``settings.config``): ``server.webhook.{host,port,certDir,
-    certProvisionMode,secretName,serviceName}``, ``security.enableHTTP2``, ``orchestrators.grove.enabled``,
-    ``checkpoint.enabled``. ``namespace`` (where the Secret lives and what the configurations' namespace
-    label must say) defaults to ``POD_NAMESPACE``, then the restricted namespace, then ``dynamo-system``.
+    Arguments override the OperatorConfiguration ``config`` (model, document or None for the defaults):
+    ``server.webhook.{host,port,certDir,certProvisionMode,secretName,serviceName}``,
+    ``security.enableHTTP2``, ``orchestrators.grove.enabled``, ``checkpoint.enabled``. ``namespace`` (where
+    the Secret lives and what the configurations' namespace label must say) defaults to the manager's
+    ``pod_namespace`` (``POD_NAMESPACE``), then its restricted namespace, then ``dynamo-system``.
     """
-    settings = settings or manager.settings
-    doc = effective(getattr(settings, "config", None))
+    settings = manager.settings
+    tunables = tunables or WebhookTunables()
+    doc = effective(config)
     host = host or lookup(doc, "server.webhook.host")
     port = port if port is not None else int(lookup(doc, "server.webhook.port"))
     cert_dir = cert_dir or lookup(doc, "server.webhook.certDir")
@@ -123,24 +145,12 @@ def setup_webhooks(
         or getattr(settings, "restricted_namespace", None)
         or registry.CONVERSION_SERVICE_NAMESPACE
     )
-    enable_http2 = bool(getattr(settings, "enable_http2", False))
+    enable_http2 = bool(lookup(doc, "security.enableHTTP2"))
     cluster_wide = bool(getattr(settings, "cluster_wide", True))
-    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
-    if checkpoint_enabled is None:
-        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
-
-    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+    sys.setswitchinterval(min(sys.getswitchinterval(), tunables.gil_switch_interval))
     tls = TLSContextHolder(enable_http2=enable_http2)
-    app = WebhookApp(
-        AdmissionSettings(
-            operator_usernames=operator_usernames(namespace, extra_operator_usernames),
-            operator_version=getattr(settings, "operator_version", None),
-            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg),
-            checkpoint_enabled=checkpoint_enabled,
-            is_namespace_excluded=manager.is_namespace_excluded,
-            metrics=getattr(manager, "metrics", None),
-        )
-    )
+    users = operator_usernames(namespace, extra_operator_usernames)
+    app = _admission_app(manager, doc, users, checkpoint_enabled, tunables)
     server = WebhookServer(app, host=host, port=port, tls=tls, enable_http2=enable_http2)
     certs = CertManager(
         client=manager.client,
