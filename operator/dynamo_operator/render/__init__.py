@@ -6,7 +6,10 @@
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
   the model headless Service and the EPP ConfigMap.
 * ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``); for a
+  DynamoGraphDeploymentRequest, its profiling ServiceAccount, RoleBinding (cluster-wide configuration) and
+  Job (``dgdr_job.request_children``; offline, so ``spec.hardware`` is passed as written, without GPU
+  discovery; the generated graph depends on the profiler's output and is not previewed).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -18,6 +21,7 @@ from __future__ import annotations
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
+from .dgdr_job import DGDR_KIND, request_children
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
@@ -45,7 +49,10 @@ def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
 def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
-    if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
+    if isinstance(obj, dict) and obj.get("kind") == DGDR_KIND:
+        role = ctx.config("rbac", "dgdrProfilingClusterRoleName")
+        out = request_children(obj, ctx.config("images", "profiler"), ctx.config("images", "operator"), role)
+    elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         out: list[dict] = []
         for child in render_graph(obj, ctx):
             out.append(child)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import registry
-from dynamo_operator.api.config import effective, lookup
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
 from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
 from dynamo_operator.runtime.discovery import ApiGroupDetector
 from dynamo_operator.tunables import WebhookTunables
@@ -96,6 +96,7 @@ def _admission_app(
             operator_version=getattr(manager.settings, "operator_version", None),
             grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
             checkpoint_enabled=checkpoint_enabled,
+            profiler_image=lookup(doc, "images.profiler", DEFAULT_PROFILER_IMAGE),
             is_namespace_excluded=manager.is_namespace_excluded,
             metrics=getattr(manager, "metrics", None),
         )

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.api.registry import GROUP, KINDS
 from dynamo_operator.runtime.log import get_logger
 
@@ -92,6 +93,7 @@ class AdmissionSettings:
     operator_version: str | None = None
     grove_enabled: Callable[[], bool] = lambda: False
     checkpoint_enabled: bool = True
+    profiler_image: str = DEFAULT_PROFILER_IMAGE  # images.profiler: a DGDR's default profiler
     # namespaces another (namespace-restricted) operator owns: admission allows without checks there
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
     metrics: Any = None  # runtime.metrics.OperatorMetrics
@@ -188,6 +190,7 @@ class WebhookApp:
             operator_usernames=self.settings.operator_usernames,
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
+            profiler_image=self.settings.profiler_image,
         )
         if mode == "mutate":
             if kind not in MUTATED_KINDS:
