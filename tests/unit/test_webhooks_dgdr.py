@@ -215,3 +215,19 @@ def test_a_request_without_a_profiler_image_gets_the_operators():
         "profilingConfig"
     ] == {"profilerImage": DEFAULT_PROFILER_IMAGE}
     assert defaulting.default_patch(KIND, "v1beta1", request(model="m", image="mine:1")) == []
+
+
+def test_an_update_that_keeps_the_spec_is_not_judged_again():
+    """A request admitted before a rule existed stays updatable (labels, the controller's status
+    annotation); a changed spec is judged."""
+    old = request(model="m", sla={"ttft": 0})
+    new = request(model="m", sla={"ttft": 0})
+    new["metadata"]["labels"] = {"team": "a"}
+    assert errors(new, old) == []
+    changed = request(model="m", sla={"ttft": 0}, backend="vllm")
+    assert any(e.startswith("spec.sla.ttft") for e in errors(changed, old))
+
+
+def test_the_profiler_image_is_defaulted_on_create_only():
+    update = Context(operation="UPDATE")
+    assert defaulting.default_patch(KIND, "v1beta1", request(model="m"), update) == []

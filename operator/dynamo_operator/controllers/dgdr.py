@@ -138,17 +138,22 @@ class DGDRReconciler:
         state = st.get("state") or rd.PENDING
         if state == rd.PENDING:
             return rd.Observed(**self._pending_observations(live))
-        job = output = dgd = None
+        job = output = dgd = gpus = None
         if state == rd.PROFILING:
             job = self._cached_or_live(self.jobs, JOBS, ns, dgdr_job.job_name(name))
             output = self.outputs.get(ns, dgdr_job.output_configmap_name(name))
             if output is None and rd.job_outcome(job)[0] == "succeeded":
                 output = get_or_none(self.client, CONFIGMAPS, dgdr_job.output_configmap_name(name), ns)
+            hardware = dgdr_job.request_spec(live).get("hardware") or {}
+            if job is None and gpu.needs_discovery(hardware):  # the Job is created again: same input
+                gpus, _ = self.discover_gpus(hardware.get("gpuSku"))
         dep = st.get("deployment") or {}
         if state in (rd.DEPLOYING, rd.READY) and dep.get("name"):
             dgd = self._cached_or_live(self.dgds, store.DGD, dep.get("namespace") or ns, dep["name"])
         finished = ((job or {}).get("status") or {}).get("completionTime")
-        return rd.Observed(job=job, output=output, dgd=dgd, job_finished_seconds_ago=_seconds_since(finished))
+        return rd.Observed(
+            job=job, output=output, dgd=dgd, gpus=gpus, job_finished_seconds_ago=_seconds_since(finished)
+        )
 
     def _profiling_identity(self, live: dict) -> None:
         """The ServiceAccount the profiling Job runs as (and, cluster-wide, its RoleBinding)."""
@@ -181,7 +186,11 @@ class DGDRReconciler:
             return
         value = encode_payload(payload) if payload else None
         patch = {"metadata": {"annotations": {STATUS_ANNOTATION: value}}}
-        self.client.patch(DGDRS, md["name"], patch, md["namespace"])
+        try:
+            self.client.patch(DGDRS, md["name"], patch, md["namespace"])
+        except ApiException as e:
+            if e.status != 404:  # gone meanwhile: nothing to report on
+                raise
 
     def _reconcile(self, req: Request, live: dict) -> Result:
         s = rd.step(live, self.observe(live), self.settings)

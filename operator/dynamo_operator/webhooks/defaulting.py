@@ -10,7 +10,7 @@ Works directly on the request's version (the patch must address the object the A
   object's life;
 * a standalone DynamoComponentDeployment gets its component name from ``metadata.name`` (v1beta1
   ``spec.name``, v1alpha1 ``spec.serviceName``);
-* a DynamoGraphDeploymentRequest that names no profiler image gets the operator's (``images.profiler``;
+* a DynamoGraphDeploymentRequest created without a profiler image gets the operator's (``images.profiler``;
   v1beta1 ``spec.image``, v1alpha1 ``spec.profilingConfig.profilerImage``), as upstream's defaulter does:
   the seed makes ``model`` the one required field, so the rest has defaults, and the request shows which.
 
@@ -84,7 +84,7 @@ def default_patch(
         if not spec.get(key) and isinstance(name, str) and name:
             patch.append({"op": "add", "path": f"/spec/{key}", "value": name})
 
-    if kind == "DynamoGraphDeploymentRequest" and isinstance(spec, dict):
+    if kind == "DynamoGraphDeploymentRequest" and isinstance(spec, dict) and ctx.operation == "CREATE":
         patch += _profiler_image(version, spec, ctx.profiler_image)
 
     if kind in STAMPED_KINDS and ctx.operation == "CREATE" and operator_version:

@@ -184,10 +184,14 @@ def _check_alpha(c: ErrorList, raw: dict) -> None:
 
 
 def validate_dgdr(c: ErrorList, obj: dict, raw: dict, raw_old: dict | None, version: str) -> None:
-    """``obj`` in v1beta1; ``raw``/``raw_old`` as the request carried them (in ``version``)."""
+    """``obj`` in v1beta1; ``raw``/``raw_old`` as the request carried them (in ``version``). An update that
+    leaves the spec as it was is not judged again (a request admitted before a rule existed stays
+    updatable: its labels, and the status annotation the controller keeps)."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         c.add(("spec",), REQUIRED, "a DynamoGraphDeploymentRequest needs a spec with the model to deploy")
+        return
+    if raw_old is not None and canonical(raw.get("spec")) == canonical(raw_old.get("spec")):
         return
     model = spec.get("model")
     if not isinstance(model, str) or not model.strip():
