@@ -146,6 +146,13 @@ def test_profiling_job_completes_and_the_generated_graph_is_deployed(client, ns,
     example = yaml.safe_load(EXAMPLE.read_text())  # applied unchanged, in the test's namespace
     n = example["metadata"]["name"]
     client.create(DGDRS, {**example, "metadata": {**example["metadata"], "namespace": ns}})
+    # written in v1alpha1, read in v1beta1: the profiler blob's fields in their typed homes, and back
+    spec = get(client, DGDRS_V1BETA1, n, ns)["spec"]
+    assert (spec["sla"], spec["workload"]) == ({"ttft": 200, "itl": 20}, {"isl": 3000, "osl": 150})
+    assert spec["features"] == {"mocker": {"enabled": True}} and spec["image"].endswith(
+        "dynamo-planner:1.2.1"
+    )
+    assert get(client, DGDRS, n, ns)["spec"] == example["spec"]
     wait_for(lambda: state(client, ns, n) == "Profiling", WAIT, "state Profiling")
     obj = dgdr(client, ns, n)
     assert (condition(obj, "Validation")["status"], condition(obj, "Validation")["reason"]) == (
