@@ -1,7 +1,9 @@
 """A bounded abuse client for our own HTTPS servers on 127.0.0.1, in a process of its own.
 
-``python abuse.py PORT SCENARIO SECONDS COUNT OUT_JSON``: runs one scenario against ``127.0.0.1:PORT`` for
-at most SECONDS and writes what it saw to OUT_JSON. Scenarios (the four ways issue 23 held the admission
+``python abuse.py PORT SCENARIO SECONDS COUNT OUT_JSON``: opens COUNT connections to ``127.0.0.1:PORT``
+(within two minutes), runs one scenario on them for SECONDS more and writes what it saw to OUT_JSON
+(``ABUSE_PLAIN=1``: plain HTTP, for the health server); OUT_JSON + ``.ready`` appears once the abuse is in
+place. Scenarios (the four ways issue 23 held the admission
 server down):
 
 * ``idle``: COUNT connections complete the TLS handshake and then send nothing;
@@ -13,7 +15,8 @@ server down):
   takes it, then stall.
 
 The report says how many connections the server still held at the end, how long the server let the longest
-one live (``max_held``), what it answered (status lines), and how many bytes it accepted. Loopback only,
+one live (``max_held``, from the connection's start; ``max_request_held``, from its request's first byte),
+what it answered (status lines), and how many bytes it accepted. Loopback only,
 bounded in count and time: never aimed anywhere else.
 """
 
@@ -27,10 +30,12 @@ import socket
 import ssl
 import sys
 import time
+from pathlib import Path
 
 HOST = "127.0.0.1"
 PATH = "/validate-nvidia-com-v1beta1-dynamographdeployment"
 BIG = 7 * 1024 * 1024 - 1024
+OPEN_SECONDS = 120.0
 
 
 def _ctx() -> ssl.SSLContext:
@@ -43,12 +48,17 @@ def _ctx() -> ssl.SSLContext:
 class Conn:
     def __init__(self, sock: socket.socket, opened: float):
         self.sock, self.opened = sock, opened
+        self.first_byte: float | None = None  # when the request's first byte went out
         self.closed_at: float | None = None
         self.answer = b""
         self.sent = 0
 
     def held(self, now: float) -> float:
         return (self.closed_at or now) - self.opened
+
+    def request_held(self, now: float) -> float:
+        """How long the server kept the connection once a request had begun (0: none began)."""
+        return (self.closed_at or now) - self.first_byte if self.first_byte is not None else 0.0
 
 
 def _open(port: int, ctx: ssl.SSLContext | None, deadline: float) -> Conn | None:
@@ -103,6 +113,7 @@ def _flush_big(conns: list[Conn], head: bytes, size: int, until: float) -> None:
             c = key.data
             left = want[id(c)] - c.sent
             data = head[c.sent :] if c.sent < len(head) else chunk[: min(len(chunk), left)]
+            c.first_byte = c.first_byte or time.monotonic()
             try:
                 c.sent += c.sock.send(data)
             except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
@@ -115,23 +126,26 @@ def _flush_big(conns: list[Conn], head: bytes, size: int, until: float) -> None:
     sel.close()
 
 
-def run(port: int, scenario: str, seconds: float, count: int) -> dict:
+def run(port: int, scenario: str, seconds: float, count: int, ready: Path | None = None) -> dict:
+    """Run ``scenario``; touch ``ready`` once every connection is open and its abuse has begun."""
     ctx = None if os.environ.get("ABUSE_PLAIN") else _ctx()  # plain HTTP: the health server
     started = time.monotonic()
-    deadline = started + seconds
     conns: list[Conn] = []
     refused = 0
-    for _ in range(count):
-        if time.monotonic() > deadline:
+    for _ in range(count):  # opening has a bound of its own: a busy machine may take a while
+        if time.monotonic() > started + OPEN_SECONDS:
             break
-        c = _open(port, ctx, deadline)
+        c = _open(port, ctx, started + OPEN_SECONDS)
         if c is None:
             refused += 1
         else:
             conns.append(c)
     opened_in = time.monotonic() - started
+    deadline = time.monotonic() + seconds
     size = int(os.environ.get("BIG_BODY_BYTES") or BIG)
     if scenario == "big-body":
+        if ready is not None:
+            ready.touch()
         head = f"POST {PATH} HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n\r\n".encode()
         _flush_big(conns, head, size, deadline)
     trickle = {
@@ -143,11 +157,14 @@ def run(port: int, scenario: str, seconds: float, count: int) -> dict:
         for c in conns:
             try:
                 c.sock.setblocking(True)
+                c.first_byte = time.monotonic()
                 c.sock.sendall(trickle[:first].encode())
                 c.sent = first
                 c.sock.setblocking(False)
             except OSError:
                 c.closed_at = time.monotonic()
+    if ready is not None and not ready.exists():
+        ready.touch()
     next_tick = time.monotonic()
     while time.monotonic() < deadline and any(c.closed_at is None for c in conns):
         now = time.monotonic()
@@ -172,6 +189,7 @@ def run(port: int, scenario: str, seconds: float, count: int) -> dict:
         "opened_in": round(opened_in, 2),
         "still_open": sum(1 for c in conns if c.closed_at is None),
         "max_held": round(max((c.held(now) for c in conns), default=0.0), 1),
+        "max_request_held": round(max((c.request_held(now) for c in conns), default=0.0), 1),
         "seconds": round(now - started, 1),
         "bytes_sent": sum(c.sent for c in conns),
         "answers": answers,
@@ -183,6 +201,7 @@ def run(port: int, scenario: str, seconds: float, count: int) -> dict:
 
 
 if __name__ == "__main__":
-    out = run(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
-    with open(sys.argv[5], "w") as f:
+    port, scenario, seconds, count, result = sys.argv[1:6]
+    out = run(int(port), scenario, float(seconds), int(count), Path(result + ".ready"))
+    with open(result, "w") as f:
         json.dump(out, f)
