@@ -193,6 +193,10 @@ def env(api_cluster):
             }
             rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
                      patch_type="application/json-patch+json")  # fmt: skip
+        # Replacing the conversion above dropped each CRD's caBundle: conversions of that kind fail ("x509:
+        # certificate signed by unknown authority") until the operator re-injects it (at once, through its
+        # CRD watch). Wait for every patched CRD, not only the DGD the probe below converts.
+        wait_for(lambda: _conversions_injected(rc, OPNS, port), what="the caBundle in every CRD's conversion")
         e = Env(api_cluster, mgr, wh, rc)
         probe = dgd("probe")
         wait_for(
@@ -209,6 +213,18 @@ def env(api_cluster):
         for ns in (NS, OPNS):
             with contextlib.suppress(ApiException):
                 core.delete_namespace(ns)
+
+
+def _conversions_injected(rc: ResourceClient, namespace: str, port: int) -> bool:
+    """Every multi-version Dynamo CRD converts through our server with the CA the Secret publishes."""
+    bundle = rc.get(_SECRETS, "webhook-server-cert", namespace)["data"]["ca.crt"]
+    for doc in crd_docs():
+        if len(doc["spec"]["versions"]) < 2:
+            continue
+        cc = rc.get(CRDS, doc["metadata"]["name"])["spec"]["conversion"]["webhook"]["clientConfig"]
+        if cc.get("caBundle") != bundle or cc.get("url") != f"https://127.0.0.1:{port}/convert":
+            return False
+    return True
 
 
 def _teardown(rc: ResourceClient, original: dict[str, dict]) -> None:
