@@ -5,14 +5,18 @@ nor cost threads."""
 
 from __future__ import annotations
 
+import datetime as dt
 import socket
+import ssl
 import threading
 import urllib.request
 
 import pytest
+from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.httpserver import Request
 from dynamo_operator.runtime.informer import wait_until
-from dynamo_operator.runtime.servers import Authenticator, HealthServer, probe_hosts
+from dynamo_operator.runtime.metrics import OperatorMetrics
+from dynamo_operator.runtime.servers import Authenticator, HealthServer, MetricsServer, probe_hosts
 
 
 class Reviews:
@@ -116,3 +120,55 @@ def test_idle_connections_neither_pile_up_nor_cost_threads(count):
         for s in idle:
             s.close()
         hs.stop()
+
+
+def test_metrics_serve_the_webhook_certificate_verified_by_the_metrics_service_name():
+    """The ServiceMonitor verifies the metrics listener against the webhook CA by the Service's name: the
+    serving certificate carries those names and the secure listener serves it (set up by setup_webhooks
+    when the chart passes METRICS_SERVICE_NAME)."""
+    from dynamo_operator.runtime.settings import RuntimeSettings
+    from dynamo_operator.webhooks import setup_webhooks
+
+    metrics = MetricsServer(
+        "127.0.0.1:0", OperatorMetrics().registry, client=Reviews(), service_bind_address="127.0.0.1:0"
+    )
+    manager = FakeManager(metrics)
+    wh = setup_webhooks(manager, RuntimeSettings(pod_namespace="ns"), metrics_service="dp-metrics", port=0)
+    assert {"dp-metrics.ns.svc", "dp-metrics", "dp-metrics.ns.svc.cluster.local"} <= set(wh.certs.hosts)
+    ca, ca_key = issue_ca(dt.timedelta(days=1))
+    wh.tls.update(*issue_serving(ca, ca_key, wh.certs.hosts, dt.timedelta(days=1)))
+    metrics.start()
+    try:
+        assert metrics.service is not None and metrics.service.port
+        verify = ssl.create_default_context(cadata=ca.decode())
+        address = ("127.0.0.1", metrics.service.port)
+        with (
+            socket.create_connection(address, timeout=5) as raw,
+            verify.wrap_socket(raw, server_hostname="dp-metrics.ns.svc") as tls,
+        ):
+            tls.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer reader\r\n\r\n")
+            assert tls.recv(100).startswith(b"HTTP/1.1 200")
+        with socket.create_connection(address, timeout=5) as raw, pytest.raises(ssl.SSLCertVerificationError):
+            verify.wrap_socket(raw, server_hostname="someone-else.ns.svc")
+    finally:
+        metrics.stop()
+
+
+class FakeManager:
+    """What setup_webhooks needs from a Manager, without a cluster."""
+
+    def __init__(self, metrics_server: MetricsServer):
+        self.metrics_server = metrics_server
+        self.client = Reviews()
+        self.metrics = None
+        self.runnables: list[str] = []
+        self.checks: list[str] = []
+
+    def is_namespace_excluded(self, ns: str | None) -> bool:
+        return False
+
+    def add_runnable(self, fn, needs_leader: bool, name: str) -> None:
+        self.runnables.append(name)
+
+    def add_readiness_check(self, name: str, fn) -> None:
+        self.checks.append(name)
