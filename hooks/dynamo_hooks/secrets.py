@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from dynamo_operator import certsecret as webhook_certs
+from dynamo_operator.certsecret import service_hosts as webhook_hosts
 from dynamo_operator.labels import LABEL_APP_COMPONENT, LABEL_MANAGED_BY, LABEL_PART_OF
-from dynamo_operator.webhooks import certs as webhook_certs
-from dynamo_operator.webhooks import service_hosts as webhook_hosts
 
 from . import sshkeys
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
