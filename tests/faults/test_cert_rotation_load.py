@@ -102,12 +102,17 @@ def test_a_reapplied_crd_gets_the_bundle_back_at_once(bare_plane: Plane):
             metrics_bind_address="0",
             health_probe_bind_address="0",
             pod_namespace=OPNS,
-            config={"orchestrators": {"grove": {"enabled": False}}},
         ),
         api_client=plane.cluster.api_client(),
     )
     port = plane.webhook_port
-    wh = setup_webhooks(mgr, host="127.0.0.1", port=port, url_base=f"https://127.0.0.1:{port}")
+    wh = setup_webhooks(
+        mgr,
+        {"orchestrators": {"grove": {"enabled": False}}},
+        host="127.0.0.1",
+        port=port,
+        url_base=f"https://127.0.0.1:{port}",
+    )
     assert wh.certs.policy.check_interval >= 60
     mgr.start()
     try:
