@@ -113,6 +113,8 @@ class KubeCluster:
         if query:
             url += "?" + urllib.parse.urlencode(query)
         headers = {"Accept": "application/json", "Content-Type": content_type}
+        # call_api, unlike the generated methods, sends none of the client's default headers
+        headers["User-Agent"] = str(self.api_client.user_agent or USER_AGENT)
         # update_params_for_auth fills in the bearer token (in-cluster, token kubeconfigs); client
         # certificates are already part of the REST client's pool manager.
         self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, body)
