@@ -74,11 +74,12 @@ def _ours(docs: list[dict]) -> list[dict]:
     out = []
     for d in docs:
         labels = d["metadata"].get("labels") or {}
-        if d["kind"] not in ("Role", "ClusterRole") or labels.get("app.kubernetes.io/name") != "dynamo-operator":
+        if d["kind"] not in ("Role", "ClusterRole"):
             continue
-        if labels.get("app.kubernetes.io/component") in WORKLOAD_COMPONENTS or d["metadata"]["name"].endswith(
-            "-metrics-reader"
-        ):
+        if labels.get("app.kubernetes.io/name") != "dynamo-operator":
+            continue  # the Grove and Kai subcharts' own operators
+        workload = labels.get("app.kubernetes.io/component") in WORKLOAD_COMPONENTS
+        if workload or d["metadata"]["name"].endswith("-metrics-reader"):
             continue
         out.append(d)
     return out
@@ -101,7 +102,8 @@ def test_no_wildcards_escalation_or_grants_without_a_caller(variant: str) -> Non
             assert "*" not in (rule.get("apiGroups") or []) + [resource, verb], (where, rule)
             assert verb not in ("escalate", "impersonate", "deletecollection"), (where, rule)
             assert resource not in NEVER, f"{where} grants {verb} on {resource}, which no code calls"
-            assert not (resource == "clusterroles" and verb == "bind" and not rule.get("resourceNames")), where
+            if resource == "clusterroles":
+                assert verb == "bind" and rule.get("resourceNames"), (where, rule)
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
