@@ -397,6 +397,7 @@ def pod_env(rel: ChartRelease) -> dict[str, str]:
         "metadata.name": f"{deployment['metadata']['name']}-local-{uuid.uuid4().hex[:5]}",
         "metadata.namespace": rel.namespace,
         "spec.serviceAccountName": pod["serviceAccountName"],
+        "status.podIP": "127.0.0.1",  # a local process: its "pod IP" is loopback
     }
     out = {}
     for var in pod["containers"][0].get("env") or []:

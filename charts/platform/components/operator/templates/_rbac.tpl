@@ -136,11 +136,12 @@ Secrets other than the webhook certificate by name, or any verb on Nodes, Ingres
   resources: ["leases"]
   resourceNames: ["dynamo-operator-namespace-scope"]
   verbs: ["list", "watch"]
-# webhooks/certs.py: the conversion webhook's caBundle in the Dynamo CRDs (list), patched in the
-# multi-version ones only (api/registry.py MULTI_VERSION_KINDS).
+# webhooks/certs.py: the conversion webhook's caBundle in the Dynamo CRDs (list; watch: a CRD re-applied
+# without the bundle gets it back at once, CertManager.run_watcher), patched in the multi-version ones only
+# (api/registry.py MULTI_VERSION_KINDS).
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
-  verbs: ["list"]
+  verbs: ["list", "watch"]
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
   resourceNames:
