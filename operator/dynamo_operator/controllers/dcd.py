@@ -100,7 +100,7 @@ class DCDReconciler:
             desired = render_component(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
-        missing = missing_device_classes(desired, self.deps.stores.get(DEVICECLASSES))
+        missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
         if missing:
             reason = REASON_DEVICE_CLASS
             return self._fail(live, old_status, gen, selector, reason, missing, event=reason)

@@ -35,7 +35,7 @@ from .common import (
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
 from .epp import EppSync
-from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .netpol import NetworkPolicySync
 from .sync import (
     DESTINATIONRULES,
@@ -97,9 +97,10 @@ class DGDReconciler:
             desired = render_graph(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
-        missing = missing_device_classes(desired, self.deps.stores.get(DEVICECLASSES))
-        if missing:  # the Grove pathway's claim templates (a DCD checks its own)
-            return self._fail(live, old, gen, REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
+        comps = internal["spec"]["components"]
+        missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
+        if missing:  # nothing is applied until the components' claims can be allocated
+            return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
         if any(d["kind"] == rgrove.PCS_KIND for d in desired):
             return self._reconcile_grove(req, live, internal, gen, old, desired)
         return self._reconcile_dcds(req, live, internal, gen, old, desired)
@@ -412,7 +413,7 @@ def register(w: Wiring) -> Controller:
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))
-    if w.dra_served:  # a DeviceClass appearing: graphs waiting for it (Grove pathway) go on
+    if w.dra_served:  # a DeviceClass appearing: graphs waiting for it go on
         components = lambda dgd: (store.to_internal(dgd).get("spec") or {}).get("components") or []  # noqa: E731
         ctl.watch(informers[DEVICECLASSES], owners_of_class(informers[store.DGD].store, components))
     return ctl

@@ -12,30 +12,17 @@ from dynamo_operator.render import gms as rgms
 from dynamo_operator.runtime.controller import Request
 from dynamo_operator.runtime.informer import Indexer
 
-REASON_DEVICE_CLASS = "DeviceClassNotFound"
+REASON_DEVICE_CLASS = "DeviceClassNotFound"  # Event reason, DCD Available reason
+DGD_REASON_DEVICE_CLASS = "device_class_not_found"  # DGD Ready reason (snake_case, as the graph's others)
 
 
-def _device_classes(desired: list[dict]) -> list[str]:
-    """The DeviceClasses the desired ResourceClaimTemplates request, sorted."""
-    names: set[str] = set()
-    for obj in desired:
-        if obj.get("kind") != rgms.KIND:
-            continue
-        devices = ((obj.get("spec") or {}).get("spec") or {}).get("devices") or {}
-        for request in devices.get("requests") or []:
-            name = (request.get("exactly") or {}).get("deviceClassName")
-            if name:
-                names.add(str(name))
-    return sorted(names)
-
-
-def missing_device_classes(desired: list[dict], classes: Indexer | None) -> str | None:
-    """A message naming the DeviceClasses the rendered claim templates need and the cluster lacks; None when
-    all exist (or nothing needs one). ``classes``: the DeviceClass cache (None: resource.k8s.io/v1 is not
-    served, and admission refuses GPU memory service components then)."""
-    need = _device_classes(desired)
-    if not need or classes is None:
+def missing_device_classes(specs: list[dict], classes: Indexer | None) -> str | None:
+    """A message naming the DeviceClasses the GPU memory service of the (v1beta1) component ``specs`` claims
+    from and the cluster lacks; None when all exist (or none is needed). ``classes``: the DeviceClass cache
+    (None: resource.k8s.io/v1 is not served, and admission refuses GPU memory service components then)."""
+    if classes is None:
         return None
+    need = sorted({c for c in (device_class_of(s) for s in specs) if c})
     missing = [n for n in need if classes.get(None, n) is None]
     if not missing:
         return None
