@@ -252,15 +252,19 @@ def test_failover_staggers_the_standby_engines_master_port(command, args, want):
 @pytest.mark.parametrize(
     ("change", "path", "fragment"),
     [
-        (lambda g: g["metadata"].pop("annotations"), "spec.experimental.failover", "per-container"),
+        (
+            lambda g: g["metadata"].pop("annotations"),
+            "spec.components[1].experimental.failover",
+            "per-container",
+        ),
         (
             lambda g: g["spec"]["components"][1]["experimental"].pop("gpuMemoryService"),
-            "spec.experimental.gpuMemoryService",
+            "spec.components[1].experimental.gpuMemoryService",
             "failover runs the active and the standby engine",
         ),
         (
             lambda g: g["spec"]["components"][1]["experimental"]["failover"].update(mode="InterPod"),
-            "spec.experimental.failover.mode",
+            "spec.components[1].experimental.failover.mode",
             "inter-pod GMS",
         ),
     ],

@@ -44,8 +44,9 @@ class RenderContext:
     ``pull_secrets``: image-pull-secret index (see ``pullsecrets.build_index``); empty means none found.
     ``operator_version``: stamped on every child as ``nvidia.com/dynamo-operator-version``.
     ``checkpoint_hashes``: DynamoCheckpoint name -> identity hash, for components that reference one.
-    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, the
-    keys of ``INTEGRATION_GROUPS``); the controllers discover them, ``render --detected`` pretends them.
+    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, ``dra``,
+    ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``); the controllers discover them,
+    ``render --detected`` pretends them.
     """
 
     operator_config: Any = None

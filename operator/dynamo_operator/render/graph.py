@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from . import names
+from . import gms, names
 from .context import RenderContext
 from .epp import check_pool_api, has_epp
 from .errors import RenderError
@@ -172,12 +172,27 @@ def build_dcd(
     }
 
 
+def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
+    """A component's GPU memory service / failover problems (``gms.problems``, what admission refuses) with
+    the graph's path, before any child is made: the graph's status names them, not a DCD's."""
+    graph_ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    for i, comp in enumerate((dgd.get("spec") or {}).get("components") or []):
+        pod_ann = (((comp.get("podTemplate") or {}).get("metadata") or {}).get("annotations")) or {}
+        found = gms.problems(comp, backend, {**graph_ann, **pod_ann}, ctx.dra_enabled)
+        if found:
+            p = found[0]
+            where = p.render_path().replace("spec", f"spec.components[{i}]", 1)
+            detail = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
+            raise RenderError(dgd, where, detail, p.fix)
+
+
 def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
     """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
     Grove pathway its PodCliqueSet followed by the components' companions."""
     validate_graph(dgd)
     check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
+    check_gms(dgd, backend, ctx)
     whash = worker_hash(dgd)
     dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
     if ctx.uses_grove(dgd):

@@ -86,7 +86,8 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: ["networking.k8s.io"]
   resources: ["ingresses"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: Istio VirtualServices (dynamo.istio) and EPP DestinationRules (service mesh).
+# DGD reconciler: Istio VirtualServices (dynamo.istio) and the DestinationRule of a graph's EPP Service
+# (controllers/epp.py, serviceMesh.provider istio).
 - apiGroups: ["networking.istio.io"]
   resources: ["virtualservices", "destinationrules"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
@@ -109,11 +110,12 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: ["scheduling.volcano.sh"]
   resources: ["podgroups"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: InferencePools of EPP components.
+# DGD reconciler (controllers/epp.py): the InferencePool a graph's EPP component routes for.
 - apiGroups: ["inference.networking.k8s.io"]
   resources: ["inferencepools"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DCD reconciler: DRA ResourceClaimTemplates (GPU memory service failover).
+# DCD reconciler, and the DGD reconciler on the Grove pathway: the DRA ResourceClaimTemplate of a GPU
+# memory service component (render/gms.py; replaced, not updated: its spec is immutable).
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaimtemplates"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
@@ -158,7 +160,8 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: ["scheduling.run.ai"]
   resources: ["queues"]
   verbs: ["get", "list", "watch"]
-# DRA feature detection: GPU DeviceClasses.
+# DCD and DGD reconcilers (controllers/gms.py): the DeviceClass a GPU memory service component claims
+# from must exist (a watch re-queues the components waiting for one).
 - apiGroups: ["resource.k8s.io"]
   resources: ["deviceclasses"]
   verbs: ["get", "list", "watch"]
