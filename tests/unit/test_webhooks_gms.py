@@ -339,3 +339,15 @@ def test_the_webhook_asks_its_detectors():
     assert not response["allowed"]
     assert "DRA is off" in response["status"]["message"]
     assert calls == ["dra", "pool"]
+
+
+def test_an_unchanged_component_is_not_judged_again_on_update():
+    """A component admitted before a rule existed (here: DRA turned off since) stays updatable as long as
+    it is unchanged; a changed one is judged."""
+    old = dgd(worker({}), {"name": "Frontend", "type": "frontend"})
+    new = copy.deepcopy(old)
+    new["spec"]["components"][1]["replicas"] = 2
+    off = Context(operation="UPDATE", dra_enabled=False)
+    assert errors(new, off, old=old) == []
+    new["spec"]["components"][0]["replicas"] = 2
+    assert "DRA is off" in "\n".join(errors(new, off, old=old))

@@ -188,6 +188,8 @@ def _check_gms(c: ErrorList, comp: dict, base: Path, scope: ComponentScope) -> N
         experimental.get("failover"), dict
     ):
         return
+    if scope.old_launch == (scope.backend, scope.annotations or {}, comp):
+        return  # unchanged since admitted: objects admitted before a rule existed stay updatable
     pod_ann = d(d(d(comp.get("podTemplate")).get("metadata")).get("annotations"))
     annotations = {**(scope.annotations or {}), **pod_ann}
     backend = scope.backend if isinstance(scope.backend, str) else None
