@@ -27,6 +27,7 @@ from __future__ import annotations
 import copy
 
 from . import names
+from .errors import RenderError
 from .info import gpus_per_node
 from .multinode import BACKEND_INVOCATION, Problem, add_launch_flag
 
@@ -274,6 +275,16 @@ def _failover_problems(
     return out
 
 
+def raise_first(obj: dict, found: list[Problem], prefix: str = "spec") -> None:
+    """Raise the first problem as a ``RenderError`` on ``obj`` (the DCD, or the graph with ``prefix``
+    ``spec.components[i]``), worded as admission words it."""
+    if not found:
+        return
+    p = found[0]
+    detail = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
+    raise RenderError(obj, p.render_path().replace("spec", prefix, 1), detail, p.fix)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # rendering
 
@@ -430,4 +441,5 @@ __all__ = [
     "gms_spec",
     "gpu_count",
     "problems",
+    "raise_first",
 ]

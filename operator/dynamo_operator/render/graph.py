@@ -179,11 +179,7 @@ def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
     for i, comp in enumerate((dgd.get("spec") or {}).get("components") or []):
         pod_ann = (((comp.get("podTemplate") or {}).get("metadata") or {}).get("annotations")) or {}
         found = gms.problems(comp, backend, {**graph_ann, **pod_ann}, ctx.dra_enabled)
-        if found:
-            p = found[0]
-            where = p.render_path().replace("spec", f"spec.components[{i}]", 1)
-            detail = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
-            raise RenderError(dgd, where, detail, p.fix)
+        gms.raise_first(dgd, found, f"spec.components[{i}]")
 
 
 def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:

@@ -238,11 +238,7 @@ def _apply_gms(info: ComponentInfo, ctx: RenderContext, pod: dict) -> None:
     spec = gms.gms_spec(info.spec)
     if spec is None and gms.failover_spec(info.spec) is None:
         return
-    found = gms_problems(info, ctx)
-    if found:
-        p = found[0]
-        detail = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
-        raise RenderError(info.dcd, p.render_path(), detail, p.fix)
+    gms.raise_first(info.dcd, gms_problems(info, ctx))
     assert spec is not None  # a failover without GMS is a problem above
     failover = gms.failover_spec(info.spec) is not None
     engines = gms.ENGINE_COUNT if failover else 1
