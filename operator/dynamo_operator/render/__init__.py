@@ -4,9 +4,10 @@
   pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
-  the model headless Service and the EPP ConfigMap.
+  the model headless Service, the EPP ConfigMap and a GPU memory service's ResourceClaimTemplate.
 * ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``; its EPP's InferencePool and
+  Istio DestinationRule, ``epp.py``).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -18,6 +19,7 @@ from __future__ import annotations
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
+from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
@@ -51,9 +53,11 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
-        policy = mpi_ssh_network_policy(to_v1beta1(obj), ctx)  # the DGD controller applies it too
+        beta = to_v1beta1(obj)
+        policy = mpi_ssh_network_policy(beta, ctx)  # the DGD controller applies it too
         if policy is not None:
             out.append(policy)
+        out.extend(epp_graph_objects(beta, ctx))  # the EPP's InferencePool / DestinationRule (ditto)
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()
