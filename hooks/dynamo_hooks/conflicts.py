@@ -33,8 +33,8 @@ from enum import StrEnum
 from typing import Any
 
 import yaml
+from dynamo_operator.labels import WEBHOOK_NAMESPACE_LABEL  # the release namespace, on webhook configs
 from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
-from dynamo_operator.webhooks.certs import NAMESPACE_LABEL  # the release namespace, on webhook configs
 
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
 from .settings import DEFAULT_LEADER_ELECTION_NAMESPACE, InstallSettings, OperatorMode
@@ -345,7 +345,7 @@ def _from_webhook_configurations(cluster: Cluster, found: Discovery, guessed: se
         meta = config.get("metadata") or {}
         release, release_ns = _release_of(meta)
         service_ns = ((hooks[0].get("clientConfig") or {}).get("service") or {}).get("namespace")
-        namespace = release_ns or (meta.get("labels") or {}).get(NAMESPACE_LABEL) or service_ns or ""
+        namespace = release_ns or (meta.get("labels") or {}).get(WEBHOOK_NAMESPACE_LABEL) or service_ns or ""
         if any(
             (op.release_name, op.release_namespace) == (release, release_ns)
             if release

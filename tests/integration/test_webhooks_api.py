@@ -533,6 +533,47 @@ CREATE_CASES = [
             "needs the GPU count of one node"
         ],
     ),
+    # GPU memory service / failover (render.gms.problems) and the EPP's InferencePool API (not served here)
+    (
+        "gms-inter-pod",
+        "v1beta1",
+        dgd(
+            "gms-inter-pod",
+            components=[
+                {
+                    "name": "w",
+                    "type": "worker",
+                    "experimental": {"gpuMemoryService": {"mode": "InterPod"}},
+                    "podTemplate": main_container(),
+                }
+            ],
+        ),
+        [
+            "spec.components[0].experimental.gpuMemoryService.mode: Unsupported value: "
+            '"InterPod": inter-pod GMS',
+            "spec.components[0].podTemplate.spec.containers[0].resources: Required value: GPU memory service",
+        ],
+    ),
+    (
+        "failover-alpha-paths",
+        "v1alpha1",
+        dgd_alpha(
+            "failover-alpha-paths",
+            {"Worker": {"componentType": "worker", "failover": {"enabled": True, "numShadows": 2}}},
+        ),
+        ["spec.services[Worker].failover.numShadows: Invalid value: 2: intra-pod failover runs exactly one"],
+    ),
+    (
+        "epp-needs-the-pool-api",
+        "v1beta1",
+        dgd(
+            "epp-needs-the-pool-api", components=[epp(eppConfig={"config": {}}, podTemplate=main_container())]
+        ),
+        [
+            'spec.components[0].type: Forbidden: "epp": an epp component needs the Gateway API Inference '
+            "Extension's InferencePool API (inference.networking.k8s.io/v1)"
+        ],
+    ),
 ]
 
 

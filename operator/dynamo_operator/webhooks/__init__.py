@@ -23,7 +23,7 @@ from typing import Any
 from dynamo_operator.api import registry
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
 from dynamo_operator.certsecret import service_hosts
-from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
+from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, INTEGRATION_GROUPS
 from dynamo_operator.runtime.discovery import ApiGroupDetector
 from dynamo_operator.tunables import WebhookTunables
 
@@ -111,13 +111,20 @@ def _admission_app(
     if checkpoint_enabled is None:
         checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
     grove_cfg = lookup(doc, "orchestrators.grove.enabled")
+    ttl = tunables.discovery_ttl
     return WebhookApp(
         AdmissionSettings(
             operator_usernames=users,
             operator_version=getattr(manager.settings, "operator_version", None),
-            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
+            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, ttl),
             checkpoint_enabled=checkpoint_enabled,
             profiler_image=lookup(doc, "images.profiler", DEFAULT_PROFILER_IMAGE),
+            dra_enabled=ApiGroupDetector(
+                manager.client, INTEGRATION_GROUPS[DRA], lookup(doc, "dra.enabled", None), ttl
+            ),
+            inference_pool_served=ApiGroupDetector(
+                manager.client, INTEGRATION_GROUPS[INFERENCE_POOL], None, ttl
+            ),
             is_namespace_excluded=manager.is_namespace_excluded,
             metrics=getattr(manager, "metrics", None),
         )

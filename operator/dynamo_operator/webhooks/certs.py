@@ -62,6 +62,7 @@ from dynamo_operator.certsecret import (
     plan,
     signed_by,
 )
+from dynamo_operator.labels import WEBHOOK_INJECTION_LABEL, WEBHOOK_NAMESPACE_LABEL
 from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor, is_status
 from dynamo_operator.runtime.informer import ClientListWatcher, Informer
@@ -86,8 +87,8 @@ __all__ = [
     "plan",
 ]
 
-INJECTION_LABEL = "nvidia.com/dynamo-webhook-cabundle-injection"
-NAMESPACE_LABEL = "nvidia.com/dynamo-operator-namespace"
+INJECTION_LABEL = WEBHOOK_INJECTION_LABEL
+NAMESPACE_LABEL = WEBHOOK_NAMESPACE_LABEL
 
 VALIDATING = ResourceDescriptor(
     "admissionregistration.k8s.io",

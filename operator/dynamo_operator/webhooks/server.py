@@ -100,6 +100,9 @@ class AdmissionSettings:
     grove_enabled: Callable[[], bool] = lambda: False
     checkpoint_enabled: bool = True
     profiler_image: str = DEFAULT_PROFILER_IMAGE  # images.profiler: a DGDR's default profiler
+    # DRA on (dra.enabled, else resource.k8s.io/v1 served) and the InferencePool API served; unknown = on
+    dra_enabled: Callable[[], bool] = lambda: True
+    inference_pool_served: Callable[[], bool] = lambda: True
     # namespaces another (namespace-restricted) operator owns: admission allows without checks there
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
     metrics: Any = None  # runtime.metrics.OperatorMetrics
@@ -197,6 +200,8 @@ class WebhookApp:
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
             profiler_image=self.settings.profiler_image,
+            dra_enabled=self.settings.dra_enabled(),
+            inference_pool_served=self.settings.inference_pool_served(),
         )
         if mode == "mutate":
             if kind not in MUTATED_KINDS:

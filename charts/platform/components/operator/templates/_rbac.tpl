@@ -7,7 +7,7 @@ code that calls it.
 
 Namespaced rules are granted cluster-wide by a ClusterRole, or in the target namespace by a Role in
 namespace-restricted mode. Nothing here grants get on Secrets outside the release namespace, writes on
-Secrets other than the webhook certificate by name, or any verb on Nodes, Ingresses or Istio objects.
+Secrets other than the webhook certificate by name, or any verb on Nodes.
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
 # controllers/dgd.py, dgdr.py (informer, cached_or_live get; DGDR creates the generated graph),
@@ -105,6 +105,21 @@ Secrets other than the webhook certificate by name, or any verb on Nodes, Ingres
 - apiGroups: ["leaderworkerset.x-k8s.io"]
   resources: ["leaderworkersets"]
   verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/dcd.py (dgd.py on the Grove pathway), render/gms.py: the DRA ResourceClaimTemplate of a GPU
+# memory service component (only when resource.k8s.io is served); its spec is immutable, so a change is a
+# delete and a create, never an update.
+- apiGroups: ["resource.k8s.io"]
+  resources: ["resourceclaimtemplates"]
+  verbs: ["get", "list", "watch", "create", "delete"]
+# controllers/dgd.py, render/epp.py: the InferencePool a graph's EPP component routes for (only when the
+# Gateway API Inference Extension is served) ...
+- apiGroups: ["inference.networking.k8s.io"]
+  resources: ["inferencepools"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# ... and the DestinationRule of its EPP Service under serviceMesh.provider istio (only when Istio is served).
+- apiGroups: ["networking.istio.io"]
+  resources: ["destinationrules"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 {{- end }}
 
 {{/* Cluster-scoped rules, a ClusterRole in both modes. */}}
@@ -150,6 +165,11 @@ Secrets other than the webhook certificate by name, or any verb on Nodes, Ingres
     - dynamographdeploymentrequests.nvidia.com
     - dynamographdeploymentscalingadapters.nvidia.com
   verbs: ["patch"]
+# controllers/dcd.py, dgd.py (controllers/gms.py, Wiring.device_classes_watched): a GPU memory service
+# component waits for the DeviceClass it claims from (an informer; cluster-scoped, no secrets in it).
+- apiGroups: ["resource.k8s.io"]
+  resources: ["deviceclasses"]
+  verbs: ["list", "watch"]
 # controllers/sync.py, dgdr.py: RoleBindings to the planner, EPP and profiling ClusterRoles in workload
 # namespaces (the API server's escalation check wants bind on exactly these).
 - apiGroups: ["rbac.authorization.k8s.io"]
