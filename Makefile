@@ -33,7 +33,7 @@ help:
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $@
 
 .PHONY: venv
@@ -66,7 +66,7 @@ charts-check: helm-plugins
 
 .PHONY: pytest
 pytest: $(STAMP) helm-plugins
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
 .PHONY: test
 test: lint pytest charts-check test-realnode
@@ -98,12 +98,15 @@ images: image node-tools
 image-lock: $(STAMP)
 	$(PY) image/lock.py
 
-# The serial real-node tier: only on a machine that can run a node (root, kernel features); else it is skipped
-# with the reason. One real node per machine at a time.
+# The serial real-node tier: only on a machine that can run a node (root, kernel features); elsewhere it is
+# skipped with one line saying why. As root the Debian packages it needs are installed first (only the missing
+# ones). One real node per machine at a time.
 test-realnode: $(STAMP) helm-plugins
-	@if $(VENV)/bin/dynamo-localcluster node-check --machine; then \
-	  $(MAKE) --no-print-directory node-deps node-tools images; fi
-	DYNAMO_REALNODE_TIER=1 $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS)
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
+	if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
+	  $(MAKE) --no-print-directory node-tools images && \
+	  DYNAMO_REALNODE_TIER=1 $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
+	else echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; fi
 
 .PHONY: cluster-up cluster-down
 cluster-up: $(STAMP) tools
@@ -120,8 +123,9 @@ bench: $(STAMP) tools
 # else on kwok's fake nodes; it says which and why.
 .PHONY: demo demo-down
 demo: $(STAMP) helm-plugins
-	@if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
-	  $(MAKE) --no-print-directory node-deps node-tools images; fi
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
+	if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
+	  $(MAKE) --no-print-directory node-tools images; fi
 	$(VENV)/bin/dynamo-localcluster demo
 demo-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster demo --down

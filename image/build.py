@@ -547,23 +547,40 @@ def fetch_wheels(lock: Path, b: Builder) -> list[str]:
     return names
 
 
+def _package_version(root: Path) -> str:
+    """``dynamo_operator.__version__`` (the project's one version source, pyproject's dynamic version),
+    read as text: the build must not import the package."""
+    text = (root / "operator" / "dynamo_operator" / "__init__.py").read_text()
+    found = re.search(r'^__version__ = "([^"]+)"$', text, re.MULTILINE)
+    if not found:
+        raise BuildError('operator/dynamo_operator/__init__.py: no __version__ = "..." line')
+    return found.group(1)
+
+
 def slim_pyproject(pyproject: Path) -> str:
     """pyproject.toml for a wheel of the operator and the hooks only (the image's contents)."""
     project = tomllib.loads(pyproject.read_text())["project"]
+    version = project.get("version") or _package_version(pyproject.parent)
+    lic = project["license"]  # an SPDX expression (PEP 639), or the older {text = ...} table
+    license_line = (
+        f"license = {json.dumps(lic)}"
+        if isinstance(lic, str)
+        else f"license = {{ text = {json.dumps(lic['text'])} }}"
+    )
     inside = ("dynamo_operator", "dynamo_hooks")
     scripts = {k: v for k, v in project["scripts"].items() if v.split(".")[0] in inside}
     q = json.dumps
     lines = [
         "[build-system]",
-        'requires = ["setuptools>=69", "wheel"]',
+        'requires = ["setuptools>=77", "wheel"]',
         'build-backend = "setuptools.build_meta"',
         "",
         "[project]",
         f"name = {q(project['name'])}",
-        f"version = {q(project['version'])}",
+        f"version = {q(version)}",
         f"description = {q(project['description'])}",
         f"requires-python = {q(project['requires-python'])}",
-        f"license = {{ text = {q(project['license']['text'])} }}",
+        license_line,
         f"dependencies = [{', '.join(q(d) for d in project['dependencies'])}]",
         "",
         "[project.scripts]",

@@ -360,7 +360,6 @@ def _descriptors(kinds: set[str]):
         "ConfigMap": rc.CONFIGMAPS,
         "ServiceAccount": rc.SERVICEACCOUNTS,
         "RoleBinding": rc.ROLEBINDINGS,
-        "Role": rc.ROLES,  # a graph's discovery account (render/discovery.py)
     }
     unknown = kinds - set(table)
     assert not unknown, f"the judge does not know how to list {unknown}"

@@ -19,7 +19,6 @@ from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
     EVENTS,
     ROLEBINDINGS,
-    ROLES,
     SERVICEACCOUNTS,
     SERVICES,
 )
@@ -146,7 +145,6 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
             "Deployment": DEPLOYMENTS,
             "Service": SERVICES,
             "ServiceAccount": SERVICEACCOUNTS,
-            "Role": ROLES,  # the graph's discovery account (render/discovery.py)
             "RoleBinding": ROLEBINDINGS,
         }.get(obj["kind"], store.DCD)
         live = get(client, res, obj["metadata"]["name"], ns)
@@ -159,7 +157,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
             == obj["metadata"]["annotations"][names.ANN_SPEC_HASH]
         )
         refs = live["metadata"]["ownerReferences"]
-        if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding"):  # shared: plain owner references
+        if obj["kind"] in ("ServiceAccount", "RoleBinding"):  # shared: plain owner references
             assert refs and not any(r.get("controller") for r in refs)
         else:
             assert refs[0]["controller"] and refs[0]["blockOwnerDeletion"]

@@ -29,8 +29,6 @@ def test_render_frontend_and_vllm_decode_worker():
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
         ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
-        ("Role", "vllm-agg-k8s-service-discovery-role"),
-        ("RoleBinding", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

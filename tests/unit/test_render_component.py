@@ -46,13 +46,12 @@ def test_children_of_a_worker():
     out = render_component(dcd(replicas=3))
     assert [(o["kind"], o["metadata"]["name"]) for o in out] == [
         # the graph's Kubernetes-discovery account, shared by its components (render/discovery.py)
+        # (its RoleBinding only when the chart configured the discovery ClusterRole)
         ("ServiceAccount", "g-k8s-service-discovery"),
-        ("Role", "g-k8s-service-discovery-role"),
-        ("RoleBinding", "g-k8s-service-discovery"),
         ("Deployment", "g-c"),
         ("Service", "g-c"),
     ]
-    dep = out[3]
+    dep = out[1]
     assert dep["apiVersion"] == "apps/v1"
     assert dep["spec"]["replicas"] == 3
     assert dep["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": "g-c"}}
@@ -66,7 +65,7 @@ def test_children_of_a_worker():
     assert labels["nvidia.com/dynamo-component"] == "C"
     assert labels["nvidia.com/dynamo-graph-deployment-name"] == "g"
     assert labels["nvidia.com/dynamo-namespace"] == "ns-g"
-    svc = out[4]
+    svc = out[2]
     assert svc["spec"]["selector"] == {"nvidia.com/selector": "g-c"}
     assert svc["spec"]["ports"] == [
         {"name": "system", "port": 9090, "targetPort": "system", "protocol": "TCP"}
@@ -129,9 +128,9 @@ def test_planner_service_account_and_role_binding():
     out = render_component(dcd("planner"))
     (_discovery, sa) = by_kind(out, "ServiceAccount")
     assert sa["metadata"] == {**sa["metadata"], "name": "planner-serviceaccount", "namespace": "ns"}
-    assert [rb["roleRef"]["kind"] for rb in by_kind(out, "RoleBinding")] == ["Role"]  # discovery only
+    assert by_kind(out, "RoleBinding") == []  # no ClusterRole configured: nothing to bind
     ctx = RenderContext(operator_config={"rbac": {"plannerClusterRoleName": "dynamo-planner"}})
-    (_discovery, rb) = by_kind(render_component(dcd("planner"), ctx), "RoleBinding")
+    (rb,) = by_kind(render_component(dcd("planner"), ctx), "RoleBinding")
     assert rb["roleRef"] == {
         "apiGroup": "rbac.authorization.k8s.io",
         "kind": "ClusterRole",

@@ -540,14 +540,18 @@ def test_other_graph_components_run_as_the_discovery_account(ctype):
         one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "g-k8s-service-discovery"
     )
     assert one(out, "ServiceAccount")["metadata"]["name"] == "g-k8s-service-discovery"
-    role = one(out, "Role")
-    assert {r["resources"][0]: r["verbs"] for r in role["rules"]} == {
-        "pods": ["get", "list", "watch"],
-        "endpointslices": ["get", "list", "watch"],
-        "dynamoworkermetadatas": ["create", "get", "list", "watch", "update", "patch", "delete"],
+    assert not [o for o in out if o["kind"] in ("Role", "RoleBinding")]  # no ClusterRole configured
+    # the chart's discovery ClusterRole (its rules: _rbac.tpl discoveryRules), bound by name, never a Role
+    ctx = RenderContext(operator_config={"rbac": {"discoveryClusterRoleName": "dp-discovery"}})
+    bound = render_component(dcd(ctype), ctx)
+    assert not [o for o in bound if o["kind"] == "Role"]
+    binding = one(bound, "RoleBinding")
+    assert binding["metadata"]["name"] == "g-k8s-service-discovery"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "dp-discovery",
     }
-    binding = one(out, "RoleBinding")
-    assert binding["roleRef"]["name"] == role["metadata"]["name"]
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "g-k8s-service-discovery", "namespace": "ns"}
     ]

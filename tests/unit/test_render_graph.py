@@ -148,8 +148,6 @@ def test_render_all_is_dcds_then_their_children():
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
         ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
-        ("Role", "vllm-agg-k8s-service-discovery-role"),
-        ("RoleBinding", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

@@ -60,9 +60,9 @@ def test_single_node_components_are_one_clique_each():
     out = render_graph(
         dgd(component("Frontend", "frontend"), component("Worker", replicas=3, minAvailable=2)), ctx()
     )
-    # the graph's discovery ServiceAccount, Role and RoleBinding once, before the pods that run as it
+    # the graph's discovery ServiceAccount once, before the pods that run as it
     assert [o["kind"] for o in out] == [
-        *("ServiceAccount", "Role", "RoleBinding"),
+        "ServiceAccount",
         *("PodCliqueSet", "Service", "Service"),
     ]
     pcs = pcs_of(out)

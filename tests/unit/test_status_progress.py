@@ -11,16 +11,10 @@ import copy
 
 import pytest
 from dynamo_operator.api.jsontree import copy_tree
-from dynamo_operator.controllers import (
-    COMPONENT_WORKERS_FACTOR,
-    DCD_CONTROLLER,
-    DEFAULT_WORKERS,
-    DGD_CONTROLLER,
-    store,
-    worker_counts,
-)
 from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import store
 from dynamo_operator.controllers.common import Deferred, ProgressClock, StatusWriter
+from dynamo_operator.tunables import ControllerTunables
 
 SEL = {"nvidia.com/selector": "g-frontend"}
 WAITING = st.Readiness(False, st.PODS_NOT_READY, "0/1 replicas ready, 0/1 available")
@@ -196,6 +190,6 @@ def test_copy_tree_copies_containers_and_shares_leaves():
 
 
 def test_component_controller_gets_more_workers_than_the_graph_controller():
-    want = {DGD_CONTROLLER: DEFAULT_WORKERS, DCD_CONTROLLER: COMPONENT_WORKERS_FACTOR * DEFAULT_WORKERS}
-    assert worker_counts() == want
-    assert worker_counts(3)[DCD_CONTROLLER] == 3 * COMPONENT_WORKERS_FACTOR
+    t = ControllerTunables()
+    assert t.component_workers == t.component_workers_factor * t.graph_workers > t.graph_workers
+    assert ControllerTunables(graph_workers=3).component_workers == 3 * t.component_workers_factor

@@ -4,10 +4,15 @@ With ``DYN_DISCOVERY_BACKEND=kubernetes`` (the default), every worker applies a 
 object for itself (its endpoints and model card, in ``spec.data``) and every frontend and router watches
 them, joined with the ready EndpointSlices of the Services labelled for discovery (pod mode) or with the
 labelled Pods (container mode). So a graph's pods run as one ServiceAccount per graph,
-``<dgd>-k8s-service-discovery``, bound by a Role to exactly that: EndpointSlices and Pods to read,
-DynamoWorkerMetadata to write. The three objects are shared by the graph's components (each component's DCD
-holds an owner reference, so they go when the last component goes), and a user's own ``serviceAccountName``
-wins over the default.
+``<dgd>-k8s-service-discovery``, and a RoleBinding of that name grants it the chart's discovery ClusterRole
+(``rbac.discoveryClusterRoleName``: EndpointSlices and Pods to read, DynamoWorkerMetadata to write; its
+rules live in the chart's ``_rbac.tpl``, the one place RBAC rules are written). Binding a ClusterRole the
+chart made, like the planner's and the EPP's, needs only ``bind`` on that name: the operator itself holds
+none of the rules it grants (least privilege, ``tests/integration/test_rbac_cluster.py``). Without that
+configuration (namespace-restricted mode, or an operator run without the chart) the account is rendered
+unbound, like the planner's. The two objects are shared by the graph's components (each component's DCD
+holds an owner reference, so they go when the last component goes), and a user's own
+``serviceAccountName`` wins over the default.
 """
 
 from __future__ import annotations
@@ -17,18 +22,8 @@ from .context import RenderContext
 from .info import ComponentInfo
 
 SA_SUFFIX = "-k8s-service-discovery"
-ROLE_SUFFIX = f"{SA_SUFFIX}-role"
 RBAC_COMPONENT = "rbac"
-
-RULES = [
-    {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
-    {
-        "apiGroups": [names.GROUP],
-        "resources": ["dynamoworkermetadatas"],
-        "verbs": ["create", "get", "list", "watch", "update", "patch", "delete"],
-    },
-]
+CLUSTER_ROLE_KEY = "discoveryClusterRoleName"
 
 
 def enabled(info: ComponentInfo) -> bool:
@@ -45,7 +40,7 @@ def is_discovery_rbac(obj: dict) -> bool:
     md = obj.get("metadata") or {}
     return (md.get("labels") or {}).get("app.kubernetes.io/component") == RBAC_COMPONENT and str(
         md.get("name", "")
-    ).endswith((SA_SUFFIX, ROLE_SUFFIX))
+    ).endswith(SA_SUFFIX)
 
 
 def _meta(info: ComponentInfo, ctx: RenderContext, name: str) -> dict:
@@ -63,27 +58,25 @@ def _meta(info: ComponentInfo, ctx: RenderContext, name: str) -> dict:
 
 
 def discovery_rbac(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
-    """The ServiceAccount, Role and RoleBinding of the graph (empty when discovery is not Kubernetes)."""
+    """The graph's ServiceAccount and, when the chart configured its ClusterRole, the RoleBinding to it
+    (empty when discovery is not Kubernetes)."""
     if not enabled(info):
         return []
     sa = service_account_name(info)
-    role = names.dns_label(f"{info.dgd_name}{ROLE_SUFFIX}")
-    return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(info, ctx, sa)},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": _meta(info, ctx, role),
-            "rules": RULES,
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": _meta(info, ctx, sa),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": info.namespace}],
-        },
-    ]
+    out: list[dict] = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(info, ctx, sa)}]
+    role = ctx.config("rbac", CLUSTER_ROLE_KEY)
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": str(role)}
+    if role:
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": _meta(info, ctx, sa),
+                "roleRef": ref,
+                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": info.namespace}],
+            }
+        )
+    return out
 
 
 def discovery_labels(info: ComponentInfo) -> dict:

@@ -188,7 +188,7 @@ def render_grove_children(dgd: dict, dcds: list[dict], ctx: RenderContext) -> li
     """The PodCliqueSet, then each component's companions (ServiceAccount, RoleBinding, EPP ConfigMap,
     Service, model Service), from the DCDs the component pathway would have created (never applied)."""
     infos = [component_info(d, ctx.discovery_backend) for d in dcds]
-    # the graph's discovery ServiceAccount, Role and RoleBinding, once, before the pods that run as it
+    # the graph's discovery ServiceAccount and RoleBinding, once, before the pods that run as it
     out = discovery_rbac(infos[0], ctx) if infos else []
     out.append(build_podcliqueset(dgd, infos, ctx))
     for info in infos:

@@ -34,11 +34,10 @@ def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manag
             health_probe_bind_address="127.0.0.1:0",
             metrics_secure=False,
             leader_elect=False,
-            config=config,
         ),
         kube_cluster.api_client(),
     )
-    setup(mgr)
+    setup(mgr, config)
     mgr.start()
     try:
         assert mgr.wait_for_cache_sync(30)
