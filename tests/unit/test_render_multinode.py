@@ -204,9 +204,10 @@ def test_vllm_that_fits_one_node_needs_no_explicit_command():
     """Nothing is rewritten, so the image's entrypoint may run the engine (upstream accepts that too)."""
     d = dcd("vllm", args=["--model", "m", "--tensor-parallel-size", "4"], resources=GPU8)
     leader, worker = container(d, "leader"), container(d, "worker")
-    assert "command" not in leader and leader["args"] == worker["args"] == d["spec"]["podTemplate"]["spec"][
-        "containers"
-    ][0]["args"]
+    assert (
+        "command" not in leader
+        and leader["args"] == worker["args"] == d["spec"]["podTemplate"]["spec"]["containers"][0]["args"]
+    )
     assert validate("DynamoComponentDeployment", "v1beta1", d).errors == []
 
 

@@ -2,7 +2,8 @@
 plus the components' Services / ConfigMaps / ServiceAccounts, exactly as ``render_graph`` renders them;
 children no longer rendered are deleted (switching pathways removes the other pathway's children); a scaling
 adapter per component with ``scalingAdapter`` (``dgdsa.AdapterSync``); on the DCD pathway managed rolling
-updates of the workers and ``spec.restart`` (``rollout``; Grove rolls its own pods); status ``state``,
+updates of the workers, and ``spec.restart`` on both pathways (``rollout``; on Grove the restart id goes
+onto the components' cliques and Grove rolls the pods); status ``state``,
 ``Ready``, ``observedGeneration``, ``components`` (replica counts read from each component's Deployment, its
 DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroups), ``rollingUpdate`` and
 ``restart``, with an Event for every transition."""
@@ -10,6 +11,7 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from kubernetes.client.exceptions import ApiException
 
@@ -50,6 +52,13 @@ from .wiring import MANAGED_SELECTOR, Wiring
 
 CONTROLLER = "DynamoGraphDeployment"
 
+
+@dataclass(frozen=True)
+class GroveRestart:
+    step: rollout.RestartStep
+    annotations: dict[str, str]  # component -> the restart id its clique carries after this pass
+
+
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
 _DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
 
@@ -78,12 +87,14 @@ class DGDReconciler:
         internal = store.to_internal(live)
         gen = live["metadata"].get("generation")
         old = internal.get("status") or {}
+        ctx = self.deps.render_context(req.namespace)
+        restart = self._grove_restart(req.namespace, internal, old) if ctx.uses_grove(internal) else None
         try:
-            desired = render_graph(internal, self.deps.render_context(req.namespace))
+            desired = render_graph(internal, ctx, restart.annotations if restart else None)
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
-        if any(d["kind"] == rgrove.PCS_KIND for d in desired):
-            return self._reconcile_grove(req, live, internal, gen, old, desired)
+        if restart is not None:
+            return self._reconcile_grove(req, live, internal, gen, old, desired, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, desired)
 
     def _reconcile_dcds(
@@ -211,23 +222,70 @@ class DGDReconciler:
             raise
         return synced
 
+    def _grove_restart(self, namespace: str, internal: dict, old: dict) -> GroveRestart:
+        """``spec.restart`` on the Grove pathway (``rollout.restart``): the id goes onto the cliques of the
+        components restarting now, whose pods Grove then rolls (a clique's annotations are part of its pod
+        template hash); a component is done when the live PodCliqueSet carries the id on its clique, Grove
+        observed that generation and the component is ready again. One PodCliqueSet generation covers
+        every component, so a component the last status no longer listed in progress stays done while the
+        next one's generation rolls. Ids of finished restarts stay on their cliques so those pods do not
+        roll again. Grove has no managed rolling update to supersede it."""
+        comps = internal["spec"]["components"]
+        pcs = self.syncer.live(ChildType(PODCLIQUESETS), namespace, rgrove.pcs_name(internal))
+        have = rgrove.restart_ids(internal, pcs)
+        rid = ((internal["spec"].get("restart") or {}).get("id")) or None
+        prev = old.get("restart") or {}
+        running = prev.get("observedID") == rid and prev.get("phase") == rollout.RESTART_RESTARTING
+        in_progress = set(prev.get("inProgress") or [])
+
+        def finished(comp: dict) -> bool:
+            if not rid or have.get(comp["name"]) != rid:
+                return False
+            if running and comp["name"] not in in_progress:
+                return True
+            return self._grove_component(internal, comp, pcs).readiness.ready
+
+        done = {c["name"]: finished(c) for c in comps}
+        step = rollout.restart(
+            internal["spec"].get("restart"), old.get("restart"), [c["name"] for c in comps], done, False
+        )
+        annotations = dict(have)
+        if step.restart_id:
+            annotations.update({name: step.restart_id for name in step.targets})
+        return GroveRestart(step, annotations)
+
     def _reconcile_grove(
-        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+        self,
+        req: Request,
+        live: dict,
+        internal: dict,
+        gen,
+        old: dict,
+        desired: list[dict],
+        restart: rollout.RestartStep,
     ) -> Result:
-        """The Grove pathway: Grove rolls and restarts its own pods, so status reads its cliques only."""
+        """The Grove pathway: Grove rolls its own pods (a restart is the id on a clique, see
+        ``_grove_restart``), so status reads its cliques, overlaid by the restart."""
         synced = self._apply(req, live, internal, gen, old, desired)
         if isinstance(synced, Result):
             return synced
         pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
         state, reason, message = st.dgd_ready_condition(components)
+        state, reason, message = st.restart_overlay(state, reason, message, restart.status)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        st.set_optional(new, "restart", restart.status)
         try:
             written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
             return Result(requeue=True)
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
+        if written is not None:
+            for ev in restart.events:
+                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
+                    live, ev.reason, ev.message
+                )
         return Result()
 
     def _store_hash(self, live: dict, whash: str) -> dict:

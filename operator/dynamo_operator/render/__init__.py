@@ -15,6 +15,8 @@ annotation, and no ownerReferences (controllers add those). Bad input raises ``R
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
@@ -26,12 +28,15 @@ from .pullsecrets import PullSecretIndex, build_index
 from .validate import to_v1beta1
 
 
-def render_graph(dgd: dict, ctx: RenderContext | None = None) -> list[dict]:
-    """The DynamoComponentDeployments of a DynamoGraphDeployment."""
+def render_graph(
+    dgd: dict, ctx: RenderContext | None = None, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
+    """The DynamoComponentDeployments of a DynamoGraphDeployment (or its PodCliqueSet and companions);
+    ``restarts``: component -> the ``spec.restart`` id its pods carry."""
     obj = to_v1beta1(dgd)
     if obj["kind"] != names.DGD_KIND:
         raise RenderError(obj, "kind", f"expected {names.DGD_KIND}", "pass a DynamoGraphDeployment")
-    return render_dgd_children(obj, ctx or RenderContext())
+    return render_dgd_children(obj, ctx or RenderContext(), restarts)
 
 
 def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:

@@ -4,6 +4,7 @@ components' companions (Grove pathway, ``grove.py``); ``RenderContext.uses_grove
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 
 from . import names
 from .context import RenderContext
@@ -14,9 +15,7 @@ from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
 
-# pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
-# restart id, kept on components whose restart completed so they do not roll again
-ANN_RESTART_AT = "nvidia.com/restartAt"
+ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
 
 
 def detect_backend(component: dict) -> str | None:
@@ -162,13 +161,20 @@ def build_dcd(
     }
 
 
-def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
+def render_dgd_children(
+    dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
     """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
-    Grove pathway its PodCliqueSet followed by the components' companions."""
+    Grove pathway its PodCliqueSet followed by the components' companions. ``restarts``: component name
+    -> the restart id its pods carry (``nvidia.com/restartAt``; the controller decides, ``spec.restart``)."""
     validate_graph(dgd)
     backend = graph_backend(dgd)
     whash = worker_hash(dgd)
     dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
+    for comp, dcd in zip(dgd["spec"]["components"], dcds, strict=True):
+        rid = (restarts or {}).get(comp["name"])
+        if rid:
+            _set_restart(dcd, rid)
     if ctx.uses_grove(dgd):
         return [stamp(o) for o in render_grove_children(dgd, dcds, ctx)]
     return [stamp(d) for d in dcds]
@@ -180,9 +186,13 @@ def restart_annotation(dcd: dict) -> str | None:
     return ((tmpl.get("metadata") or {}).get("annotations") or {}).get(ANN_RESTART_AT)
 
 
+def _set_restart(dcd: dict, restart_id: str) -> None:
+    tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
+    tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
+
+
 def with_restart(dcd: dict, restart_id: str) -> dict:
     """``dcd`` (rendered, in place) with ``nvidia.com/restartAt=<restart_id>`` on its pod template and a
     fresh spec hash: a new id changes the pod template, so the Deployment replaces its pods."""
-    tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
-    tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
+    _set_restart(dcd, restart_id)
     return stamp(dcd)
