@@ -24,6 +24,7 @@ from .common import (
     paced_status_writer,
     short_error,
 )
+from .dgd_checkpoints import checkpoint_users
 from .sync import LWS, ChildSyncer, Conflict, OwnershipConflict, controller_ref
 from .wiring import MANAGED_SELECTOR, Wiring
 
@@ -175,8 +176,9 @@ def _dcd_referrers(obj: dict) -> list[Request]:
 
 def register(w: Wiring) -> Controller:
     """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
-    planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
-    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret."""
+        planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
+        Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
+    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
     ctl = w.manager.add_controller(
         CONTROLLER,
@@ -195,4 +197,5 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
     return ctl

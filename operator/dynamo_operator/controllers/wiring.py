@@ -102,6 +102,7 @@ class Wiring:
                 informers[res] = m.informer(res)
         if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
             informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
+        informers[store.CHECKPOINTS] = m.informer(store.CHECKPOINTS)  # the checkpoint controller's too
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)

@@ -5,8 +5,10 @@
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
   the model headless Service and the EPP ConfigMap.
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
+* ``render_graph_parts(dgd, ctx)``: the same, with each checkpoint-enabled component's checkpoint
+  (``graph_checkpoint.py``): the DynamoCheckpoints the graph creates.
+* ``render_all(obj, ctx)``: recursive; for a DGD, its automatic DynamoCheckpoints, its DCDs and every
+  DCD's children (and its MPI sshd NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -21,22 +23,30 @@ from . import names
 from .component import render_dcd_children
 from .context import RenderContext
 from .errors import RenderError
-from .graph import render_dgd_children
+from .graph import GraphRender, render_dgd
 from .hashing import content_hash
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
 from .validate import to_v1beta1
 
 
-def render_graph(
+def render_graph_parts(
     dgd: dict, ctx: RenderContext | None = None, restarts: Mapping[str, str] | None = None
-) -> list[dict]:
-    """The DynamoComponentDeployments of a DynamoGraphDeployment (or its PodCliqueSet and companions);
+) -> GraphRender:
+    """A DynamoGraphDeployment's children (its DCDs, or its PodCliqueSet and companions) and the checkpoint
+    of each checkpoint-enabled component (the automatic DynamoCheckpoints to create among them);
     ``restarts``: component -> the ``spec.restart`` id its pods carry."""
     obj = to_v1beta1(dgd)
     if obj["kind"] != names.DGD_KIND:
         raise RenderError(obj, "kind", f"expected {names.DGD_KIND}", "pass a DynamoGraphDeployment")
-    return render_dgd_children(obj, ctx or RenderContext(), restarts)
+    return render_dgd(obj, ctx or RenderContext(), restarts)
+
+
+def render_graph(
+    dgd: dict, ctx: RenderContext | None = None, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
+    """The DynamoComponentDeployments of a DynamoGraphDeployment (or its PodCliqueSet and companions)."""
+    return render_graph_parts(dgd, ctx, restarts).children
 
 
 def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
@@ -51,8 +61,9 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
     if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
-        out: list[dict] = []
-        for child in render_graph(obj, ctx):
+        parts = render_graph_parts(obj, ctx)
+        out: list[dict] = list(parts.checkpoint_objects)  # the DGD controller creates these first
+        for child in parts.children:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
@@ -72,6 +83,7 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
 
 
 __all__ = [
+    "GraphRender",
     "PullSecretIndex",
     "RenderContext",
     "RenderError",
@@ -80,4 +92,5 @@ __all__ = [
     "render_all",
     "render_component",
     "render_graph",
+    "render_graph_parts",
 ]

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from . import names
 from .context import RenderContext
 from .errors import RenderError
+from .graph_checkpoint import CheckpointPlan, plan_checkpoints
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
 from .merge import merge_env
@@ -161,12 +163,24 @@ def build_dcd(
     }
 
 
-def render_dgd_children(
-    dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None
-) -> list[dict]:
-    """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
-    Grove pathway its PodCliqueSet followed by the components' companions. ``restarts``: component name
-    -> the restart id its pods carry (``nvidia.com/restartAt``; the controller decides, ``spec.restart``)."""
+@dataclass(frozen=True)
+class GraphRender:
+    """What a graph renders to: its children (DCDs, or the PodCliqueSet and companions), and the
+    checkpoint of each checkpoint-enabled component (``graph_checkpoint``), whose automatic
+    DynamoCheckpoints the DGD controller creates beside them."""
+
+    children: list[dict]
+    checkpoints: dict[str, CheckpointPlan] = field(default_factory=dict)
+
+    @property
+    def checkpoint_objects(self) -> list[dict]:
+        return [p.desired for p in self.checkpoints.values() if p.desired is not None]
+
+
+def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None) -> GraphRender:
+    """A (validated, v1beta1) DGD's children, hash-stamped, in component order, and its checkpoints.
+    ``restarts``: component name -> the restart id its pods carry (``nvidia.com/restartAt``; the
+    controller decides, ``spec.restart``)."""
     validate_graph(dgd)
     backend = graph_backend(dgd)
     whash = worker_hash(dgd)
@@ -175,9 +189,17 @@ def render_dgd_children(
         rid = (restarts or {}).get(comp["name"])
         if rid:
             _set_restart(dcd, rid)
+    checkpoints = plan_checkpoints(dgd, dcds, ctx)
     if ctx.uses_grove(dgd):
-        return [stamp(o) for o in render_grove_children(dgd, dcds, ctx)]
-    return [stamp(d) for d in dcds]
+        return GraphRender([stamp(o) for o in render_grove_children(dgd, dcds, ctx)], checkpoints)
+    return GraphRender([stamp(d) for d in dcds], checkpoints)
+
+
+def render_dgd_children(
+    dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
+    """The children of a (validated, v1beta1) DGD (``render_dgd``)."""
+    return render_dgd(dgd, ctx, restarts).children
 
 
 def restart_annotation(dcd: dict) -> str | None:

@@ -101,7 +101,7 @@ def _component_parts(
     """(cliques, scaling group or None) of one component."""
     spec = info.spec
     field = f"spec.components[{index}]"
-    replicas = desired_replicas(info)
+    replicas = desired_replicas(info, ctx)
     min_available = int(spec.get("minAvailable") or 1)
     topology = _pack_domain(
         dgd,

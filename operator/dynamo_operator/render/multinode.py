@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from .errors import RenderError
+from .errors import RenderError, spec_path
 from .info import gpus_per_node, parallel_sizes, vllm_multinode_mode
 from .names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, WORKER_TYPES
 from .ports import (
@@ -170,14 +170,8 @@ class Problem:
     value: str | int | None = None  # the offending value, as the user wrote it
 
     def render_path(self) -> str:
-        """The path as ``RenderError`` spells it: ``spec.`` prefix, the main container as ``[main]``."""
-        out = "spec"
-        for i, step in enumerate(self.path):
-            if isinstance(step, int):
-                out += "[main]" if self.path[i - 1 : i] == ("containers",) else f"[{step}]"
-            else:
-                out += f".{step}"
-        return out
+        """The path as ``RenderError`` spells it (``errors.spec_path``)."""
+        return spec_path(self.path)
 
 
 class _Stop(Exception):

@@ -12,6 +12,7 @@ from dynamo_operator.render.context import grove_pathway as render_grove_pathway
 from dynamo_operator.render.names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, PLANNER_SERVICE_ACCOUNT
 from dynamo_operator.render.quantity import parse_quantity
 
+from .component_checkpoint import check_checkpoint
 from .field import (
     FORBIDDEN,
     INVALID,
@@ -122,6 +123,8 @@ class ComponentScope:
     backend: Any = None
     annotations: dict | None = None
     old_launch: tuple | None = None
+    checkpoint_enabled: bool = True  # the operator configuration's checkpoint.enabled
+    old_component: dict | None = None  # the component as it was (UPDATE)
 
 
 def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) -> None:
@@ -149,6 +152,16 @@ def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) 
     annotations = scope.annotations or {}
     if is_multinode(comp) and scope.old_launch != (scope.backend, annotations, comp):
         _check_multinode(c, comp, base, scope.backend, annotations)
+    check_checkpoint(
+        c,
+        comp,
+        base,
+        in_dgd=scope.in_dgd,
+        multinode=is_multinode(comp),
+        backend=scope.backend,
+        checkpoint_enabled=scope.checkpoint_enabled,
+        old_comp=scope.old_component,
+    )
 
 
 def _check_replicas(c: ErrorList, comp: dict, base: Path) -> None:
