@@ -461,6 +461,49 @@ CREATE_CASES = [
         ],
     ),
     (
+        "checkpoint-volume-clash",
+        "v1beta1",
+        dgd(
+            "checkpoint-volume-clash",
+            components=[
+                {
+                    "name": "VllmWorker",
+                    "type": "worker",
+                    "experimental": {"checkpoint": {"enabled": True}},
+                    "podTemplate": {
+                        "spec": {
+                            "containers": [{"name": "main", "image": "vllm:1"}],
+                            "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        }
+                    },
+                }
+            ],
+        ),
+        [
+            'spec.components[0].podTemplate.spec.volumes[0].name: Invalid value: "checkpoint-storage": '
+            "'checkpoint-storage' is the name of the operator's checkpoint volume",
+            "rename this volume (and the mounts that use it)",
+        ],
+    ),
+    (
+        "checkpoint-volume-clash-alpha",
+        "v1alpha1",
+        dgd_alpha(
+            "checkpoint-volume-clash-alpha",
+            {
+                "VllmWorker": {
+                    "componentType": "worker",
+                    "checkpoint": {"enabled": True},
+                    "extraPodSpec": {
+                        "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        "mainContainer": {"image": "vllm:1"},
+                    },
+                }
+            },
+        ),
+        ['spec.services[VllmWorker].extraPodSpec.volumes[0].name: Invalid value: "checkpoint-storage"'],
+    ),
+    (
         "multinode-frontend",
         "v1beta1",
         dgd(

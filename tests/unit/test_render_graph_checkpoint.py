@@ -21,6 +21,7 @@ from dynamo_operator.render.checkpoint_ids import (
 )
 from dynamo_operator.render.cli import render_command
 from dynamo_operator.render.hashing import component_revision
+from dynamo_operator.webhooks.validation import validate
 
 CONFIG = {"checkpoint": {"enabled": True}}
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
@@ -127,6 +128,8 @@ def test_auto_checkpoint_is_dgd_scoped_named_labelled_and_runs_the_components_ow
         "spec"
     ]["volumes"]
     assert obj["metadata"]["annotations"][names.ANN_SPEC_HASH]
+    # what DynamoCheckpoint admission requires of it (identity, the Job's pod and target container)
+    assert validate("DynamoCheckpoint", "v1alpha1", obj).errors == []
 
 
 def test_the_dcd_restores_from_the_graphs_checkpoint():

@@ -5,7 +5,8 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
 # All Dynamo reconcilers (DGD, DCD, DGDR, DGDSA, DynamoModel, DynamoCheckpoint) watch and write their
-# own kinds; DGD creates DCDs and DGDSAs, DGDR creates DGDs; workers publish DynamoWorkerMetadata.
+# own kinds; DGD creates DCDs, DGDSAs and its automatic DynamoCheckpoints (create, patch: owner and
+# deletion policy, delete), DGDR creates DGDs; workers publish DynamoWorkerMetadata.
 - apiGroups: ["nvidia.com"]
   resources:
     - dynamographdeployments
