@@ -28,7 +28,7 @@ from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECK
 from dynamo_operator.runtime.client import DEPLOYMENTS, PVCS, ResourceDescriptor
 from dynamo_operator.runtime.informer import wait_until
 from kubernetes.client.exceptions import ApiException
-from support.crs import events_of, running_operator, wait_for
+from support.crs import condition, events_of, running_operator, wait_for
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 
 pytestmark = pytest.mark.cluster
@@ -181,6 +181,16 @@ def test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_rea
         assert dcd["spec"]["experimental"]["checkpoint"]["checkpointRef"] == md["name"]
         assert dcd["metadata"]["annotations"][ANN_CHECKPOINT_ID] == cid
         assert get(client, DEPLOYMENTS, "g-worker", ns)["spec"]["replicas"] == 0
+        available = wait_for(
+            lambda: (
+                (c := condition(get(client, store.DCD, "g-worker", ns), "Available")).get("reason")
+                == "WaitingForCheckpoint"
+                and c
+            ),
+            WAIT,
+            "the DCD saying it waits",
+        )
+        assert available["status"] == "False" and md["name"] in available["message"]
         pod = worker_pod_spec(client, ns)
         env = env_of(pod)
         assert (env["DYN_CHECKPOINT_PATH"], env["DYN_CHECKPOINT_HASH"], env["SKIP_WAIT_FOR_CHECKPOINT"]) == (

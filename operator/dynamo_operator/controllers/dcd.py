@@ -10,6 +10,8 @@ own announces its creations too."""
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
+from dynamo_operator.render.info import component_info
+from dynamo_operator.render.restore import gate as restore_gate
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
 from dynamo_operator.runtime.controller import Controller, Request, Result
 
@@ -43,6 +45,7 @@ def part_of_graph(dcd: dict) -> bool:
 
 
 LWS_NOT_RECONCILED = "LeaderWorkerSetNotReconciled"  # Available reason: no LWS controller reports
+WAITING_FOR_CHECKPOINT = "WaitingForCheckpoint"  # Available reason: startupPolicy WaitForCheckpoint holds it
 
 
 def lws_available_reason(readiness: st.Readiness) -> str:
@@ -88,8 +91,9 @@ class DCDReconciler:
         gen = live["metadata"].get("generation")
         old_status = internal.get("status") or {}
         selector = {names.LABEL_SELECTOR: req.name}
+        ctx = self.deps.render_context(req.namespace)
         try:
-            desired = render_component(internal, self.deps.render_context(req.namespace))
+            desired = render_component(internal, ctx)
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
         try:
@@ -135,6 +139,9 @@ class DCDReconciler:
             workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
         )
         reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
+        waiting = restore_gate(component_info(internal, ctx.discovery_backend), ctx)
+        if waiting:  # zero replicas are "ready" to the workload; the component is not
+            readiness, reason = st.Readiness(False, st.WAITING_CHECKPOINT, waiting), WAITING_FOR_CHECKPOINT
         new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
         owned = part_of_graph(live)
         try:

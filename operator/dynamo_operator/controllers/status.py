@@ -69,7 +69,7 @@ REASON_ORCHESTRATOR_MISSING = "orchestrator_not_running"
 REASON_WAITING_CHECKPOINT = "waiting_for_checkpoint"
 
 # Available reasons of a DCD whose workload is still starting (no failure, nothing for a user to do)
-DCD_WAITING_REASONS = frozenset({"DeploymentNotReady", "LeaderWorkerSetNotReady"})
+DCD_WAITING_REASONS = frozenset({"DeploymentNotReady", "LeaderWorkerSetNotReady", "WaitingForCheckpoint"})
 # Ready reasons of a graph whose components are still starting
 DGD_WAITING_REASONS = frozenset(
     {REASON_UPDATING, REASON_PODS_NOT_READY, REASON_NOT_CREATED, REASON_MIXED, REASON_WAITING_CHECKPOINT}
