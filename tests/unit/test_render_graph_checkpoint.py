@@ -268,6 +268,9 @@ def test_render_all_lists_the_checkpoint_first_and_refuses_what_cannot_act():
         RenderError, match=r"spec.components\[1\].experimental.checkpoint.enabled: checkpointing is disabled"
     ):
         render_all(g, RenderContext())
+    bad_template = graph({"enabled": True, "job": {"podTemplate": {"spec": {"containers": "main"}}}})
+    with pytest.raises(RenderError, match=r"checkpoint.job.podTemplate.spec.containers: "):
+        render_all(bad_template, ctx())
     unknown = graph({"enabled": True})
     unknown["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]["command"] = ["/run.sh"]
     with pytest.raises(RenderError, match=r"an automatic checkpoint needs the backend"):

@@ -792,6 +792,22 @@ def test_checkpoint_refused_while_the_operator_configuration_disables_it():
     assert dgd_errors(updated, new, ctx=CKPT_OFF) == []  # admitted earlier: stays updatable
 
 
+def test_checkpoint_job_pod_template_must_be_a_pod_template():
+    for template, where in (
+        ([1], ""),
+        ({"spec": []}, ".spec"),
+        ({"spec": {"containers": [{"image": "x"}]}}, ".spec.containers"),
+        ({"metadata": {"labels": ["a"]}}, ".metadata.labels"),
+    ):
+        (err,) = dgd_errors(
+            dgd([ck_worker({"enabled": True, "job": {"podTemplate": template}})]), ctx=CKPT_ON
+        )
+        assert err.startswith(
+            f"spec.components[0].experimental.checkpoint.job.podTemplate{where}: Invalid"
+        ), err
+        assert "give a pod template (metadata, spec.containers with names)" in err
+
+
 @pytest.mark.parametrize(
     ("checkpoint", "extra", "expected"),
     [

@@ -118,10 +118,32 @@ def _identity(component: dict, cp: dict, main: dict, backend: str) -> dict:
     return ident
 
 
+def job_template_problem(user) -> tuple[str, str] | None:
+    """(path under ``checkpoint.job.podTemplate``, what is wrong) when the (schemaless) template is not a
+    pod template the operator can merge: objects where Kubernetes has objects, named containers."""
+    if user is None:
+        return None
+    if not isinstance(user, dict):
+        return "", "must be a pod template object (metadata, spec)"
+    for key in ("metadata", "spec"):
+        if user.get(key) is not None and not isinstance(user[key], dict):
+            return f".{key}", "must be an object"
+    for key in ("labels", "annotations"):
+        if (user.get("metadata") or {}).get(key) is not None and not isinstance(user["metadata"][key], dict):
+            return f".metadata.{key}", "must be a map of strings"
+    for key in ("containers", "initContainers", "volumes"):
+        items = (user.get("spec") or {}).get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list) or not all(isinstance(i, dict) and i.get("name") for i in items):
+            return f".spec.{key}", "must be a list of objects, each with a name"
+    return None
+
+
 def _merge_template(base: dict, user: dict | None) -> dict:
-    """``checkpoint.job.podTemplate`` over the rendered pod: metadata maps merged (user wins), containers
-    merged by name field-wise (new ones appended), init containers and volumes by name, other pod
-    fields replaced."""
+    """``checkpoint.job.podTemplate`` (checked by ``job_template_problem``) over the rendered pod:
+    metadata maps merged (user wins), containers merged by name field-wise (new ones appended), init
+    containers and volumes by name, other pod fields replaced."""
     out = copy.deepcopy(base)
     if not user:
         return out
@@ -178,6 +200,15 @@ def auto_checkpoint(
             f"an automatic checkpoint needs the backend (vllm, sglang or trtllm), and it is "
             f"{backend or 'unknown'}",
             "set spec.backendFramework, or run python3 -m dynamo.<backend> in the component's main container",
+        )
+    problem = job_template_problem((cp.get("job") or {}).get("podTemplate"))
+    if problem is not None:
+        raise RenderError(
+            dgd,
+            f"spec.components[{index}].experimental.checkpoint.job.podTemplate{problem[0]}",
+            problem[1],
+            "give a pod template (metadata, spec.containers with names) to merge over the checkpoint "
+            "Job's pod",
         )
     target = cp.get("targetContainerName") or names.MAIN_CONTAINER
     main, _ = split_containers(((dcd["spec"].get("podTemplate") or {}).get("spec")) or {})

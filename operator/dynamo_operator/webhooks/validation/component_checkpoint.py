@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynamo_operator.render.graph import detect_backend
-from dynamo_operator.render.graph_checkpoint import CHECKPOINT_BACKENDS
+from dynamo_operator.render.graph_checkpoint import CHECKPOINT_BACKENDS, job_template_problem
 from dynamo_operator.render.names import MAIN_CONTAINER
 from dynamo_operator.render.restore import CHECKPOINT_VOLUME, volume_clashes
 
@@ -103,6 +103,15 @@ def _check_target_and_job(c: ErrorList, cp: dict, comp: dict, path: Path) -> Non
             f"must name a container of podTemplate.spec.containers (containers: {have}); fix the name, "
             "or omit it for main",
             target,
+        )
+    problem = job_template_problem(_d(cp.get("job")).get("podTemplate"))
+    if problem is not None:
+        sub = tuple(p for p in problem[0].split(".") if p)
+        c.add(
+            (*path, "job", "podTemplate", *sub),
+            INVALID,
+            f"{problem[1]}; give a pod template (metadata, spec.containers with names) to merge over the "
+            "checkpoint Job's pod",
         )
     if _d(cp.get("job")).get("gmsClientContainers"):
         c.add(
