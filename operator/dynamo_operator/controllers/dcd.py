@@ -27,7 +27,16 @@ from .common import (
     short_error,
 )
 from .dgd_checkpoints import checkpoint_users
-from .sync import LWS, ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .sync import (
+    DEVICECLASSES,
+    LWS,
+    RESOURCECLAIMTEMPLATES,
+    ChildSyncer,
+    Conflict,
+    OwnershipConflict,
+    controller_ref,
+)
 from .wiring import MANAGED_SELECTOR, Wiring
 
 CONTROLLER = "DynamoComponentDeployment"
@@ -96,6 +105,10 @@ class DCDReconciler:
             desired = render_component(internal, ctx)
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
+        missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
+        if missing:
+            reason = REASON_DEVICE_CLASS
+            return self._fail(live, old_status, gen, selector, reason, missing, event=reason)
         try:
             results = self.syncer.apply(live, desired, announce=not part_of_graph(live))
         except Conflict:
@@ -183,10 +196,12 @@ def _dcd_referrers(obj: dict) -> list[Request]:
 
 def register(w: Wiring) -> Controller:
     """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
-        planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
-        Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
+    planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
+    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
     DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
+    if w.dra_served:
+        owned.append(RESOURCECLAIMTEMPLATES)
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DCD,
@@ -205,4 +220,7 @@ def register(w: Wiring) -> Controller:
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
     ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
+    if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
+        spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731
+        ctl.watch(w.graph_informers[DEVICECLASSES], owners_of_class(dcds, spec))
     return ctl

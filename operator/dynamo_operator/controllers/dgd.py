@@ -39,12 +39,18 @@ from .common import (
 from .dcd import LWS_NOT_RECONCILED
 from .dgd_checkpoints import CheckpointSync, checkpoint_users
 from .dgdsa import AdapterSync
+from .epp import EppSync
+from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .netpol import NetworkPolicySync
 from .sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
     ChildSyncer,
     ChildType,
     Conflict,
@@ -100,7 +106,15 @@ class GroveRestart:
 
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
-_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
+_DGD_CHILD_KINDS = (
+    store.DCD,
+    PODCLIQUESETS,
+    SERVICES,
+    CONFIGMAPS,
+    SERVICEACCOUNTS,
+    ROLEBINDINGS,
+    RESOURCECLAIMTEMPLATES,
+)
 
 
 class DGDReconciler:
@@ -120,6 +134,7 @@ class DGDReconciler:
         self.adapters = AdapterSync(deps)
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
         self.checkpoints = CheckpointSync(deps)  # the graph's automatic DynamoCheckpoints
+        self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -134,6 +149,10 @@ class DGDReconciler:
             parts = render_graph_parts(internal, ctx, restart.annotations if restart else None)
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        comps = internal["spec"]["components"]
+        missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
+        if missing:  # nothing is applied until the components' claims can be allocated
+            return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
         if restart is not None:
             return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, parts)
@@ -257,6 +276,7 @@ class DGDReconciler:
             synced = Applied(self.syncer.apply(live, desired), frozenset(conflicts))
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
+            self.epp.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -502,6 +522,12 @@ def register(w: Wiring) -> Controller:
         owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
     if w.network_policies:
         owns.append((NETWORKPOLICIES, MANAGED_SELECTOR))
+    if w.dra_served:  # the Grove pathway's claim templates
+        owns.append((RESOURCECLAIMTEMPLATES, MANAGED_SELECTOR))
+    if w.inference_pools_served:
+        owns.append((INFERENCEPOOLS, MANAGED_SELECTOR))
+    if w.destination_rules_served:
+        owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
     coalesce = w.tunables.graph_coalesce_seconds
     ctl = w.manager.add_controller(
         CONTROLLER,
@@ -518,4 +544,7 @@ def register(w: Wiring) -> Controller:
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))
+    if w.device_classes_watched:  # a DeviceClass appearing: graphs waiting for it go on
+        components = lambda dgd: (store.to_internal(dgd).get("spec") or {}).get("components") or []  # noqa: E731
+        ctl.watch(informers[DEVICECLASSES], owners_of_class(informers[store.DGD].store, components))
     return ctl

@@ -7,8 +7,9 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from . import names
+from . import gms, names
 from .context import RenderContext
+from .epp import check_pool_api, has_epp
 from .errors import RenderError
 from .graph_checkpoint import CheckpointPlan, plan_checkpoints
 from .grove import render_grove_children
@@ -122,6 +123,13 @@ def build_dcd(
     tmeta = template.setdefault("metadata", {})
     tmeta["labels"] = {**graph_labels, **(tmeta.get("labels") or {})}
     tmeta["annotations"] = {**propagated, **graph_annotations, **(tmeta.get("annotations") or {})}
+    epp_class = has_epp(dgd) and component.get("type") in names.WORKER_TYPES
+    if epp_class:  # what the graph's InferencePool selects (render/epp.py)
+        tmeta["labels"][names.LABEL_COMPONENT_CLASS] = names.COMPONENT_CLASS_WORKER
+    if component.get("type") == "epp":
+        # the EPP serves its own TLS: an Istio sidecar in front of it would wrap it twice (upstream's rule;
+        # an explicit pod-template annotation wins)
+        tmeta["annotations"].setdefault(names.ANN_ISTIO_INJECT, "false")
     for key in ("labels", "annotations"):
         if not tmeta[key]:
             del tmeta[key]
@@ -149,6 +157,8 @@ def build_dcd(
     if whash and component.get("type") in names.WORKER_TYPES:
         # pods get the label and DYN_NAMESPACE_WORKER_SUFFIX from it (render/pod.py, render/env.py)
         labels[names.LABEL_WORKER_HASH] = whash
+    if epp_class:
+        labels[names.LABEL_COMPONENT_CLASS] = names.COMPONENT_CLASS_WORKER
     annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
     return {
         "apiVersion": names.V1BETA1,
@@ -161,6 +171,16 @@ def build_dcd(
         },
         "spec": spec,
     }
+
+
+def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
+    """A component's GPU memory service / failover problems (``gms.problems``, what admission refuses) with
+    the graph's path, before any child is made: the graph's status names them, not a DCD's."""
+    graph_ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    for i, comp in enumerate((dgd.get("spec") or {}).get("components") or []):
+        pod_ann = (((comp.get("podTemplate") or {}).get("metadata") or {}).get("annotations")) or {}
+        found = gms.problems(comp, backend, {**graph_ann, **pod_ann}, ctx.dra_enabled)
+        gms.raise_first(dgd, found, f"spec.components[{i}]")
 
 
 @dataclass(frozen=True)
@@ -182,7 +202,9 @@ def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None
     ``restarts``: component name -> the restart id its pods carry (``nvidia.com/restartAt``; the
     controller decides, ``spec.restart``)."""
     validate_graph(dgd)
+    check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
+    check_gms(dgd, backend, ctx)
     whash = worker_hash(dgd)
     dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
     for comp, dcd in zip(dgd["spec"]["components"], dcds, strict=True):

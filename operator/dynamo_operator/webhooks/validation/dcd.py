@@ -33,8 +33,10 @@ def validate_dcd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
         spec.get("backendFramework"),
         annotations_of(obj),
         old_launch,
-        ctx.checkpoint_enabled,
-        old_spec if old is not None else None,
+        ctx.dra_enabled,
+        ctx.inference_pool_served,
+        checkpoint_enabled=ctx.checkpoint_enabled,
+        old_component=old_spec if old is not None else None,
     )
     check_component(c, spec, ("spec",), scope)
     if old is None:

@@ -106,8 +106,10 @@ def _check_components(
             spec.get("backendFramework"),
             annotations,
             old_launch,
-            ctx.checkpoint_enabled,
-            d(old_by_name.get(name)) if old is not None else None,
+            ctx.dra_enabled,
+            ctx.inference_pool_served,
+            checkpoint_enabled=ctx.checkpoint_enabled,
+            old_component=d(old_by_name.get(name)) if old is not None else None,
         )
         check_component(c, comp, base, scope)
     return epp_at
