@@ -485,29 +485,47 @@ CREATE_CASES = [
         ],
     ),
     (
-        "multinode-fits-one-node",
+        "checkpoint-volume-clash",
+        "v1beta1",
+        dgd(
+            "checkpoint-volume-clash",
+            components=[
+                {
+                    "name": "VllmWorker",
+                    "type": "worker",
+                    "experimental": {"checkpoint": {"enabled": True}},
+                    "podTemplate": {
+                        "spec": {
+                            "containers": [{"name": "main", "image": "vllm:1"}],
+                            "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        }
+                    },
+                }
+            ],
+        ),
+        [
+            'spec.components[0].podTemplate.spec.volumes[0].name: Invalid value: "checkpoint-storage": '
+            "'checkpoint-storage' is the name of the operator's checkpoint volume",
+            "rename this volume (and the mounts that use it)",
+        ],
+    ),
+    (
+        "checkpoint-volume-clash-alpha",
         "v1alpha1",
         dgd_alpha(
-            "multinode-fits-one-node",
+            "checkpoint-volume-clash-alpha",
             {
                 "VllmWorker": {
                     "componentType": "worker",
-                    "multinode": {"nodeCount": 2},
-                    "resources": {"limits": {"gpu": "8"}},
+                    "checkpoint": {"enabled": True},
                     "extraPodSpec": {
-                        "mainContainer": {
-                            "image": "vllm:1",
-                            "command": ["python3", "-m", "dynamo.vllm"],
-                            "args": ["--tensor-parallel-size", "4"],
-                        }
+                        "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        "mainContainer": {"image": "vllm:1"},
                     },
                 }
             },
         ),
-        [
-            "spec.services[VllmWorker].multinode.nodeCount: Invalid value: 2: tensor x pipeline x data "
-            "parallel = 4 fits on one node of 8 GPUs, so the other 1 node(s) would idle; remove multinode"
-        ],
+        ['spec.services[VllmWorker].extraPodSpec.volumes[0].name: Invalid value: "checkpoint-storage"'],
     ),
     (
         "multinode-frontend",
@@ -588,12 +606,13 @@ def test_create_rule_refused_with_its_message(env, name, version, body, expected
 
 def test_multinode_graphs_that_can_launch_are_admitted(env):
     """One per backend: the same rules that refuse the shapes above let these through unchanged."""
-    for backend, args in (
-        ("vllm", ["--tensor-parallel-size", "16"]),
-        ("sglang", ["--model", "m", "--nnodes", "2"]),  # the user's own --nnodes 2 is fine
-        ("trtllm", ["--model", "m"]),
+    for name, backend, args in (
+        ("multinode-ok-vllm", "vllm", ["--tensor-parallel-size", "16"]),
+        # TP 4 fits one node of 8 GPUs: upstream deploys it (each node runs its own engine as written)
+        ("multinode-ok-vllm-per-node", "vllm", ["--tensor-parallel-size", "4"]),
+        ("multinode-ok-sglang", "sglang", ["--model", "m", "--nnodes", "2"]),  # own --nnodes 2 is fine
+        ("multinode-ok-trtllm", "trtllm", ["--model", "m"]),
     ):
-        name = f"multinode-ok-{backend}"
         body = dgd(name, components=[multinode_worker(backend, args)], backendFramework=backend)
         env.create("v1beta1", "DynamoGraphDeployment", body)
         stored = env.get("v1beta1", "DynamoGraphDeployment", name)

@@ -184,6 +184,33 @@ def test_vllm_data_parallel_flags(pathway):
     assert set(leader) >= PROBES and not PROBES & set(worker)
 
 
+@pytest.mark.parametrize("pathway", ["lws", "grove"])
+@pytest.mark.parametrize(
+    "args", [("--tensor-parallel-size", "4"), ("-tp", "2", "--data-parallel-size", "4"), ("--model", "m")]
+)
+def test_vllm_that_fits_one_node_runs_as_written_on_every_node(pathway, args):
+    """Upstream's rule when TP x PP x DP <= a node's GPUs: no distributed flag is added, each node runs the
+    launch as written (its own engine); the multinode probe rules still apply (workers lose theirs)."""
+    d = vllm(*args)
+    leader, worker = container(d, "leader", pathway), container(d, "worker", pathway)
+    assert launch(leader) == launch(worker) == ["python3", "-m", "dynamo.vllm", *args]
+    assert port_names(leader) == port_names(worker) == ["system", "nixl"]
+    assert set(leader) >= PROBES and not PROBES & set(worker)
+    assert launch_problems(d["spec"], 2, "vllm", {}) == []
+    assert validate("DynamoComponentDeployment", "v1beta1", d).errors == []
+
+
+def test_vllm_that_fits_one_node_needs_no_explicit_command():
+    """Nothing is rewritten, so the image's entrypoint may run the engine (upstream accepts that too)."""
+    d = dcd("vllm", args=["--model", "m", "--tensor-parallel-size", "4"], resources=GPU8)
+    leader, worker = container(d, "leader"), container(d, "worker")
+    assert (
+        "command" not in leader
+        and leader["args"] == worker["args"] == d["spec"]["podTemplate"]["spec"]["containers"][0]["args"]
+    )
+    assert validate("DynamoComponentDeployment", "v1beta1", d).errors == []
+
+
 # ---------------------------------------------------------------------------------------------- SGLang
 
 
@@ -374,12 +401,6 @@ CONFLICTS = [
 ]
 
 IMPOSSIBLE = [
-    (
-        vllm("--tensor-parallel-size", "4"),
-        "spec.multinode.nodeCount: tensor x pipeline x data parallel = 4 fits on one node of 8 GPUs, so the "
-        "other 1 node(s) would idle (have 2); fix: remove multinode, or raise --tensor-parallel-size / "
-        "--pipeline-parallel-size / --data-parallel-size beyond one node's GPUs",
-    ),
     (
         dcd("vllm", command=["python3", "-m", "dynamo.vllm"], args=["--tensor-parallel-size", "16"]),
         "spec.podTemplate.spec.containers[main].resources: multinode vLLM needs the GPU count of one node to "
