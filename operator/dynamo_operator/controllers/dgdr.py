@@ -13,6 +13,7 @@ import datetime as dt
 
 from dynamo_operator.api.config import lookup
 from dynamo_operator.render import dgdr as rd
+from dynamo_operator.render.security import harden_job
 from dynamo_operator.runtime.client import CONFIGMAPS, ROLEBINDINGS, SERVICEACCOUNTS
 from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
@@ -61,9 +62,11 @@ class DGDRReconciler:
         dgds: Indexer,
         profiling_cluster_role: str | None = None,
         copier_image: str = rd.OPERATOR_IMAGE,
+        restricted: bool = False,
     ):
         self.client = client
         self.copier_image = copier_image  # images.operator: the profiling Job's output-copier
+        self.restricted = restricted  # security.workloads.restrictedSecurityContext
         self.recorder = recorder
         self.dgdrs, self.jobs, self.outputs, self.dgds = dgdrs, jobs, outputs, dgds
         self.profiling_cluster_role = profiling_cluster_role
@@ -122,7 +125,8 @@ class DGDRReconciler:
         s = rd.step(live, self.observe(live))
         if s.create_job:
             self._profiling_identity(live)
-            job = create_child(self.client, JOBS, live, rd.profiling_job(live, self.copier_image))
+            job = harden_job(rd.profiling_job(live, self.copier_image), self.restricted)
+            job = create_child(self.client, JOBS, live, job)
             log().info("profiling job", job=job["metadata"]["name"])
         if s.create_dgd is not None:
             dgd = s.create_dgd
@@ -158,6 +162,7 @@ def register(w: Wiring) -> Controller:
         dgds.store,
         profiling_cluster_role=role,
         copier_image=lookup(w.config, "images.operator", rd.OPERATOR_IMAGE),
+        restricted=bool(lookup(w.config, "security.workloads.restrictedSecurityContext", False)),
     )
     ctl = m.add_controller(
         CONTROLLER,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from . import gms, names
+from . import gms, names, security
 from .context import RenderContext
 from .credentials import credential_volumes
 from .env import common_env, default_env, infrastructure_env, type_env
@@ -179,6 +179,8 @@ def build_pod_template(
     sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
     pod = _pod_spec(info, user_spec, main, sidecars, volumes)
     _apply_gms(info, ctx, pod)
+    if security.restricted(ctx):  # after every container the operator adds
+        security.harden_pod_spec(pod, template.get("spec"))
     if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
         secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
         if secrets:
