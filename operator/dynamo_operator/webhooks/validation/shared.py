@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dynamo_operator.render import gms, multinode
 from dynamo_operator.render.context import grove_pathway as render_grove_pathway
@@ -31,6 +31,9 @@ from .field import (
     format_path,
 )
 
+if TYPE_CHECKING:
+    from .pod_privileges import PodTemplatePolicy
+
 
 @dataclass
 class Context:
@@ -47,6 +50,8 @@ class Context:
     dra_enabled: bool = True
     # the Gateway API Inference Extension's InferencePool API is served: an epp component needs it
     inference_pool_served: bool = True
+    # security.workloads: what to say about privileged pod template settings (None: warn about all)
+    pod_templates: PodTemplatePolicy | None = None
 
 
 # -----------------------------------------------------------------------------------------------------------
