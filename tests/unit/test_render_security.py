@@ -7,7 +7,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-from dynamo_operator.render import RenderContext, render_all, security
+from dynamo_operator.api.config import OPERATOR_IMAGE
+from dynamo_operator.controllers import dgdr as dgdr_controller
+from dynamo_operator.render import RenderContext, dgdr_job, render_all, security
 from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render import dgdr as rd
 
@@ -213,9 +215,25 @@ def test_the_dgdr_profiling_job():
     job = security.harden_job(copy.deepcopy(plain), True)
     assert_restricted(pod_specs([job]))
     pod = job["spec"]["template"]["spec"]
-    assert pod["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    base = plain["spec"]["template"]["spec"]["securityContext"]
+    assert pod["securityContext"] == {**base, "seccompProfile": {"type": "RuntimeDefault"}}
     copier = next(c for c in pod["containers"] if c["name"] == rd.COPIER_CONTAINER)
-    assert copier["securityContext"] == rd.output_copier(_dgdr(), rd.OPERATOR_IMAGE)["securityContext"]
+    assert copier["securityContext"] == dgdr_job.output_copier(_dgdr(), OPERATOR_IMAGE)["securityContext"]
+
+
+def test_a_profiling_override_with_its_own_pod_security_context_opts_out():
+    """``overrides.profilingJob`` is the author's pod: a pod securityContext there means no injection."""
+    req = _dgdr()
+    req["apiVersion"] = "nvidia.com/v1beta1"
+    req["spec"] = {
+        "model": "Qwen/Qwen3-0.6B",
+        "overrides": {"profilingJob": {"template": {"spec": {"securityContext": {"runAsUser": 0}}}}},
+    }
+    own = dgdr_controller._override_pod_spec(req)
+    assert own == {"securityContext": {"runAsUser": 0}}
+    plain = rd.profiling_job(req)
+    assert security.harden_job(copy.deepcopy(plain), True, own) == plain
+    assert dgdr_controller._override_pod_spec(_dgdr()) is None
 
 
 def _checkpoint(pod_sc: dict | None = None) -> dict:
