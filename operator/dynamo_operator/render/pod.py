@@ -12,7 +12,7 @@ from .env import common_env, default_env, infrastructure_env, type_env
 from .errors import RenderError
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
-from .multinode import MPI_SSH_MOUNT_PATH, Addressing, lws_addressing, rewrite_launch
+from .multinode import MPI_SSH_MOUNT_PATH, MPI_SSH_SECRET_MODE, Addressing, lws_addressing, rewrite_launch
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
@@ -327,7 +327,9 @@ def _operator_volumes(
                 "multinode TensorRT-LLM needs the MPI SSH secret",
                 "set mpi.sshSecretName in the operator configuration",
             )
-        volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
+        volumes.append(
+            {"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": MPI_SSH_SECRET_MODE}}
+        )
         mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
     cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
     volumes += cred_volumes
