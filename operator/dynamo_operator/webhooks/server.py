@@ -106,7 +106,7 @@ class AdmissionSettings:
     # namespaces another (namespace-restricted) operator owns: admission allows without checks there
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
     # security.workloads (validation.PodTemplatePolicy); None warns about every privileged setting
-    pod_templates: Any = None
+    pod_templates: validation.PodTemplatePolicy | None = None
     metrics: Any = None  # runtime.metrics.OperatorMetrics
     log_denials: bool = True
     extra: dict[str, Any] = field(default_factory=dict)

@@ -24,15 +24,15 @@ With ``security.workloads.restrictedSecurityContext`` on, a pod template that se
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dynamo_operator.api.config import lookup
 from dynamo_operator.render.names import EPP_SERVICE_ACCOUNT, PLANNER_SERVICE_ACCOUNT
 
 from .alpha_paths import to_alpha_path
 from .field import FORBIDDEN, ErrorList, Path, format_path
+from .pod_policy import ALWAYS_ALLOWED_CAPABILITIES, CONFIG_KEY, PodTemplatePolicy, cap
 from .shared import Context, d, lst
 
 KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
@@ -45,8 +45,6 @@ SETTINGS = (
     "addedCapabilities",
     "serviceAccountName",
 )
-ALWAYS_ALLOWED_CAPABILITIES = frozenset({"NET_BIND_SERVICE"})
-CONFIG_KEY = "security.workloads.podTemplates"
 _OPERATOR_ACCOUNTS = {"planner": PLANNER_SERVICE_ACCOUNT, "epp": EPP_SERVICE_ACCOUNT}
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 _WHY = {
@@ -58,34 +56,6 @@ _WHY = {
     "addedCapabilities": "added capabilities widen what the container may do to its node",
     "serviceAccountName": "the pod acts with that ServiceAccount's permissions",
 }
-
-
-def _cap(name: Any) -> str:
-    text = str(name).upper()
-    return text[4:] if text.startswith("CAP_") else text
-
-
-@dataclass(frozen=True)
-class PodTemplatePolicy:
-    """``security.workloads`` as this rule reads it."""
-
-    action: str = "Warn"
-    allow: frozenset[str] = frozenset()
-    allowed_capabilities: frozenset[str] = frozenset()
-    allowed_service_accounts: frozenset[str] = frozenset()
-    restricted: bool = False  # restrictedSecurityContext: warn about templates that opt out of it
-
-    @classmethod
-    def from_config(cls, doc: Mapping[str, Any]) -> PodTemplatePolicy:
-        """From the effective configuration document (``api.config.effective``)."""
-        checks = lookup(doc, CONFIG_KEY, {}) or {}
-        return cls(
-            action=str(checks.get("action") or "Warn"),
-            allow=frozenset(checks.get("allow") or ()),
-            allowed_capabilities=frozenset(_cap(c) for c in checks.get("allowedCapabilities") or ()),
-            allowed_service_accounts=frozenset(checks.get("allowedServiceAccounts") or ()),
-            restricted=bool(lookup(doc, "security.workloads.restrictedSecurityContext", False)),
-        )
 
 
 @dataclass(frozen=True)
@@ -118,7 +88,7 @@ def _container_findings(base: Path, name: Any, pod: dict, policy: PodTemplatePol
             if sc.get("privileged") is True:
                 yield Finding((*path, "privileged"), "privileged", True, (name, "privileged", cname))
             added = sorted(
-                {_cap(c) for c in lst(d(sc.get("capabilities")).get("add"))}
+                {cap(c) for c in lst(d(sc.get("capabilities")).get("add"))}
                 - ALWAYS_ALLOWED_CAPABILITIES
                 - policy.allowed_capabilities
             )

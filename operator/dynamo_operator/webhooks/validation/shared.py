@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.render import gms, multinode
@@ -31,9 +31,7 @@ from .field import (
     Path,
     format_path,
 )
-
-if TYPE_CHECKING:
-    from .pod_privileges import PodTemplatePolicy
+from .pod_policy import PodTemplatePolicy
 
 
 @dataclass
