@@ -19,6 +19,7 @@ import contextlib
 import copy
 import datetime as dt
 import json
+import re
 import threading
 import time
 import uuid
@@ -990,3 +991,63 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
             rc.delete(VALIDATING, name)
         with contextlib.suppress(ApiException):
             client.CoreV1Api(rc.api_client).delete_namespace(opns)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# privileged pod template settings (webhooks/validation/pod_privileges.py; the default action, Warn)
+
+
+def _warnings(headers) -> list[str]:
+    """The webhook's field warnings of a response, from its ``Warning: 299 - "<text>"`` headers as kubectl
+    prints them (urllib3 joins repeated headers with ", "); the API server's deprecation notice for
+    v1alpha1 left out."""
+    raw = headers.get("Warning") if headers else None
+    found = [m.replace('\\"', '"') for m in re.findall(r'299 - "((?:[^"\\]|\\.)*)"', raw or "")]
+    return [w for w in found if w.startswith("spec.")]
+
+
+def test_privileged_pod_template_settings_are_warned_through_the_api_server(env):
+    """Through the real API server: each setting comes back as a warning naming its field (in the
+    version written), the object is stored; the operator's own writes get none."""
+    pod = {
+        "spec": {
+            "hostNetwork": True,
+            "serviceAccountName": "cluster-reader",
+            "containers": [{"name": "main", "image": "vllm:1", "securityContext": {"privileged": True}}],
+        }
+    }
+    body = dgd("privileged", components=[{"name": "Worker", "type": "worker", "podTemplate": pod}])
+    body["apiVersion"], body["kind"] = f"{GROUP}/v1beta1", "DynamoGraphDeployment"
+    _, status, headers = env.custom.create_namespaced_custom_object_with_http_info(
+        GROUP, "v1beta1", NS, "dynamographdeployments", body
+    )
+    p = "spec.components[0].podTemplate.spec"
+    assert status == 201
+    assert [w.split(": ", 1)[0] for w in _warnings(headers)] == [
+        f"{p}.hostNetwork",
+        f"{p}.containers[0].securityContext.privileged",
+        f"{p}.serviceAccountName",
+    ], headers
+    assert "security.workloads.podTemplates" in _warnings(headers)[0]
+
+    dcd = {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "hostnet"},
+        "spec": {
+            "backendFramework": "vllm",
+            "componentType": "worker",
+            "extraPodSpec": {"hostNetwork": True, "mainContainer": {"image": "vllm:1"}},
+        },
+    }
+    _, _, headers = env.custom.create_namespaced_custom_object_with_http_info(
+        GROUP, "v1alpha1", NS, "dynamocomponentdeployments", dcd
+    )
+    assert [w.split(": ", 1)[0] for w in _warnings(headers)] == ["spec.extraPodSpec.hostNetwork"]
+    for user, expected in ((OPERATOR_SA, 0), (f"system:serviceaccount:{NS}:someone", 1)):
+        cur = env.get("v1alpha1", "DynamoComponentDeployment", "hostnet")
+        cur["spec"]["replicas"] = 2 + expected
+        _, _, headers = env.as_user(user).replace_namespaced_custom_object_with_http_info(
+            GROUP, "v1alpha1", NS, "dynamocomponentdeployments", "hostnet", cur
+        )
+        assert len(_warnings(headers)) == expected, (user, headers)

@@ -111,7 +111,10 @@ def grove_addressing(component_name: str) -> Addressing:
 # command/args, or inside ``sh -c '<script>'``); the operator adds what makes the nodes one engine. Rules
 # live here once: ``launch_problems`` (admission) and ``rewrite_launch`` (rendering) run the same code.
 
-MPI_SSH_MOUNT_PATH = "/ssh-pk"  # the MPI SSH Secret (keys private.key, private.key.pub)
+MPI_SSH_MOUNT_PATH = "/ssh-pk"  # the MPI SSH Secret (keys private.key, private.key.pub; see SSH_CLIENT_SETUP)
+# Owner read only: the key is root's in the container (the kubelet adds group read for the pod's fsGroup,
+# so a non-root runtime user in that group reads it too); copied to $HOME/.ssh with 0600 before use.
+MPI_SSH_SECRET_MODE = 0o400
 MPI_HOST_DNS_WAIT_SECONDS = 300
 MPI_FORWARDED_ENV = (
     "CUDA_VISIBLE_DEVICES",
@@ -601,27 +604,37 @@ def _append(launch: _Launch, flags: list[tuple[str, str | None]]) -> tuple[list[
 
 
 SSH_DIR = "$HOME/.ssh"
+_KEYS = MPI_SSH_MOUNT_PATH
+# Host keys are pinned, never trusted on first sight: known_hosts holds the Secret's ``known_hosts`` (the
+# install hook's ECDSA host key, pattern ``*``) and the user key (the host key a worker uses when the
+# Secret has none: one made by hand, or by upstream's keygen Job, with only private.key and
+# private.key.pub). Either key is only in the Secret, so a peer without it cannot pass for a worker.
 SSH_CLIENT_SETUP = " && ".join(
     (
         f"mkdir -p {SSH_DIR}",
         f"chmod 700 {SSH_DIR}",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key {SSH_DIR}/id_rsa",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key.pub {SSH_DIR}/id_rsa.pub",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key.pub {SSH_DIR}/authorized_keys",
+        f"cp {_KEYS}/private.key {SSH_DIR}/id_rsa",
+        f"cp {_KEYS}/private.key.pub {SSH_DIR}/id_rsa.pub",
+        f"cp {_KEYS}/private.key.pub {SSH_DIR}/authorized_keys",
         f"chmod 600 {SSH_DIR}/id_rsa {SSH_DIR}/authorized_keys",
+        f"{{ cat {_KEYS}/known_hosts 2>/dev/null; echo; "
+        f"printf '* %s\\n' \"$(cat {_KEYS}/private.key.pub)\"; }} > {SSH_DIR}/known_hosts",
     )
 )
 SSHD = " && ".join(
     (
         SSH_CLIENT_SETUP,
         "(mkdir -p /run/sshd 2>/dev/null || true)",
-        f"(test -f {SSH_DIR}/host_ed25519 || ssh-keygen -q -t ed25519 -N '' -f {SSH_DIR}/host_ed25519)",
-        f"exec /usr/sbin/sshd -D -e -p {TRTLLM_SSH_PORT} -h {SSH_DIR}/host_ed25519 -o StrictModes=no "
-        f"-o AuthorizedKeysFile={SSH_DIR}/authorized_keys -o PidFile={SSH_DIR}/sshd.pid",
+        f"(cp {_KEYS}/host.key {SSH_DIR}/host_key 2>/dev/null || cp {_KEYS}/private.key {SSH_DIR}/host_key)",
+        f"chmod 600 {SSH_DIR}/host_key",
+        f"exec /usr/sbin/sshd -D -e -p {TRTLLM_SSH_PORT} -h {SSH_DIR}/host_key -o StrictModes=yes "
+        f"-o PasswordAuthentication=no -o AuthorizedKeysFile={SSH_DIR}/authorized_keys "
+        f"-o PidFile={SSH_DIR}/sshd.pid",
     )
 )
 MPI_RSH_ARGS = (
-    f"-p {TRTLLM_SSH_PORT} -i {SSH_DIR}/id_rsa -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+    f"-p {TRTLLM_SSH_PORT} -i {SSH_DIR}/id_rsa -o StrictHostKeyChecking=yes "
+    f"-o UserKnownHostsFile={SSH_DIR}/known_hosts -o GlobalKnownHostsFile=/dev/null -o CheckHostIP=no"
 )
 
 

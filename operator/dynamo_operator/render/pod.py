@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from . import gms, names
+from . import gms, names, security
 from .context import RenderContext
 from .credentials import credential_volumes
 from .env import common_env, default_env, infrastructure_env, type_env
 from .errors import RenderError, spec_path
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
-from .multinode import MPI_SSH_MOUNT_PATH, Addressing, lws_addressing, rewrite_launch
+from .multinode import MPI_SSH_MOUNT_PATH, MPI_SSH_SECRET_MODE, Addressing, lws_addressing, rewrite_launch
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
@@ -179,6 +179,8 @@ def build_pod_template(
     sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
     pod = _pod_spec(info, user_spec, main, sidecars, volumes)
     _apply_gms(info, ctx, pod)
+    if security.restricted(ctx):  # after every container the operator adds
+        security.harden_pod_spec(pod, template.get("spec"))
     if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
         secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
         if secrets:
@@ -326,7 +328,9 @@ def _operator_volumes(
                 "multinode TensorRT-LLM needs the MPI SSH secret",
                 "set mpi.sshSecretName in the operator configuration",
             )
-        volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
+        volumes.append(
+            {"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": MPI_SSH_SECRET_MODE}}
+        )
         mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
     cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
     volumes += cred_volumes

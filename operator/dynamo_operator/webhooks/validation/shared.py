@@ -32,6 +32,7 @@ from .field import (
     Path,
     format_path,
 )
+from .pod_policy import PodTemplatePolicy
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Context:
     dra_enabled: bool = True
     # the Gateway API Inference Extension's InferencePool API is served: an epp component needs it
     inference_pool_served: bool = True
+    # security.workloads: what to say about privileged pod template settings (None: warn about all)
+    pod_templates: PodTemplatePolicy | None = None
 
 
 # -----------------------------------------------------------------------------------------------------------
