@@ -79,10 +79,20 @@ images:
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:
-  discoveryEnabled: {{ .Values.gpuDiscovery.enabled }}
+  {{- /* a restricted operator has no Nodes grant (_rbac.tpl): it never tries, requests name their hardware */}}
+  discoveryEnabled: {{ and .Values.gpuDiscovery.enabled (not .Values.namespaceRestriction.enabled) }}
 logging:
   level: {{ .Values.logging.level }}
   format: {{ .Values.logging.format }}
 security:
   enableHTTP2: {{ .Values.security.enableHTTP2 }}
+  workloads:
+    restrictedSecurityContext: {{ .Values.dynamo.enableRestrictedSecurityContext }}
+    podTemplates:
+      {{- with .Values.dynamo.podTemplateChecks }}
+      action: {{ .action | default "Warn" }}
+      allow: {{ .allow | default list | toJson }}
+      allowedCapabilities: {{ .allowedCapabilities | default list | toJson }}
+      allowedServiceAccounts: {{ .allowedServiceAccounts | default list | toJson }}
+      {{- end }}
 {{- end -}}
