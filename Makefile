@@ -69,7 +69,9 @@ pytest: $(STAMP) helm-plugins
 	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
 .PHONY: test
-test: lint pytest charts-check test-realnode
+# The real-node tier runs after everything else, alone (also under make -j): one real node per machine.
+test: lint pytest charts-check
+	@$(MAKE) --no-print-directory test-realnode
 
 # ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
 # Debian packages for `make image` and the real node, installed through apt-get only when missing (root).
