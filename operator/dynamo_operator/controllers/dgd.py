@@ -15,9 +15,17 @@ from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import RenderError, names, render_graph
 from dynamo_operator.render import grove as rgrove
-from dynamo_operator.render.graph import restart_annotation, with_restart
+from dynamo_operator.render.graph import graph_exposure_report, restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    PVCS,
+    ROLEBINDINGS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+)
 from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import grove as grove_status
@@ -34,12 +42,16 @@ from .common import (
 )
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
+from .mpisecret import MPISecretSync
 from .netpol import NetworkPolicySync
+from .pvc import PVCSync
 from .sync import (
+    INGRESSES,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    VIRTUALSERVICES,
     ChildSyncer,
     ChildType,
     Conflict,
@@ -51,7 +63,16 @@ from .wiring import MANAGED_SELECTOR, Wiring
 CONTROLLER = "DynamoGraphDeployment"
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
-_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
+_DGD_CHILD_KINDS = (
+    store.DCD,
+    PODCLIQUESETS,
+    SERVICES,
+    CONFIGMAPS,
+    SERVICEACCOUNTS,
+    ROLEBINDINGS,
+    INGRESSES,
+    VIRTUALSERVICES,
+)
 
 
 class DGDReconciler:
@@ -70,6 +91,8 @@ class DGDReconciler:
         self.deployments = deps.stores.get(DEPLOYMENTS)
         self.adapters = AdapterSync(deps)
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
+        self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
+        self.mpi_secrets = MPISecretSync(deps, deps.stores.get(SECRETS))  # the MPI SSH Secret's copies
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -113,6 +136,7 @@ class DGDReconciler:
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
         new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        self._exposed(new, internal, gen)
         try:
             if ru.store_hash is not None:
                 live = self._store_hash(live, ru.store_hash)
@@ -186,9 +210,11 @@ class DGDReconciler:
     def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
         """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
         try:
+            self.pvcs.apply(live, internal)  # before the pods that mount them
             synced = self.syncer.apply(live, desired)
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
+            self.mpi_secrets.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -222,6 +248,7 @@ class DGDReconciler:
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
         state, reason, message = st.dgd_ready_condition(components)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        self._exposed(new, internal, gen)
         try:
             written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
@@ -229,6 +256,12 @@ class DGDReconciler:
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
         return Result()
+
+    def _exposed(self, status: dict, internal: dict, gen) -> None:
+        """The ``Exposed`` condition: each exposed component's endpoint, or the VirtualService it asked for
+        and cannot have (``render/ingress.py``)."""
+        ctx = self.deps.render_context(internal["metadata"].get("namespace"))
+        st.set_exposed(status, *graph_exposure_report(internal, ctx), gen)
 
     def _store_hash(self, live: dict, whash: str) -> dict:
         """Record the live worker revision on the DGD (metadata only: the generation does not move)."""
@@ -362,12 +395,28 @@ def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
     return map_fn
 
 
+def _graphs_outside(dgds) -> Callable[[dict], list[Request]]:
+    """The MPI SSH Secret -> every graph in another namespace (those with copies reconcile them)."""
+
+    def map_fn(secret: dict) -> list[Request]:
+        ns = (secret.get("metadata") or {}).get("namespace")
+        out = []
+        for d in dgds.list():
+            md = d.get("metadata") or {}
+            if md.get("namespace") != ns:
+                out.append(Request(md.get("namespace") or "", md.get("name") or ""))
+        return out
+
+    return map_fn
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
     PodCliqueScalingGroups (mapped through the graph label, or the owning PodCliqueSet's), each child
     event coalesced into one reconcile per ``graph_coalesce_seconds``."""
     owns: list = [store.DCD, store.DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
+    owns += [(res, MANAGED_SELECTOR) for res in w.exposure_kinds]  # Grove pathway: the graph owns them
     if w.grove_served:
         owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
     if w.network_policies:
@@ -384,6 +433,9 @@ def register(w: Wiring) -> Controller:
     )
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
+    ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
+    if SECRETS in informers:  # the MPI SSH Secret changed: every graph outside its namespace compares
+        ctl.watch(informers[SECRETS], _graphs_outside(informers[store.DGD].store))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

@@ -61,6 +61,8 @@ PODCLIQUESETS = custom("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
 PODCLIQUES = custom("grove.io", "v1alpha1", "podcliques", "PodClique")
 PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
 NETWORKPOLICIES = custom("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
+INGRESSES = custom("networking.k8s.io", "v1", "ingresses", "Ingress")
+VIRTUALSERVICES = custom("networking.istio.io", "v1beta1", "virtualservices", "VirtualService")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
 
@@ -91,6 +93,8 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
     ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
     ("networking.k8s.io", "NetworkPolicy"): ChildType(NETWORKPOLICIES),
+    ("networking.k8s.io", "Ingress"): ChildType(INGRESSES),
+    ("networking.istio.io", "VirtualService"): ChildType(VIRTUALSERVICES),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
 }
 

@@ -18,11 +18,13 @@ from typing import Any
 
 from dynamo_operator.api.config import effective
 from dynamo_operator.render import RenderContext, names
-from dynamo_operator.render.context import GROVE
+from dynamo_operator.render.context import GROVE, ISTIO
+from dynamo_operator.render.mpisecret import mpi_secret_source
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
+    PVCS,
     ROLEBINDINGS,
     SECRETS,
     SERVICEACCOUNTS,
@@ -37,7 +39,16 @@ from dynamo_operator.tunables import ControllerTunables
 from . import netpol, store
 from .common import Deps
 from .discovery import detect_integrations
-from .sync import LWS, NETWORKPOLICIES, PODCLIQUES, PODCLIQUESCALINGGROUPS, PODCLIQUESETS, RecentWrites
+from .sync import (
+    INGRESSES,
+    LWS,
+    NETWORKPOLICIES,
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    VIRTUALSERVICES,
+    RecentWrites,
+)
 
 # Child caches are label-selected: the operator does not mirror every Deployment of the cluster.
 MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
@@ -80,6 +91,17 @@ class Wiring:
         return GROVE in self.detected
 
     @property
+    def exposure_kinds(self) -> list[ResourceDescriptor]:
+        """The kinds that expose components (``render/ingress.py``): Ingresses always (networking.k8s.io/v1
+        is part of Kubernetes), VirtualServices when Istio's API was served at startup."""
+        return [INGRESSES] + ([VIRTUALSERVICES] if ISTIO in self.detected else [])
+
+    @property
+    def mpi_secret_source(self) -> tuple[str, str] | None:
+        """(namespace, name) of the MPI SSH Secret the graph controller copies (None: copying is off)."""
+        return mpi_secret_source(RenderContext(operator_config=self.config))
+
+    @property
     def network_policies(self) -> bool:
         """The graph controller renders MPI sshd NetworkPolicies (``mpi.sshNetworkPolicy``)."""
         return netpol.enabled(self.config)
@@ -92,7 +114,7 @@ class Wiring:
     def graph_informers(self) -> dict[ResourceDescriptor, Informer]:
         """Every cache the graph family reads."""
         m = self.manager
-        kinds = [DEPLOYMENTS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS]
+        kinds = [DEPLOYMENTS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS, *self.exposure_kinds]
         if self.lws_enabled:
             kinds.append(LWS)
         informers = {res: self.managed(res) for res in kinds}
@@ -102,6 +124,13 @@ class Wiring:
                 informers[res] = m.informer(res)
         if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
             informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
+        informers[PVCS] = self.managed(PVCS)  # the claims graphs asked the operator to create (pvc.py)
+        source = self.mpi_secret_source
+        if source is not None:  # the one Secret the MPI copies come from, by name (mpisecret.py)
+            ns, name = source
+            informers[SECRETS] = m.informer(
+                SECRETS, ns, field_selector=f"metadata.name={name}", resync_period=0
+            )
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)

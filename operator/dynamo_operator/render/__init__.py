@@ -4,9 +4,10 @@
   pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
-  the model headless Service and the EPP ConfigMap.
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``).
+  the model headless Service, the EPP ConfigMap, and its Ingress / VirtualService (``ingress.py``).
+* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children, its MPI sshd
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it (``netpol.py``), the claims of ``spec.pvcs`` with
+  ``create: true`` (``pvc.py``) and the MPI SSH Secret's copy in its namespace (``mpisecret.py``).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -21,8 +22,10 @@ from .context import RenderContext
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
+from .mpisecret import mpi_secret_copy
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
+from .pvc import graph_pvcs
 from .validate import to_v1beta1
 
 
@@ -51,9 +54,11 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
-        policy = mpi_ssh_network_policy(to_v1beta1(obj), ctx)  # the DGD controller applies it too
-        if policy is not None:
-            out.append(policy)
+        graph = to_v1beta1(obj)
+        # what the DGD controller applies besides: the sshd policy, the claims, the MPI Secret's copy
+        # (shown without its data, which is the cluster's)
+        extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_secret_copy(graph, ctx)]
+        out.extend(o for o in extra if o is not None)
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()

@@ -12,12 +12,14 @@ from dynamo_operator.api.config import effective, lookup
 from .names import ANN_ENABLE_GROVE
 from .pullsecrets import PullSecretIndex
 
-# integrations the operator detects by API group (config key under ``orchestrators`` -> group)
-GROVE, LWS, KAI_SCHEDULER = "grove", "lws", "kaiScheduler"
+# integrations the operator detects by API group (config key under ``orchestrators`` -> group); Istio
+# (VirtualServices) has no orchestrators key: it is used exactly when its API is served
+GROVE, LWS, KAI_SCHEDULER, ISTIO = "grove", "lws", "kaiScheduler", "istio"
 INTEGRATION_GROUPS: Mapping[str, str] = {
     GROVE: "grove.io",
     LWS: "leaderworkerset.x-k8s.io",
     KAI_SCHEDULER: "scheduling.run.ai",
+    ISTIO: "networking.istio.io",
 }
 
 
@@ -29,8 +31,9 @@ class RenderContext:
     ``pull_secrets``: image-pull-secret index (see ``pullsecrets.build_index``); empty means none found.
     ``operator_version``: stamped on every child as ``nvidia.com/dynamo-operator-version``.
     ``checkpoint_hashes``: DynamoCheckpoint name -> identity hash, for components that reference one.
-    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, the
-    keys of ``INTEGRATION_GROUPS``); the controllers discover them, ``render --detected`` pretends them.
+    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``,
+    ``istio``: the keys of ``INTEGRATION_GROUPS``); the controllers discover them, ``render --detected``
+    pretends them.
     """
 
     operator_config: Any = None
@@ -69,6 +72,11 @@ class RenderContext:
     @property
     def kai_enabled(self) -> bool:
         return self.integration_enabled(KAI_SCHEDULER)
+
+    @property
+    def virtual_services_served(self) -> bool:
+        """Istio's networking.istio.io API is served: VirtualServices can be created."""
+        return ISTIO in self.detected
 
     def uses_grove(self, dgd: dict) -> bool:
         return grove_pathway(dgd, self.grove_enabled)

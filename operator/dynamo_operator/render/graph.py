@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import copy
 
+from dynamo_operator.api.alpha import alpha_spec, may_hold_alpha_fields, with_alpha_fields
+
 from . import names
 from .context import RenderContext
 from .errors import RenderError
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
+from .info import component_info, type_label
+from .ingress import exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
+
+# v1alpha1 service fields v1beta1 has no place for that a graph's DCD carries (in its own v1alpha1 spec,
+# ``api.alpha.with_alpha_fields``) so the DCD's renderer acts on them: the exposure (``ingress.py``) and
+# a componentType without a v1beta1 value (``main``: the component-type label)
+CARRIED_ALPHA_FIELDS = ("ingress", "componentType")
 
 # pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
 # restart id, kept on components whose restart completed so they do not roll again
@@ -105,8 +114,16 @@ def validate_graph(dgd: dict) -> None:
 
 
 def build_dcd(
-    dgd: dict, component: dict, backend: str | None, ctx: RenderContext, whash: str | None = None
+    dgd: dict,
+    component: dict,
+    backend: str | None,
+    ctx: RenderContext,
+    whash: str | None = None,
+    alpha_svc: dict | None = None,
 ) -> dict:
+    """The DCD of one component; ``alpha_svc``: the component's v1alpha1 service (its fields v1beta1 cannot
+    hold ride along, ``CARRIED_ALPHA_FIELDS``)."""
+    alpha_svc = alpha_svc or {}
     meta = dgd.get("metadata") or {}
     dgd_name, namespace = meta["name"], meta.get("namespace") or "default"
     gspec = dgd.get("spec") or {}
@@ -141,7 +158,7 @@ def build_dcd(
         **graph_labels,
         names.LABEL_DGD_NAME: dgd_name,
         names.LABEL_COMPONENT: component["name"],
-        names.LABEL_COMPONENT_TYPE: names.component_type_label(component.get("type")),
+        names.LABEL_COMPONENT_TYPE: type_label(component.get("type"), alpha_svc),
         names.LABEL_DYNAMO_NAMESPACE: dyn_ns,
         names.LABEL_MANAGED_BY: names.MANAGED_BY,
     }
@@ -149,7 +166,7 @@ def build_dcd(
         # pods get the label and DYN_NAMESPACE_WORKER_SUFFIX from it (render/pod.py, render/env.py)
         labels[names.LABEL_WORKER_HASH] = whash
     annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
-    return {
+    dcd = {
         "apiVersion": names.V1BETA1,
         "kind": names.DCD_KIND,
         "metadata": {
@@ -160,6 +177,10 @@ def build_dcd(
         },
         "spec": spec,
     }
+    carried = {k: alpha_svc[k] for k in CARRIED_ALPHA_FIELDS if k in alpha_svc}
+    if component.get("type"):
+        carried.pop("componentType", None)  # v1beta1 holds it
+    return with_alpha_fields(dcd, carried) if carried else dcd
 
 
 def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
@@ -168,7 +189,11 @@ def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
     validate_graph(dgd)
     backend = graph_backend(dgd)
     whash = worker_hash(dgd)
-    dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
+    services = alpha_spec(dgd).get("services") or {}
+    dcds = [
+        build_dcd(dgd, c, backend, ctx, whash, services.get(c["name"]) or {})
+        for c in dgd["spec"]["components"]
+    ]
     if ctx.uses_grove(dgd):
         return [stamp(o) for o in render_grove_children(dgd, dcds, ctx)]
     return [stamp(d) for d in dcds]
@@ -186,3 +211,21 @@ def with_restart(dcd: dict, restart_id: str) -> dict:
     tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
     tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
     return stamp(dcd)
+
+
+def graph_exposure_report(dgd: dict, ctx: RenderContext) -> tuple[list[str], list[str]]:
+    """(endpoints, problems) of a (validated, v1beta1) graph's components for its ``Exposed`` condition
+    (``ingress.exposure_report``), from the DCDs the graph renders on either pathway."""
+    cfg = (ctx.config("ingress") or {}) if isinstance(ctx.config("ingress"), dict) else {}
+    if not (cfg.get("controllerClassName") or cfg.get("virtualServiceGateway") or may_hold_alpha_fields(dgd)):
+        return [], []  # nothing can be exposed: no configured default, no v1alpha1 ingress
+    backend = graph_backend(dgd)
+    services = alpha_spec(dgd).get("services") or {}
+    endpoints: list[str] = []
+    problems: list[str] = []
+    for comp in (dgd.get("spec") or {}).get("components") or []:
+        dcd = build_dcd(dgd, comp, backend, ctx, None, services.get(comp["name"]) or {})
+        e, p = exposure_report(component_info(dcd, ctx.discovery_backend), ctx)
+        endpoints += e
+        problems += p
+    return endpoints, problems

@@ -96,6 +96,7 @@ def _admission_app(
             operator_version=getattr(manager.settings, "operator_version", None),
             grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, tunables.discovery_ttl),
             checkpoint_enabled=checkpoint_enabled,
+            ingress=dict(lookup(doc, "ingress") or {}),
             is_namespace_excluded=manager.is_namespace_excluded,
             metrics=getattr(manager, "metrics", None),
         )

@@ -96,6 +96,7 @@ class AdmissionSettings:
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
     metrics: Any = None  # runtime.metrics.OperatorMetrics
     log_denials: bool = True
+    ingress: dict[str, Any] = field(default_factory=dict)  # the configuration's ingress section
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -188,6 +189,7 @@ class WebhookApp:
             operator_usernames=self.settings.operator_usernames,
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
+            ingress=self.settings.ingress,
         )
         if mode == "mutate":
             if kind not in MUTATED_KINDS:

@@ -54,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "logging": {"level": "info", "format": "json"},
     "security": {"enableHTTP2": False},
     "images": {"operator": OPERATOR_IMAGE},
-    "mpi": {"sshNetworkPolicy": False},
+    "mpi": {"sshNetworkPolicy": False, "sshSecretCopy": True},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error")

@@ -26,6 +26,7 @@ from typing import Any
 from dynamo_operator.api import conversion
 from dynamo_operator.api.registry import GROUP
 
+from .alpha_only import validate_alpha_only
 from .alpha_paths import to_alpha_path
 from .checkpoint import validate_checkpoint
 from .dcd import validate_dcd
@@ -115,6 +116,8 @@ def _validate_converted(
         for err in c.errors:
             with contextlib.suppress(Exception):  # an unmappable path stays in v1beta1 terms
                 err.path = to_alpha_path(kind, err.path, beta, obj)
+    if kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
+        validate_alpha_only(c, kind, obj, old, beta, ctx)
 
 
 def denial_message(kind: str, name: str | None, errors: list[FieldError]) -> str:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.render import multinode
@@ -36,6 +36,8 @@ class Context:
     # Grove detected/enabled for this operator (the DGD annotation nvidia.com/enable-grove may still opt out)
     grove_enabled: bool = False
     checkpoint_enabled: bool = True
+    # the configuration's ingress section (defaults a component's v1alpha1 ingress may rely on)
+    ingress: dict = field(default_factory=dict)
 
 
 # -----------------------------------------------------------------------------------------------------------
