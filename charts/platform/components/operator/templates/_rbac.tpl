@@ -66,10 +66,12 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["get", "list", "watch", "delete"]
-# DCD reconciler: component volumes; DGDR reconciler: profiling output volume.
+# DGD reconciler (controllers/pvc.py): the claims of v1alpha1 spec.pvcs with create: true, created when
+# missing and grown (patch) when their size grows; list/watch for its label-selected cache. Never
+# deleted (their data outlives the graph), so no delete/update.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "patch"]
 # Every reconciler records Events.
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
@@ -82,13 +84,20 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
 - apiGroups: ["autoscaling"]
   resources: ["horizontalpodautoscalers"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: frontend Ingresses (dynamo.ingress.enabled).
+# DCD reconciler (and the DGD reconciler on the Grove pathway): component Ingresses (render/ingress.py:
+# a component's ingress, the configuration's ingress.* / dynamo.ingress.*); list/watch for the
+# label-selected cache every operator starts (networking.k8s.io/v1 is always served).
 - apiGroups: ["networking.k8s.io"]
   resources: ["ingresses"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: Istio VirtualServices (dynamo.istio) and EPP DestinationRules (service mesh).
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# Same reconcilers: component VirtualServices (useVirtualService, dynamo.istio.gateway), cached and
+# written only when networking.istio.io is served.
 - apiGroups: ["networking.istio.io"]
-  resources: ["virtualservices", "destinationrules"]
+  resources: ["virtualservices"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# EPP DestinationRules (service mesh).
+- apiGroups: ["networking.istio.io"]
+  resources: ["destinationrules"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 # DGD reconciler, Grove pathway: PodCliqueSets it owns ...
 - apiGroups: ["grove.io"]
