@@ -531,6 +531,16 @@ def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client
             wait_for(
                 lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"), WAIT, "restored"
             )
+            # deleted by hand: made again at once (the copies are watched)
+            client.delete(SECRETS, name, ns)
+            wait_for(
+                lambda: (
+                    (get(client, SECRETS, name, ns) or {}).get("data")
+                    == {**source["data"], "private.key": b64("k2")}
+                ),
+                WAIT,
+                "the copy made again",
+            )
             # a graph in a namespace whose Secret of that name is the user's: used, never written
             client.create(DGD_V1BETA1, trtllm_graph(other_ns))
             wait_for(
@@ -583,6 +593,6 @@ def test_the_copy_grant_names_the_secret(kube_cluster, chart):
         return bool(review.status.allowed)
 
     assert allowed("create", None)
-    assert all(allowed(v, name) for v in ("get", "update", "delete"))
+    assert all(allowed(v, name) for v in ("get", "list", "watch", "update", "delete"))
     assert not allowed("delete", "some-other-secret")
     assert allowed("watch", name, chart["namespace"])  # the original, by name, in the release namespace

@@ -22,11 +22,11 @@ from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
     PVCS,
     ROLEBINDINGS,
-    SECRETS,
     SERVICEACCOUNTS,
     SERVICES,
 )
 from dynamo_operator.runtime.controller import Controller, Request, Result
+from dynamo_operator.runtime.informer import Indexer
 
 from . import grove as grove_status
 from . import rollout, store
@@ -76,7 +76,7 @@ _DGD_CHILD_KINDS = (
 
 
 class DGDReconciler:
-    def __init__(self, deps: Deps):
+    def __init__(self, deps: Deps, mpi_secrets: tuple[Indexer, Indexer] | None = None):
         self.deps = deps
         # it reads Deployments (and Grove's objects) from the shared caches for status
         self.syncer = ChildSyncer(
@@ -92,7 +92,7 @@ class DGDReconciler:
         self.adapters = AdapterSync(deps)
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
-        self.mpi_secrets = MPISecretSync(deps, deps.stores.get(SECRETS))  # the MPI SSH Secret's copies
+        self.mpi_secrets = MPISecretSync(deps, *(mpi_secrets or (None, None)))  # the MPI SSH Secret's copies
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -410,6 +410,11 @@ def _graphs_outside(dgds) -> Callable[[dict], list[Request]]:
     return map_fn
 
 
+def _graphs_in(dgds, obj: dict) -> list[Request]:
+    ns = (obj.get("metadata") or {}).get("namespace") or ""
+    return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
@@ -422,10 +427,17 @@ def register(w: Wiring) -> Controller:
     if w.network_policies:
         owns.append((NETWORKPOLICIES, MANAGED_SELECTOR))
     coalesce = w.tunables.graph_coalesce_seconds
+    mpi = w.mpi_secret_informers
+    if mpi is not None:  # our writes of copies resolve until the cache shows them
+        mpi[1].add_event_handler(
+            on_add=w.deps.recent.observe,
+            on_update=lambda old, new: w.deps.recent.observe(new),
+            on_delete=w.deps.recent.forget,
+        )
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DGD,
-        reconcile=DGDReconciler(w.deps),
+        reconcile=DGDReconciler(w.deps, (mpi[0].store, mpi[1].store) if mpi is not None else None),
         owns=owns,
         workers=w.tunables.graph_workers,
         resource_type=names.DGD_KIND,
@@ -434,8 +446,11 @@ def register(w: Wiring) -> Controller:
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
     ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
-    if SECRETS in informers:  # the MPI SSH Secret changed: every graph outside its namespace compares
-        ctl.watch(informers[SECRETS], _graphs_outside(informers[store.DGD].store))
+    if mpi is not None:
+        original, copies = mpi
+        dgds = informers[store.DGD].store
+        ctl.watch(original, _graphs_outside(dgds))  # rotated: every graph elsewhere compares its copy
+        ctl.watch(copies, lambda obj: _graphs_in(dgds, obj))  # a copy edited or deleted: written back
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

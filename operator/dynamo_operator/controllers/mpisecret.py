@@ -5,12 +5,14 @@ The copy has the source's type and data and a plain owner reference from each gr
 needs it: the garbage collector deletes it with the last such graph, and a graph that stops needing it
 (single node now, another backend) drops its reference (the copy goes when none is left). Every pass
 brings the copy back to the source (a rotated key, an edited or deleted copy); the source is watched
-(``register``), so a rotation reaches the copies at once. A Secret of that name the operator did not make
+(``dgd.register``), so a rotation reaches the copies at once, as do the copies (an edit or a deletion is
+written back at once). A Secret of that name the operator did not make
 is never written (the user's wins).
 
-Reads are by name (the source through its own one-object cache, copies by GET), so the grant can name the
-Secret (``resourceNames``) for everything but ``create``, which Kubernetes cannot restrict by name; see
-docs/storage.md for what that grant allows and how to turn copying off.
+Reads are by name (two caches of that one name: the source in its namespace, the copies in the operator's
+scope, both watched), so the grant can name the Secret (``resourceNames``) for everything but
+``create``, which Kubernetes cannot restrict by name; see docs/storage.md for what that grant allows and
+how to turn copying off.
 """
 
 from __future__ import annotations
@@ -29,11 +31,18 @@ class MissingSource(Exception):
 
 
 class MPISecretSync:
-    def __init__(self, deps: Deps, source_cache=None):
+    def __init__(self, deps: Deps, source_cache=None, copies_cache=None):
         self.deps = deps
-        self.source_cache = source_cache  # the source Secret's informer store, when copying is on
+        self.source_cache = source_cache  # the caches of the one Secret name (``wiring``), when copying is on
+        self.copies_cache = copies_cache
 
     def _get(self, namespace: str, name: str) -> dict | None:
+        if self.copies_cache is not None:
+            cached = self.copies_cache.get(namespace, name)
+            return self.deps.recent.resolve(cached) if cached is not None else None
+        return self._read(namespace, name)
+
+    def _read(self, namespace: str, name: str) -> dict | None:
         try:
             return self.deps.client.get(SECRETS, name, namespace)
         except ApiException as e:
@@ -46,7 +55,7 @@ class MPISecretSync:
             cached = self.source_cache.get(namespace, name)
             if cached is not None:
                 return cached
-        return self._get(namespace, name)
+        return self._read(namespace, name)
 
     def apply(self, live: dict, internal: dict) -> None:
         """Make the copy the graph ``live`` (stored form) needs, or let go of one it no longer needs."""
@@ -100,7 +109,7 @@ class MPISecretSync:
         }
         body["metadata"]["ownerReferences"].append(ref)
         body["metadata"].pop("managedFields", None)
-        self.deps.client.replace(SECRETS, body)
+        self.deps.recent.remember(have, self.deps.client.replace(SECRETS, body))
         if not same:
             self.deps.recorder.normal(
                 owner, "UpdateSecret", f"Updated Secret {md['namespace']}/{md['name']} from {_src(md)}"
@@ -120,7 +129,7 @@ class MPISecretSync:
             if rest:
                 body = {**have, "metadata": {**md, "ownerReferences": rest}}
                 body["metadata"].pop("managedFields", None)
-                self.deps.client.replace(SECRETS, body)
+                self.deps.recent.remember(have, self.deps.client.replace(SECRETS, body))
             else:
                 self.deps.client.delete(SECRETS, name, namespace, preconditions={"uid": md.get("uid")})
                 self.deps.recorder.normal(owner, "DeleteSecret", f"Deleted Secret {namespace}/{name}")

@@ -125,16 +125,24 @@ class Wiring:
         if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
             informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
         informers[PVCS] = self.managed(PVCS)  # the claims graphs asked the operator to create (pvc.py)
-        source = self.mpi_secret_source
-        if source is not None:  # the one Secret the MPI copies come from, by name (mpisecret.py)
-            ns, name = source
-            informers[SECRETS] = m.informer(
-                SECRETS, ns, field_selector=f"metadata.name={name}", resync_period=0
-            )
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)
         return informers
+
+    @cached_property
+    def mpi_secret_informers(self) -> tuple[Informer, Informer] | None:
+        """(the original, its copies): caches of the one MPI SSH Secret name (``mpisecret.py``), the
+        original in its namespace, the copies in the operator's scope; by name, so the grant can name the
+        Secret. None when copying is off."""
+        source = self.mpi_secret_source
+        if source is None:
+            return None
+        ns, name = source
+        selector = f"metadata.name={name}"
+        original = self.manager.informer(SECRETS, ns, field_selector=selector, resync_period=0)
+        copies = self.manager.informer(SECRETS, field_selector=selector)
+        return original, copies
 
     @cached_property
     def pull_secrets(self) -> Informer:
