@@ -14,7 +14,8 @@ every write below also proves the chart grants it, and with the chart's own oper
   written;
 * the MPI SSH Secret: copied into a multinode TensorRT-LLM graph's namespace with the graph as owner, kept
   equal to the original (rotation), released when the graph no longer needs it, collected with the graph;
-  the user's own Secret of that name untouched; a missing original is reported in the graph's status.
+  the user's own Secret of that name untouched; a missing original is reported in the graph's Ready
+  message and a Warning Event, and copied as soon as it appears.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client.exceptions import ApiException
 from support.crds import wait_established
-from support.crs import wait_for
+from support.crs import events_of, wait_for
 from support.dgd import apply_dgd, dgd_status, get
 
 pytestmark = pytest.mark.cluster
@@ -512,6 +513,11 @@ def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client
                 "the missing Secret reported",
             )
             assert f"{source_ns}/{name}" in ready["message"]
+            wait_for(
+                lambda: any(r == "MPISecretMissing" for _, r, _ in events_of(client, ns, "trtllm-multinode")),
+                WAIT,
+                "the Warning Event",
+            )
             client.create(SECRETS, source, source_ns)
             copy_ = wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy")
             assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"

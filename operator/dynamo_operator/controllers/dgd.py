@@ -118,9 +118,10 @@ class DGDReconciler:
         whash = worker_hash(internal)
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
         restart = self._restart(req.namespace, internal, old, desired, whash, stored)
-        synced = self._apply(req, live, internal, gen, old, desired)
-        if isinstance(synced, Result):
-            return synced
+        applied = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(applied, Result):
+            return applied
+        synced, notes = applied
         components = [
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(comps, desired, synced, strict=True)
@@ -135,7 +136,7 @@ class DGDReconciler:
             if c.get("type") in names.WORKER_TYPES
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
-        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart, notes)
         self._exposed(new, internal, gen)
         try:
             if ru.store_hash is not None:
@@ -191,12 +192,14 @@ class DGDReconciler:
         gen,
         ru: rollout.RolloutStep,
         restart: rollout.RestartStep,
+        notes: list[str],
     ) -> dict:
         """The graph's status: readiness from its components, overlaid by the rolling update and the
         restart; workers report the runtime namespace of the revision serving until the cutover."""
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
+        message = st.with_notes(message, notes)
         replicas = {c.name: c.replica_status for c in components}
         for c, dcd in zip(comps, desired, strict=True):
             if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
@@ -208,13 +211,14 @@ class DGDReconciler:
         return new
 
     def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
-        """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
+        """Apply the rendered children, scaling adapters, policies, claims and the MPI Secret's copy: (the
+        children as synced, notes for the Ready message), or a ``Result`` when the pass must end here."""
         try:
             self.pvcs.apply(live, internal)  # before the pods that mount them
             synced = self.syncer.apply(live, desired)
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
-            self.mpi_secrets.apply(live, internal)
+            missing = self.mpi_secrets.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -235,18 +239,22 @@ class DGDReconciler:
             except Exception:
                 log().warning("could not record the failure in status", error=short_error(e))
             raise
-        return synced
+        if missing and missing not in str((st.condition(old, st.READY) or {}).get("message")):
+            self.deps.recorder.warning(live, "MPISecretMissing", missing)
+        return synced, [missing] if missing else []
 
     def _reconcile_grove(
         self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
     ) -> Result:
         """The Grove pathway: Grove rolls and restarts its own pods, so status reads its cliques only."""
-        synced = self._apply(req, live, internal, gen, old, desired)
-        if isinstance(synced, Result):
-            return synced
+        applied = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(applied, Result):
+            return applied
+        synced, notes = applied
         pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
         state, reason, message = st.dgd_ready_condition(components)
+        message = st.with_notes(message, notes)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         self._exposed(new, internal, gen)
         try:

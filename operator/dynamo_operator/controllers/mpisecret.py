@@ -26,10 +26,6 @@ from .common import Deps
 from .sync import owner_reference
 
 
-class MissingSource(Exception):
-    """The Secret to copy does not exist: the graph's multinode pods cannot start."""
-
-
 class MPISecretSync:
     def __init__(self, deps: Deps, source_cache=None, copies_cache=None):
         self.deps = deps
@@ -57,26 +53,29 @@ class MPISecretSync:
                 return cached
         return self._read(namespace, name)
 
-    def apply(self, live: dict, internal: dict) -> None:
-        """Make the copy the graph ``live`` (stored form) needs, or let go of one it no longer needs."""
+    def apply(self, live: dict, internal: dict) -> str | None:
+        """Make the copy the graph ``live`` (stored form) needs, or let go of one it no longer needs; the
+        reason the copy cannot be made (the original is missing), for the graph's Ready message: its
+        multinode pods cannot start, the rest of the graph can."""
         ctx = self.deps.render_context(live["metadata"]["namespace"])
         where = mpi_secret_source(ctx)
         if where is None:
-            return
+            return None
         shape = mpi_secret_copy(internal, ctx)
         namespace = live["metadata"]["namespace"]
         if shape is None:
             if namespace != where[0]:
                 self._release(live, namespace, where[1])
-            return
+            return None
         source = self._source(*where)
         if source is None:
-            raise MissingSource(
+            return (
                 f"the MPI SSH Secret {where[0]}/{where[1]} (mpi.sshSecretNamespace/sshSecretName) does not "
                 f"exist, so it cannot be copied into {namespace} for the multinode TensorRT-LLM pods; create "
                 "it (the chart's dynamo.mpiRun.sshKeygen hook does) or fix the operator configuration"
             )
         self._ensure(live, mpi_secret_copy(internal, ctx, source) or shape)
+        return None
 
     def _ensure(self, owner: dict, desired: dict) -> None:
         md = desired["metadata"]
