@@ -137,7 +137,7 @@ class DGDReconciler:
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
         new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart, notes)
-        self._exposed(new, internal, gen)
+        self._exposed(new, internal, gen, desired)
         try:
             if ru.store_hash is not None:
                 live = self._store_hash(live, ru.store_hash)
@@ -265,11 +265,11 @@ class DGDReconciler:
             return Result(requeue_after=written.seconds)
         return Result()
 
-    def _exposed(self, status: dict, internal: dict, gen) -> None:
+    def _exposed(self, status: dict, internal: dict, gen, dcds: list[dict] | None = None) -> None:
         """The ``Exposed`` condition: each exposed component's endpoint, or the VirtualService it asked for
-        and cannot have (``render/ingress.py``)."""
+        and cannot have (``render/ingress.py``); ``dcds``: the rendered DCDs (DCD pathway)."""
         ctx = self.deps.render_context(internal["metadata"].get("namespace"))
-        st.set_exposed(status, *graph_exposure_report(internal, ctx), gen)
+        st.set_exposed(status, *graph_exposure_report(internal, ctx, dcds), gen)
 
     def _store_hash(self, live: dict, whash: str) -> dict:
         """Record the live worker revision on the DGD (metadata only: the generation does not move)."""

@@ -12,8 +12,8 @@ from .context import RenderContext
 from .errors import RenderError
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
-from .info import component_info, type_label
-from .ingress import exposure_report
+from .info import type_label
+from .ingress import dcds_exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
@@ -213,19 +213,19 @@ def with_restart(dcd: dict, restart_id: str) -> dict:
     return stamp(dcd)
 
 
-def graph_exposure_report(dgd: dict, ctx: RenderContext) -> tuple[list[str], list[str]]:
+def graph_exposure_report(
+    dgd: dict, ctx: RenderContext, dcds: list[dict] | None = None
+) -> tuple[list[str], list[str]]:
     """(endpoints, problems) of a (validated, v1beta1) graph's components for its ``Exposed`` condition
-    (``ingress.exposure_report``), from the DCDs the graph renders on either pathway."""
-    cfg = (ctx.config("ingress") or {}) if isinstance(ctx.config("ingress"), dict) else {}
+    (``ingress.exposure_report``), from its rendered DCDs (``dcds``, or built here on the Grove pathway,
+    which renders none)."""
+    cfg = ctx.config("ingress")
+    cfg = cfg if isinstance(cfg, dict) else {}
     if not (cfg.get("controllerClassName") or cfg.get("virtualServiceGateway") or may_hold_alpha_fields(dgd)):
         return [], []  # nothing can be exposed: no configured default, no v1alpha1 ingress
-    backend = graph_backend(dgd)
-    services = alpha_spec(dgd).get("services") or {}
-    endpoints: list[str] = []
-    problems: list[str] = []
-    for comp in (dgd.get("spec") or {}).get("components") or []:
-        dcd = build_dcd(dgd, comp, backend, ctx, None, services.get(comp["name"]) or {})
-        e, p = exposure_report(component_info(dcd, ctx.discovery_backend), ctx)
-        endpoints += e
-        problems += p
-    return endpoints, problems
+    if dcds is None:
+        backend = graph_backend(dgd)
+        services = alpha_spec(dgd).get("services") or {}
+        components = (dgd.get("spec") or {}).get("components") or []
+        dcds = [build_dcd(dgd, c, backend, ctx, None, services.get(c["name"]) or {}) for c in components]
+    return dcds_exposure_report(dcds, ctx)

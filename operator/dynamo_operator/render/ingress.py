@@ -37,7 +37,7 @@ from dynamo_operator.api.alpha import alpha_spec
 from . import names
 from .context import RenderContext
 from .errors import RenderError
-from .info import ComponentInfo
+from .info import ComponentInfo, component_info
 from .ports import service_ports
 
 INGRESS_API = "networking.k8s.io/v1"
@@ -298,4 +298,15 @@ def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str],
         endpoints.append(
             f"{exp.component} at {endpoint_url(exp, kind, ctx)} ({kind} {info.namespace}/{name})"
         )
+    return endpoints, problems
+
+
+def dcds_exposure_report(dcds: list[dict], ctx: RenderContext) -> tuple[list[str], list[str]]:
+    """``exposure_report`` over rendered (v1beta1) DCDs, concatenated in their order."""
+    endpoints: list[str] = []
+    problems: list[str] = []
+    for dcd in dcds:
+        e, p = exposure_report(component_info(dcd, ctx.discovery_backend), ctx)
+        endpoints += e
+        problems += p
     return endpoints, problems
