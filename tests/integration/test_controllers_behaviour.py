@@ -254,8 +254,15 @@ def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_onc
 
 
 def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
-    epp = component("Epp", "epp", eppConfig={"config": {"plugins": []}})
-    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Planner", "planner"), epp]))
+    # An EPP DCD of its own (a graph with an epp component needs the InferencePool API, not served here)
+    epp = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DCD_KIND,
+        "metadata": {"name": "epp", "namespace": ns},
+        "spec": component("Epp", "epp", eppConfig={"config": {"plugins": []}}),
+    }
+    client.create(store.DCD, store.to_wire(epp), ns)
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Planner", "planner")]))
     managed = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
 
     def config_maps():
@@ -263,9 +270,11 @@ def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
 
     assert wait_until(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
     assert wait_until(lambda: len(config_maps()) == 1, 30)
+    assert wait_until(lambda: get(client, store.DCD, "g-planner", ns) is not None, 30)
     (cm,) = config_maps()
     # the Epp component becomes a frontend (no config map, no epp account) and the Planner goes away
-    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Epp", "frontend")]))
+    edit(client, store.DCD, "epp", ns, lambda o: o["spec"].update(componentType="frontend"))
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend")]))
     assert wait_until(
         lambda: (
             get(client, CONFIGMAPS, cm, ns) is None

@@ -28,6 +28,7 @@ from cryptography import x509
 from dynamo_localcluster.cluster import free_port
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.manager import Manager
@@ -118,7 +119,6 @@ def env(api_cluster):
     api = api_cluster.api_client()
     rc = ResourceClient(api)
     core = client.CoreV1Api(api)
-    rbac = client.RbacAuthorizationV1Api(api)
     for ns in (NS, OPNS):
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
 
@@ -132,25 +132,7 @@ def env(api_cluster):
             original[name] = copy.deepcopy(doc["spec"].get("conversion"))
     install_crds(api_cluster, timeout=30)
 
-    # RBAC for the impersonated service accounts (authorization runs before admission)
-    rules = [
-        client.V1PolicyRule(api_groups=[GROUP], resources=["*"], verbs=["get", "list", "update", "patch"])
-    ]
-    rbac.create_namespaced_role(NS, client.V1Role(metadata=client.V1ObjectMeta(name="writers"), rules=rules))
-    subjects = [
-        client.RbacV1Subject(kind="ServiceAccount", name="planner-serviceaccount", namespace=NS),
-        client.RbacV1Subject(kind="ServiceAccount", name="dynamo-operator", namespace=OPNS),
-        client.RbacV1Subject(kind="ServiceAccount", name="someone", namespace=NS),
-    ]
-    rbac.create_namespaced_role_binding(
-        NS,
-        client.V1RoleBinding(
-            metadata=client.V1ObjectMeta(name="writers"),
-            role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="writers"),
-            subjects=subjects,
-        ),
-    )
-
+    _grant_writers(client.RbacAuthorizationV1Api(api))
     settings = RuntimeSettings(
         metrics_bind_address="0",
         health_probe_bind_address="0",
@@ -180,19 +162,11 @@ def env(api_cluster):
         assert wh.server.port == port
         for res, body in zip((VALIDATING, MUTATING), _webhook_configs(port), strict=True):
             rc.create(res, body)
-        for name in original:
-            doc = rc.get(CRDS, name)
-            if len(doc["spec"]["versions"]) < 2:
-                continue
-            conv = {
-                "strategy": "Webhook",
-                "webhook": {
-                    "conversionReviewVersions": ["v1"],
-                    "clientConfig": {"url": f"https://127.0.0.1:{port}/convert"},
-                },
-            }
-            rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
-                     patch_type="application/json-patch+json")  # fmt: skip
+        _point_conversions_at(rc, original, port)
+        # Replacing the conversion above dropped each CRD's caBundle: conversions of that kind fail ("x509:
+        # certificate signed by unknown authority") until the operator re-injects it (at once, through its
+        # CRD watch). Wait for every patched CRD, not only the DGD the probe below converts.
+        wait_for(lambda: _conversions_injected(rc, OPNS, port), what="the caBundle in every CRD's conversion")
         e = Env(api_cluster, mgr, wh, rc)
         probe = dgd("probe")
         wait_for(
@@ -209,6 +183,56 @@ def env(api_cluster):
         for ns in (NS, OPNS):
             with contextlib.suppress(ApiException):
                 core.delete_namespace(ns)
+
+
+def _grant_writers(rbac: client.RbacAuthorizationV1Api) -> None:
+    """RBAC for the impersonated service accounts (authorization runs before admission)."""
+    rules = [
+        client.V1PolicyRule(api_groups=[GROUP], resources=["*"], verbs=["get", "list", "update", "patch"])
+    ]
+    rbac.create_namespaced_role(NS, client.V1Role(metadata=client.V1ObjectMeta(name="writers"), rules=rules))
+    subjects = [
+        client.RbacV1Subject(kind="ServiceAccount", name="planner-serviceaccount", namespace=NS),
+        client.RbacV1Subject(kind="ServiceAccount", name="dynamo-operator", namespace=OPNS),
+        client.RbacV1Subject(kind="ServiceAccount", name="someone", namespace=NS),
+    ]
+    rbac.create_namespaced_role_binding(
+        NS,
+        client.V1RoleBinding(
+            metadata=client.V1ObjectMeta(name="writers"),
+            role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="writers"),
+            subjects=subjects,
+        ),
+    )
+
+
+def _point_conversions_at(rc: ResourceClient, original: dict[str, dict], port: int) -> None:
+    """The multi-version CRDs convert through this module's server for its duration."""
+    for name in original:
+        doc = rc.get(CRDS, name)
+        if len(doc["spec"]["versions"]) < 2:
+            continue
+        conv = {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": f"https://127.0.0.1:{port}/convert"},
+            },
+        }
+        rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
+                 patch_type="application/json-patch+json")  # fmt: skip
+
+
+def _conversions_injected(rc: ResourceClient, namespace: str, port: int) -> bool:
+    """Every multi-version Dynamo CRD converts through our server with the CA the Secret publishes."""
+    bundle = rc.get(_SECRETS, "webhook-server-cert", namespace)["data"]["ca.crt"]
+    for doc in crd_docs():
+        if len(doc["spec"]["versions"]) < 2:
+            continue
+        cc = rc.get(CRDS, doc["metadata"]["name"])["spec"]["conversion"]["webhook"]["clientConfig"]
+        if cc.get("caBundle") != bundle or cc.get("url") != f"https://127.0.0.1:{port}/convert":
+            return False
+    return True
 
 
 def _teardown(rc: ResourceClient, original: dict[str, dict]) -> None:
@@ -509,6 +533,47 @@ CREATE_CASES = [
             "needs the GPU count of one node"
         ],
     ),
+    # GPU memory service / failover (render.gms.problems) and the EPP's InferencePool API (not served here)
+    (
+        "gms-inter-pod",
+        "v1beta1",
+        dgd(
+            "gms-inter-pod",
+            components=[
+                {
+                    "name": "w",
+                    "type": "worker",
+                    "experimental": {"gpuMemoryService": {"mode": "InterPod"}},
+                    "podTemplate": main_container(),
+                }
+            ],
+        ),
+        [
+            "spec.components[0].experimental.gpuMemoryService.mode: Unsupported value: "
+            '"InterPod": inter-pod GMS',
+            "spec.components[0].podTemplate.spec.containers[0].resources: Required value: GPU memory service",
+        ],
+    ),
+    (
+        "failover-alpha-paths",
+        "v1alpha1",
+        dgd_alpha(
+            "failover-alpha-paths",
+            {"Worker": {"componentType": "worker", "failover": {"enabled": True, "numShadows": 2}}},
+        ),
+        ["spec.services[Worker].failover.numShadows: Invalid value: 2: intra-pod failover runs exactly one"],
+    ),
+    (
+        "epp-needs-the-pool-api",
+        "v1beta1",
+        dgd(
+            "epp-needs-the-pool-api", components=[epp(eppConfig={"config": {}}, podTemplate=main_container())]
+        ),
+        [
+            'spec.components[0].type: Forbidden: "epp": an epp component needs the Gateway API Inference '
+            "Extension's InferencePool API (inference.networking.k8s.io/v1)"
+        ],
+    ),
 ]
 
 
@@ -672,6 +737,40 @@ def test_dgdr_spec_frozen_once_profiling_started(env):
     cur = env.get("v1beta1", "DynamoGraphDeploymentRequest", "req")
     cur["metadata"].setdefault("labels", {})["team"] = "a"
     env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur)
+
+
+def test_dgdr_with_only_a_model_is_admitted_with_the_default_profiler(env):
+    """The seed's one required field is enough: admission writes the profiler image in, visible in both
+    versions."""
+    env.create(
+        "v1beta1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "bare"}, "spec": {"model": "m"}}
+    )
+    assert env.get("v1beta1", "DynamoGraphDeploymentRequest", "bare")["spec"] == {
+        "model": "m",
+        "image": DEFAULT_PROFILER_IMAGE,
+    }
+    alpha = env.get("v1alpha1", "DynamoGraphDeploymentRequest", "bare")["spec"]
+    assert alpha["profilingConfig"] == {"profilerImage": DEFAULT_PROFILER_IMAGE}
+
+
+def test_dgdr_fields_that_would_not_act_are_refused(env):
+    body = {
+        "metadata": {"name": "thorough"},
+        "spec": {"model": "m", "backend": "auto", "searchStrategy": "thorough"},
+    }
+    msg = env.refused(lambda: env.create("v1beta1", "DynamoGraphDeploymentRequest", body))
+    assert 'spec.searchStrategy: Forbidden: searchStrategy "thorough" benchmarks real engines' in msg
+    config = {"sweep": {"useAiConfigurator": True}}
+    spec = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:1", "config": config}}
+    msg = env.refused(
+        lambda: env.create(
+            "v1alpha1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "sweep"}, "spec": spec}
+        )
+    )
+    assert (
+        "spec.profilingConfig.config.sweep.useAiConfigurator: Unsupported value: not passed to the profiler"
+        in msg
+    )
 
 
 def test_dynamomodel_immutable_fields(env):

@@ -15,6 +15,8 @@ import time
 import pytest
 from cryptography import x509
 from dynamo_operator.api.registry import KINDS
+from dynamo_operator.runtime.httpserver import Limits
+from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import TLSContextHolder, issue_ca, issue_serving
 from dynamo_operator.webhooks.server import (
     AdmissionSettings,
@@ -226,9 +228,7 @@ def server(pki):
         host="127.0.0.1",
         port=0,
         tls=holder,
-        read_timeout=1.0,
-        idle_timeout=2.0,
-        body_deadline=2.0,
+        limits=Limits(request_timeout=2.0, idle_timeout=2.0),
         max_body=64 * 1024,
     )
     srv.start()
@@ -333,19 +333,34 @@ def test_limits_and_timeouts(server, pki):
     assert data == b"" or data.startswith(b"HTTP/1.1 4")
 
 
-def test_connection_cap(pki):
+def test_connection_cap_closes_the_idle_first_and_readiness_reports_saturation(pki):
     holder = TLSContextHolder()
     holder.update(*serving(pki))
-    srv = WebhookServer(WebhookApp(), host="127.0.0.1", port=0, tls=holder, max_connections=1, idle_timeout=5)
+    limits = Limits(max_connections=1, saturation_memory=0.5, evict_receiving_after=60)
+    srv = WebhookServer(WebhookApp(), host="127.0.0.1", port=0, tls=holder, limits=limits)
     srv.start()
     try:
-        first = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-        tls = client_ctx(pki).wrap_socket(first, server_hostname="localhost")
-        time.sleep(0.2)
-        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as second:
-            second.settimeout(5)
-            assert second.recv(10) == b""  # closed at once: over the cap
-        tls.close()
+        first = client_ctx(pki).wrap_socket(
+            socket.create_connection(("127.0.0.1", srv.port), timeout=5), server_hostname="localhost"
+        )  # handshaken, then silent: idle
+        body = json.dumps(review(dgd([{"name": "w"}]))).encode()
+        assert post(srv, pki, VALIDATE, body)[0] == 200  # takes the idle connection's slot
+        first.settimeout(5)
+        assert first.recv(10) == b""
+        assert srv.stats()["evicted_idle"] == 1 and srv.ready()
+        # the one slot busy with a request that has not finished arriving (and is younger than a second):
+        # a new connection is refused and readiness turns false for a moment
+        busy = client_ctx(pki).wrap_socket(
+            socket.create_connection(("127.0.0.1", srv.port), timeout=5), server_hostname="localhost"
+        )
+        busy.sendall(f"POST {VALIDATE} HTTP/1.1\r\nContent-Length: 10\r\n\r\n".encode())
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as refused:
+            refused.settimeout(5)
+            assert refused.recv(10) == b""
+        assert not srv.ready() and srv.stats()["refused"] == 1
+        busy.close()
+        assert wait_until(srv.ready, 5)
+        first.close()
     finally:
         srv.stop()
 

@@ -26,7 +26,16 @@ from .common import (
     paced_status_writer,
     short_error,
 )
-from .sync import LWS, ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .sync import (
+    DEVICECLASSES,
+    LWS,
+    RESOURCECLAIMTEMPLATES,
+    ChildSyncer,
+    Conflict,
+    OwnershipConflict,
+    controller_ref,
+)
 from .wiring import MANAGED_SELECTOR, Wiring
 
 CONTROLLER = "DynamoComponentDeployment"
@@ -93,6 +102,10 @@ class DCDReconciler:
             desired = render_component(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
+        missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
+        if missing:
+            reason = REASON_DEVICE_CLASS
+            return self._fail(live, old_status, gen, selector, reason, missing, event=reason)
         try:
             results = self.syncer.apply(live, desired, announce=not part_of_graph(live))
         except Conflict:
@@ -183,6 +196,8 @@ def register(w: Wiring) -> Controller:
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
     Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS, *w.exposure_kinds] + ([LWS] if w.lws_enabled else [])
+    if w.dra_served:
+        owned.append(RESOURCECLAIMTEMPLATES)
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DCD,
@@ -200,4 +215,7 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
+        spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731
+        ctl.watch(w.graph_informers[DEVICECLASSES], owners_of_class(dcds, spec))
     return ctl

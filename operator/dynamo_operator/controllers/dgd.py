@@ -42,15 +42,21 @@ from .common import (
 )
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
+from .epp import EppSync
+from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .mpisecret import MPISecretSync
 from .netpol import NetworkPolicySync
 from .pvc import PVCSync
 from .sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
     INGRESSES,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
     VIRTUALSERVICES,
     ChildSyncer,
     ChildType,
@@ -72,6 +78,7 @@ _DGD_CHILD_KINDS = (
     ROLEBINDINGS,
     INGRESSES,
     VIRTUALSERVICES,
+    RESOURCECLAIMTEMPLATES,
 )
 
 
@@ -93,6 +100,7 @@ class DGDReconciler:
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
         self.mpi_secrets = MPISecretSync(deps, *(mpi_secrets or (None, None)))  # the MPI SSH Secret's copies
+        self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -105,6 +113,10 @@ class DGDReconciler:
             desired = render_graph(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        comps = internal["spec"]["components"]
+        missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
+        if missing:  # nothing is applied until the components' claims can be allocated
+            return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
         if any(d["kind"] == rgrove.PCS_KIND for d in desired):
             return self._reconcile_grove(req, live, internal, gen, old, desired)
         return self._reconcile_dcds(req, live, internal, gen, old, desired)
@@ -218,6 +230,7 @@ class DGDReconciler:
             synced = self.syncer.apply(live, desired)
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
+            self.epp.apply(live, internal)
             missing = self.mpi_secrets.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
@@ -434,6 +447,12 @@ def register(w: Wiring) -> Controller:
         owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
     if w.network_policies:
         owns.append((NETWORKPOLICIES, MANAGED_SELECTOR))
+    if w.dra_served:  # the Grove pathway's claim templates
+        owns.append((RESOURCECLAIMTEMPLATES, MANAGED_SELECTOR))
+    if w.inference_pools_served:
+        owns.append((INFERENCEPOOLS, MANAGED_SELECTOR))
+    if w.destination_rules_served:
+        owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
     coalesce = w.tunables.graph_coalesce_seconds
     mpi = w.mpi_secret_informers
     if mpi is not None:  # our writes of copies resolve until the cache shows them
@@ -462,4 +481,7 @@ def register(w: Wiring) -> Controller:
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))
+    if w.device_classes_watched:  # a DeviceClass appearing: graphs waiting for it go on
+        components = lambda dgd: (store.to_internal(dgd).get("spec") or {}).get("components") or []  # noqa: E731
+        ctl.watch(informers[DEVICECLASSES], owners_of_class(informers[store.DGD].store, components))
     return ctl

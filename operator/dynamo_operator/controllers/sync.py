@@ -63,6 +63,12 @@ PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups"
 NETWORKPOLICIES = custom("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
 INGRESSES = custom("networking.k8s.io", "v1", "ingresses", "Ingress")
 VIRTUALSERVICES = custom("networking.istio.io", "v1beta1", "virtualservices", "VirtualService")
+# GPU memory service: the component's ResourceClaimTemplate, and the DeviceClasses it names (read only)
+RESOURCECLAIMTEMPLATES = custom("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate")
+DEVICECLASSES = custom("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False)
+# EPP: the graph's InferencePool and (Istio mesh) DestinationRule
+INFERENCEPOOLS = custom("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
+DESTINATIONRULES = custom("networking.istio.io", "v1beta1", "destinationrules", "DestinationRule")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
 
@@ -80,6 +86,7 @@ class ChildType:
     res: ResourceDescriptor
     content: tuple[str, ...] = ("spec",)  # top-level fields the operator owns
     exact: bool = False  # compare content both ways (kinds the apiserver does not default)
+    immutable: bool = False  # the content cannot be updated: a changed child is deleted and re-created
     to_internal: Callable[[dict], dict] = _identity
     to_wire: Callable[[dict], dict] = _identity
 
@@ -95,6 +102,10 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("networking.k8s.io", "NetworkPolicy"): ChildType(NETWORKPOLICIES),
     ("networking.k8s.io", "Ingress"): ChildType(INGRESSES),
     ("networking.istio.io", "VirtualService"): ChildType(VIRTUALSERVICES),
+    # the apiserver refuses any change of a ResourceClaimTemplate's spec
+    ("resource.k8s.io", "ResourceClaimTemplate"): ChildType(RESOURCECLAIMTEMPLATES, immutable=True),
+    ("inference.networking.k8s.io", "InferencePool"): ChildType(INFERENCEPOOLS),
+    ("networking.istio.io", "DestinationRule"): ChildType(DESTINATIONRULES),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
 }
 
@@ -398,6 +409,11 @@ class ChildSyncer:
         if ct.res == ROLEBINDINGS and (live.get("roleRef") or {}) != (want.get("roleRef") or {}):
             # roleRef is immutable: replace the binding
             self._delete(ct, live)
+            return self._create(ct, owner, desired, shared)
+        if ct.immutable and any(first_difference(want.get(k), live.get(k), k) for k in ct.content):
+            self._delete(ct, live)
+            message = f"Replaced {ct.res.kind} {_name(live)}: {reason}"
+            self.recorder.normal(owner, f"Update{ct.res.kind}", message)
             return self._create(ct, owner, desired, shared)
         out = self._write(lambda: self.client.replace(ct.res, body))
         out.setdefault("apiVersion", ct.res.api_version)

@@ -18,7 +18,7 @@ from typing import Any
 
 from dynamo_operator.api.config import effective
 from dynamo_operator.render import RenderContext, names
-from dynamo_operator.render.context import GROVE, ISTIO
+from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO
 from dynamo_operator.render.mpisecret import mpi_secret_source
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
@@ -38,14 +38,18 @@ from dynamo_operator.tunables import ControllerTunables
 
 from . import netpol, store
 from .common import Deps
-from .discovery import detect_integrations
+from .discovery import check_required_integrations, detect_integrations
 from .sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
     INGRESSES,
     LWS,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
     VIRTUALSERVICES,
     RecentWrites,
 )
@@ -69,16 +73,13 @@ class Wiring:
     ) -> Wiring:
         """Discover the optional integrations once and start the shared Event recorder."""
         recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
+        doc = effective(config)
+        detected = detect_integrations(manager.client)
+        check_required_integrations(doc, detected)  # dra / serviceMesh enabled: true needs the API
         manager.add_runnable(
             lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
         )
-        return cls(
-            manager,
-            recorder,
-            effective(config),
-            tunables or ControllerTunables(),
-            detect_integrations(manager.client),
-        )
+        return cls(manager, recorder, doc, tunables or ControllerTunables(), detected)
 
     @property
     def lws_enabled(self) -> bool:
@@ -102,9 +103,31 @@ class Wiring:
         return mpi_secret_source(RenderContext(operator_config=self.config))
 
     @property
+    def dra_served(self) -> bool:
+        """ResourceClaimTemplates (and DeviceClasses) can be watched: resource.k8s.io/v1 is served. Cached
+        even with ``dra.enabled: false``, so templates made before are pruned."""
+        return DRA in self.detected
+
+    @property
+    def inference_pools_served(self) -> bool:
+        return INFERENCE_POOL in self.detected
+
+    @property
+    def destination_rules_served(self) -> bool:
+        """Cached whenever the API is served (not only with the mesh on): turning the mesh off prunes."""
+        return ISTIO in self.detected
+
+    @property
     def network_policies(self) -> bool:
         """The graph controller renders MPI sshd NetworkPolicies (``mpi.sshNetworkPolicy``)."""
         return netpol.enabled(self.config)
+
+    @property
+    def device_classes_watched(self) -> bool:
+        """A GPU memory service component waits for its DeviceClass: cluster-wide only, since a restricted
+        operator's grants are name-limited outside its namespace and DeviceClasses cannot be named ahead of
+        time (there the scheduler alone reports a missing class, on the pod)."""
+        return self.dra_served and bool(getattr(self.manager.settings, "cluster_wide", True))
 
     def managed(self, res: ResourceDescriptor) -> Informer:
         """The cache of the operator's own objects of ``res`` (label-selected)."""
@@ -125,6 +148,14 @@ class Wiring:
         if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
             informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
         informers[PVCS] = self.managed(PVCS)  # the claims graphs asked the operator to create (pvc.py)
+        if self.dra_served:  # GPU memory service claim templates, and the device classes they name
+            informers[RESOURCECLAIMTEMPLATES] = self.managed(RESOURCECLAIMTEMPLATES)
+        if self.device_classes_watched:
+            informers[DEVICECLASSES] = m.informer(DEVICECLASSES)
+        if self.inference_pools_served:  # an EPP's InferencePool
+            informers[INFERENCEPOOLS] = self.managed(INFERENCEPOOLS)
+        if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
+            informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)

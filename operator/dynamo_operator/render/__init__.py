@@ -4,10 +4,15 @@
   pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
-  the model headless Service, the EPP ConfigMap, and its Ingress / VirtualService (``ingress.py``).
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children, its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it (``netpol.py``), the claims of ``spec.pvcs`` with
-  ``create: true`` (``pvc.py``) and the MPI SSH Secret's copy in its namespace (``mpisecret.py``).
+  the model headless Service, the EPP ConfigMap, a GPU memory service's ResourceClaimTemplate and its
+  Ingress / VirtualService (``ingress.py``).
+* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``; its EPP's InferencePool and
+  Istio DestinationRule, ``epp.py``; the claims of ``spec.pvcs`` with ``create: true``, ``pvc.py``; the MPI
+  SSH Secret's copy in its namespace, ``mpisecret.py``); for a DynamoGraphDeploymentRequest, its profiling
+  ServiceAccount, RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline,
+  so ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on the
+  profiler's output and is not previewed).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -19,6 +24,8 @@ from __future__ import annotations
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
+from .dgdr_job import DGDR_KIND, request_children
+from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
@@ -48,7 +55,10 @@ def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
 def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
-    if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
+    if isinstance(obj, dict) and obj.get("kind") == DGDR_KIND:
+        role = ctx.config("rbac", "dgdrProfilingClusterRoleName")
+        out = request_children(obj, ctx.config("images", "profiler"), ctx.config("images", "operator"), role)
+    elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         out: list[dict] = []
         for child in render_graph(obj, ctx):
             out.append(child)
@@ -56,9 +66,10 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
                 out.extend(render_component(child, ctx))
         graph = to_v1beta1(obj)
         # what the DGD controller applies besides: the sshd policy, the claims, the MPI Secret's copy
-        # (shown without its data, which is the cluster's)
+        # (shown without its data, which is the cluster's), the EPP's InferencePool / DestinationRule
         extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_secret_copy(graph, ctx)]
         out.extend(o for o in extra if o is not None)
+        out.extend(epp_graph_objects(graph, ctx))
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()

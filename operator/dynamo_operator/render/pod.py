@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
-from . import names
+from . import gms, names
 from .context import RenderContext
 from .credentials import credential_volumes
-from .env import default_env
+from .env import common_env, default_env, infrastructure_env, type_env
 from .errors import RenderError
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
@@ -117,7 +118,7 @@ def epp_config_source(info: ComponentInfo) -> tuple[str, str] | None:
 def epp_args(info: ComponentInfo, config_key: str) -> list[str]:
     return [
         "-pool-name",
-        info.dgd_name or info.name,
+        names.inference_pool_name(info.dgd_name or info.name),
         "-pool-namespace",
         info.namespace,
         "-pool-group",
@@ -175,12 +176,75 @@ def build_pod_template(
     main = _main_container(info, ctx, user_main, cache, role, addressing or lws_addressing())
     volumes, mounts = _operator_volumes(info, ctx, cache)
     _mount(main, mounts)
+    sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
     pod = _pod_spec(info, user_spec, main, sidecars, volumes)
+    _apply_gms(info, ctx, pod)
     if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
         secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
         if secrets:
             pod["imagePullSecrets"] = secrets
     return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+
+
+def frontend_sidecar(info: ComponentInfo, ctx: RenderContext, user: dict, main: dict) -> dict:
+    """The container ``frontendSidecar`` names, completed as a frontend: ``python3 -m dynamo.frontend``
+    (``args`` given replace the default args only, the command stays), the frontend's Dynamo env (with the
+    infrastructure and credential env every component gets), its ``http`` port and probes; the user's
+    fields merged over them as over ``main`` (env by name, probes wholesale); and the main container's
+    volume mounts it lacks (shared memory, credentials, caches)."""
+    frontend = dataclasses.replace(info, component_type="frontend", node_count=1)
+    name = user["name"]
+    base: dict = {
+        "name": name,
+        "command": list(FRONTEND_COMMAND),
+        "args": list(FRONTEND_ARGS),
+        "env": common_env(frontend, name) + infrastructure_env(ctx) + type_env(frontend),
+        "ports": default_ports("frontend"),
+        **default_probes("frontend"),
+    }
+    out = merge_container(base, user)
+    out["name"] = name
+    mounts = list(out.get("volumeMounts") or [])
+    have = {m.get("name") for m in mounts}
+    mounts += [copy.deepcopy(m) for m in main.get("volumeMounts") or [] if m.get("name") not in have]
+    if mounts:
+        out["volumeMounts"] = mounts
+    return {**{k: out[k] for k in _CONTAINER_ORDER if k in out}, **out}
+
+
+def _with_frontend_sidecar(
+    info: ComponentInfo, ctx: RenderContext, sidecars: list[dict], main: dict
+) -> list[dict]:
+    name = info.spec.get("frontendSidecar")
+    if not name:
+        return sidecars
+    if not any(c.get("name") == name for c in sidecars):
+        raise RenderError(
+            info.dcd,
+            "spec.frontendSidecar",
+            f"names no sidecar container ({name!r})",
+            "add a container of that name (with its image) to podTemplate.spec.containers, or fix the name",
+        )
+    return [frontend_sidecar(info, ctx, c, main) if c.get("name") == name else c for c in sidecars]
+
+
+def gms_problems(info: ComponentInfo, ctx: RenderContext) -> list:
+    """The component's GMS / failover problems (``gms.problems``), as admission reports them."""
+    return gms.problems(info.spec, info.backend, info.annotations, ctx.dra_enabled)
+
+
+def _apply_gms(info: ComponentInfo, ctx: RenderContext, pod: dict) -> None:
+    """GPU memory service (and intra-pod failover) wiring of the pod spec, when the component asks."""
+    spec = gms.gms_spec(info.spec)
+    if spec is None and gms.failover_spec(info.spec) is None:
+        return
+    gms.raise_first(info.dcd, gms_problems(info, ctx))
+    assert spec is not None  # a failover without GMS is a problem above
+    failover = gms.failover_spec(info.spec) is not None
+    engines = gms.ENGINE_COUNT if failover else 1
+    gms.apply_gms(pod, spec, names.claim_template_name(info.name), engines)
+    if failover:
+        gms.apply_failover(pod, info.spec, gms.backend_of(info.spec, info.backend))
 
 
 def _check_sidecars(info: ComponentInfo, sidecars: list[dict]) -> None:
@@ -331,6 +395,8 @@ def system_labels(info: ComponentInfo) -> dict:
         labels[names.LABEL_DISCOVERY_ENABLED] = "true"
     if info.worker_hash:
         labels[names.LABEL_WORKER_HASH] = info.worker_hash
+    if info.component_type in names.SUB_COMPONENT_TYPES:  # what an EPP's label filter selects on
+        labels[names.LABEL_SUB_COMPONENT_TYPE] = info.component_type
     model = (info.spec.get("modelRef") or {}).get("name")
     if model:
         labels[names.LABEL_BASE_MODEL_HASH] = names.model_hash(model)

@@ -95,7 +95,6 @@ class Manager:
         self._stopped = threading.Event()
         self._started = False
         self._leading = threading.Event()
-        self.health = HealthServer(self.settings.health_probe_bind_address)
         self.metrics_server = MetricsServer(
             self.settings.metrics_bind_address,
             self.registry,
@@ -104,6 +103,9 @@ class Manager:
             cert_dir=self.settings.metrics_cert_dir,
             service_bind_address=self.settings.metrics_service_bind_address,
         )
+        # Readiness details for a caller outside the pod: the same TokenReview/SubjectAccessReview (and
+        # its bounded cache) as /metrics, for a token allowed ``get`` on /readyz.
+        self.health = HealthServer(self.settings.health_probe_bind_address, auth=self.metrics_server.auth)
         self.health.ready_checks["informers-synced"] = self._caches_synced
         self.elector: LeaderElector | None = None
         self.marker: NamespaceScopeMarker | None = None

@@ -34,6 +34,7 @@ from .dgd import validate_dgd
 from .dgdr import validate_dgdr
 from .dgdsa import validate_dgdsa
 from .field import CAUSE_TYPES, INVALID, NOT_SUPPORTED, ErrorList, FieldError, Result, format_path
+from .gms_alpha import check_alpha_gms
 from .model import validate_model
 from .shared import Context, d, grove_pathway
 
@@ -116,6 +117,7 @@ def _validate_converted(
         for err in c.errors:
             with contextlib.suppress(Exception):  # an unmappable path stays in v1beta1 terms
                 err.path = to_alpha_path(kind, err.path, beta, obj)
+        check_alpha_gms(c, kind, obj)  # what conversion keeps aside, in v1alpha1 paths already
     if kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
         validate_alpha_only(c, kind, obj, old, beta, ctx)
 

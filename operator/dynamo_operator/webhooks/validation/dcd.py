@@ -27,7 +27,15 @@ def validate_dcd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
     old_launch = (
         (old_spec.get("backendFramework"), annotations_of(old), old_spec) if old is not None else None
     )
-    scope = ComponentScope(False, False, spec.get("backendFramework"), annotations_of(obj), old_launch)
+    scope = ComponentScope(
+        False,
+        False,
+        spec.get("backendFramework"),
+        annotations_of(obj),
+        old_launch,
+        ctx.dra_enabled,
+        ctx.inference_pool_served,
+    )
     check_component(c, spec, ("spec",), scope)
     if old is None:
         return

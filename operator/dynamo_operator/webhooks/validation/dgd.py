@@ -49,7 +49,7 @@ def validate_dgd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
             "a DynamoGraphDeployment needs at least one component; add one (for example a frontend and "
             "a worker)",
         )
-    epp_at = _check_components(c, obj, old, lst(comps), grove)
+    epp_at = _check_components(c, obj, old, lst(comps), grove, ctx)
     _check_restart(c, spec, old)
     for i in epp_at[1:]:
         first = d(lst(comps)[epp_at[0]]).get("name")
@@ -64,7 +64,9 @@ def validate_dgd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
         _check_update(c, obj, old, lst(comps), privileged(obj, ctx), grove)
 
 
-def _check_components(c: ErrorList, obj: dict, old: dict | None, comps: list, grove: bool) -> list[int]:
+def _check_components(
+    c: ErrorList, obj: dict, old: dict | None, comps: list, grove: bool, ctx: Context
+) -> list[int]:
     """Each component by the shared rules; names unique ignoring case. The indexes of epp components."""
     spec = obj["spec"]
     annotations = annotations_of(obj)
@@ -98,7 +100,15 @@ def _check_components(c: ErrorList, obj: dict, old: dict | None, comps: list, gr
             if old is not None
             else None
         )
-        scope = ComponentScope(True, grove, spec.get("backendFramework"), annotations, old_launch)
+        scope = ComponentScope(
+            True,
+            grove,
+            spec.get("backendFramework"),
+            annotations,
+            old_launch,
+            ctx.dra_enabled,
+            ctx.inference_pool_served,
+        )
         check_component(c, comp, base, scope)
     return epp_at
 

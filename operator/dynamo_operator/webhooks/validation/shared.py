@@ -7,9 +7,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynamo_operator.render import multinode
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
+from dynamo_operator.render import gms, multinode
 from dynamo_operator.render.context import grove_pathway as render_grove_pathway
-from dynamo_operator.render.names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, PLANNER_SERVICE_ACCOUNT
+from dynamo_operator.render.epp import POOL_API_VERSION
+from dynamo_operator.render.names import (
+    ANN_KUBE_DISCOVERY_MODE,
+    ANN_VLLM_EXECUTOR,
+    KUBE_DISCOVERY_MODES,
+    MAIN_CONTAINER,
+    PLANNER_SERVICE_ACCOUNT,
+)
 from dynamo_operator.render.quantity import parse_quantity
 
 from .field import (
@@ -36,6 +44,12 @@ class Context:
     # Grove detected/enabled for this operator (the DGD annotation nvidia.com/enable-grove may still opt out)
     grove_enabled: bool = False
     checkpoint_enabled: bool = True
+    # a DynamoGraphDeploymentRequest's profiler when it names none (images.profiler)
+    profiler_image: str = DEFAULT_PROFILER_IMAGE
+    # DRA on for this operator (dra.enabled, else resource.k8s.io/v1 served): GPU memory service needs it
+    dra_enabled: bool = True
+    # the Gateway API Inference Extension's InferencePool API is served: an epp component needs it
+    inference_pool_served: bool = True
     # the configuration's ingress section (defaults a component's v1alpha1 ingress may rely on)
     ingress: dict = field(default_factory=dict)
 
@@ -80,18 +94,29 @@ def annotations_of(obj: Any) -> dict:
 
 
 def check_executor_annotation(c: ErrorList, new: dict, old: dict | None) -> None:
-    """The vLLM executor annotation, judged on create and whenever it changes."""
+    """The vLLM executor and the Kubernetes discovery mode annotations, judged on create and whenever
+    they change."""
     annotations = annotations_of(new)
+    old_annotations = annotations_of(old) if old is not None else {}
     value = annotations.get(ANN_VLLM_EXECUTOR)
-    if old is not None and value == annotations_of(old).get(ANN_VLLM_EXECUTOR):
-        return
-    if value is not None and value not in (multinode.VLLM_MP, multinode.VLLM_RAY):
+    changed = old is None or value != old_annotations.get(ANN_VLLM_EXECUTOR)
+    if changed and value is not None and value not in (multinode.VLLM_MP, multinode.VLLM_RAY):
         c.add(
             ("metadata", "annotations", ("key", ANN_VLLM_EXECUTOR)),
             NOT_SUPPORTED,
             'must be "mp" or "ray" (the vLLM distributed executor of multinode tensor/pipeline parallel '
             "components); fix the value or remove the annotation",
             value,
+        )
+    mode = annotations.get(ANN_KUBE_DISCOVERY_MODE)
+    changed = old is None or mode != old_annotations.get(ANN_KUBE_DISCOVERY_MODE)
+    if changed and mode is not None and mode not in KUBE_DISCOVERY_MODES:
+        c.add(
+            ("metadata", "annotations", ("key", ANN_KUBE_DISCOVERY_MODE)),
+            NOT_SUPPORTED,
+            'must be "pod" or "container" (how workers register with Kubernetes discovery: per pod, or per '
+            "container as failover needs); fix the value or remove the annotation",
+            mode,
         )
 
 
@@ -124,6 +149,8 @@ class ComponentScope:
     backend: Any = None
     annotations: dict | None = None
     old_launch: tuple | None = None
+    dra_enabled: bool = True
+    inference_pool_served: bool = True
 
 
 def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) -> None:
@@ -135,6 +162,7 @@ def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) 
     _check_min_available(c, comp, base, scope)
     if comp.get("type") == "epp":
         check_epp(c, comp, base)
+        _check_epp_pool(c, base, scope)
     elif comp.get("eppConfig") is not None:
         c.warn(f"{format_path((*base, 'eppConfig'))} is ignored unless type is epp")
     names = _check_containers(c, comp, base)
@@ -151,6 +179,47 @@ def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) 
     annotations = scope.annotations or {}
     if is_multinode(comp) and scope.old_launch != (scope.backend, annotations, comp):
         _check_multinode(c, comp, base, scope.backend, annotations)
+    _check_gms(c, comp, base, scope)
+
+
+_PROBLEM_TYPES_GMS = {"notSupported": NOT_SUPPORTED}
+
+
+def _check_gms(c: ErrorList, comp: dict, base: Path, scope: ComponentScope) -> None:
+    """GPU memory service and failover: the renderer's rules (``render.gms.problems``), so ``dynamo-operator
+    render`` and the controllers say the same."""
+    experimental = d(comp.get("experimental"))
+    if not isinstance(experimental.get("gpuMemoryService"), dict) and not isinstance(
+        experimental.get("failover"), dict
+    ):
+        return
+    if scope.old_launch == (scope.backend, scope.annotations or {}, comp):
+        return  # unchanged since admitted: objects admitted before a rule existed stay updatable
+    pod_ann = d(d(d(comp.get("podTemplate")).get("metadata")).get("annotations"))
+    annotations = {**(scope.annotations or {}), **pod_ann}
+    backend = scope.backend if isinstance(scope.backend, str) else None
+    for p in gms.problems(comp, backend, annotations, scope.dra_enabled):
+        kind = _PROBLEM_TYPES.get(p.kind) or _PROBLEM_TYPES_GMS[p.kind]
+        c.add((*base, *p.path), kind, f"{p.detail}; {p.fix}", NO_VALUE if p.value is None else p.value)
+
+
+def _check_epp_pool(c: ErrorList, base: Path, scope: ComponentScope) -> None:
+    """An epp component runs against the InferencePool its arguments name: the graph creates it, which
+    needs the API; a DynamoComponentDeployment on its own gets none (a warning says so)."""
+    if not scope.inference_pool_served:
+        c.add(
+            (*base, "type"),
+            FORBIDDEN,
+            "an epp component needs the Gateway API Inference Extension's InferencePool API "
+            f"({POOL_API_VERSION}), which the cluster does not serve, so the pool it routes for cannot "
+            "exist; install the Inference Extension CRDs, or remove the epp component",
+            "epp",
+        )
+    elif not scope.in_dgd:
+        c.warn(
+            "an epp DynamoComponentDeployment on its own gets no InferencePool (a DynamoGraphDeployment "
+            "creates <graph>-pool for its epp component); create the pool its -pool-name argument names"
+        )
 
 
 def _check_replicas(c: ErrorList, comp: dict, base: Path) -> None:
