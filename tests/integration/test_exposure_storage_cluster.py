@@ -49,10 +49,22 @@ WAIT = 60.0
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 CHART = REPO_ROOT / "charts" / "platform"
 ISTIO_CRD = REPO_ROOT / "tests" / "fixtures" / "crds" / "istio" / "networking.istio.io_virtualservices.yaml"
+# Istio serves DestinationRules beside VirtualServices; the operator caches both when networking.istio.io is
+# served (an EPP's DestinationRule, controllers/epp.py), so the test installs both, as Istio does
+ISTIO_DR_CRD = (
+    REPO_ROOT
+    / "tests"
+    / "fixtures"
+    / "crds"
+    / "istio-destinationrule"
+    / "networking.istio.io_destinationrules.yaml"
+)
 DGD_V1BETA1 = custom("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
 STORAGECLASSES = custom("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 PVS = custom("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+# what `helm install` creates with the RBAC that bounds it: the MPI copies' admission policy
+POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
 
 
 def kubectl(env: dict, *args: str, stdin: str | None = None, check: bool = True) -> str:
@@ -92,7 +104,7 @@ def chart(kube_cluster) -> Iterator[dict]:
     cm = next(
         d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-operator-config")
     )
-    rbac = [d for d in docs if d["kind"] in RBAC_KINDS]
+    rbac = [d for d in docs if d["kind"] in RBAC_KINDS + POLICY_KINDS]
     created = []  # only the namespaces this fixture made are deleted (never kube-system)
     for ns in sorted({d["metadata"].get("namespace") for d in rbac} - {None}):
         if (
@@ -307,12 +319,15 @@ VS_INGRESS = {
 @contextlib.contextmanager
 def istio_crd(kube_cluster) -> Iterator[None]:
     env = kube_cluster.env
-    kubectl(env, "apply", "-f", str(ISTIO_CRD))
+    for crd in (ISTIO_CRD, ISTIO_DR_CRD):
+        kubectl(env, "apply", "--server-side", "-f", str(crd))
     try:
         wait_established(kube_cluster.api_client(), "virtualservices.networking.istio.io")
+        wait_established(kube_cluster.api_client(), "destinationrules.networking.istio.io")
         yield
     finally:
-        kubectl(env, "delete", "-f", str(ISTIO_CRD), "--ignore-not-found")
+        for crd in (ISTIO_CRD, ISTIO_DR_CRD):
+            kubectl(env, "delete", "-f", str(crd), "--ignore-not-found")
         assert wait_until(
             lambda: "networking.istio.io/" not in kubectl(env, "api-versions"), 90, interval=0.5
         ), "networking.istio.io still served"
@@ -599,6 +614,69 @@ def test_the_copy_grant_names_the_secret(kube_cluster, chart):
         return bool(review.status.allowed)
 
     assert allowed("create", None)
-    assert all(allowed(v, name) for v in ("get", "list", "watch", "update", "delete"))
+    assert all(allowed(v, name) for v in ("list", "watch", "update", "delete"))
+    assert not allowed("get", name)  # the copies are read from their cache
     assert not allowed("delete", "some-other-secret")
     assert allowed("watch", name, chart["namespace"])  # the original, by name, in the release namespace
+
+
+def test_the_copy_create_is_bounded_by_the_admission_policy(kube_cluster, chart, client, fresh_ns):
+    """RBAC grants create on any Secret; the chart's ValidatingAdmissionPolicy lets the operator's
+    ServiceAccount write only the copy: a token Secret, another name, the original's namespace, missing
+    labels, a foreign key, or the user's own Secret of that name are refused (dry runs, as the operator)."""
+    from kubernetes import client as k8s
+
+    name = chart["config"]["mpi"]["sshSecretName"]
+    api = kube_cluster.api_client()
+    api.set_default_header("Impersonate-User", chart["user"])
+    core = k8s.CoreV1Api(api)
+    labels = {"app.kubernetes.io/managed-by": "dynamo-operator", "nvidia.com/dynamo-mpi-ssh-secret": "true"}
+
+    def secret(secret_name: str = name, **extra) -> dict:
+        body = {"metadata": {"name": secret_name, "labels": dict(labels)}, "type": "Opaque"}
+        body["data"] = {"private.key": b64("k")}
+        for key, value in extra.items():
+            body[key] = value
+        return body
+
+    def status(call) -> tuple[int, str]:
+        try:
+            call()
+            return 200, ""
+        except ApiException as e:
+            return e.status, str(e.body)
+
+    def create(body: dict, ns: str = fresh_ns) -> tuple[int, str]:
+        return status(lambda: core.create_namespaced_secret(ns, body, dry_run="All"))
+
+    token = secret(
+        type="kubernetes.io/service-account-token",
+        metadata={
+            "name": name,
+            "labels": labels,
+            "annotations": {"kubernetes.io/service-account.name": "default"},
+        },
+    )
+    token.pop("data")
+    # the policy takes effect once the API server has loaded it: bounded wait on its first refusal
+    wait_for(lambda: create(token)[0] == 403, WAIT, "the policy in force")
+    refused = {
+        "a service-account-token Secret": create(token),
+        "another name": create(secret("other")),
+        "in the original's namespace": create(secret(), chart["namespace"]),
+        "without the copy's labels": create({**secret(), "metadata": {"name": name}}),
+        "with a key of its own": create(secret(data={"private.key": b64("k"), "token": b64("t")})),
+    }
+    for what, (code, body) in refused.items():
+        assert code == 403 and "ValidatingAdmissionPolicy" in body, (what, code, body)
+    assert create(secret()) == (200, "")  # the copy itself
+    users = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("theirs")}}
+    client.create(SECRETS, users, fresh_ns)  # the user's own Secret of that name: not to be taken over
+    mine = client.get(SECRETS, name, fresh_ns)
+    mine["metadata"]["labels"] = dict(labels)
+    for what, call in {
+        "update": lambda: core.replace_namespaced_secret(name, fresh_ns, mine, dry_run="All"),
+        "delete": lambda: core.delete_namespaced_secret(name, fresh_ns, dry_run="All"),
+    }.items():
+        code, body = status(call)
+        assert code == 403 and "ValidatingAdmissionPolicy" in body, (what, code, body)

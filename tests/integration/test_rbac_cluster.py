@@ -42,7 +42,7 @@ from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
 from support import lifecycle, rbac
-from support.crds import install_crds, install_third_party_crds
+from support.crds import install_crds, install_third_party_crds, wait_established
 from support.lifecycle import run
 from support.processes import OperatorProcess, http_get, spawn_operator
 from support.release import LOCAL_VALUES
@@ -54,6 +54,15 @@ CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 PROBE_AGENT = "rbac-probe/1"
 FOREIGN_CRD = "clusterpolicies.nvidia.com"
 FOREIGN = custom("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", namespaced=False)
+# Istio's two kinds the operator writes (vendored): served together, as Istio serves them
+ISTIO_CRDS = {
+    "virtualservices.networking.istio.io": (
+        "tests/fixtures/crds/istio/networking.istio.io_virtualservices.yaml"
+    ),
+    "destinationrules.networking.istio.io": (
+        "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml"
+    ),
+}
 
 # (identity, API group, resource, verb) -> why a short test cannot exercise it. Anything else unused fails.
 ALLOWED_UNUSED = {
@@ -88,6 +97,8 @@ ALLOWED_UNUSED = {
             ("batch", "jobs"),
             ("grove.io", "podcliquesets"),
             ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+            ("networking.k8s.io", "ingresses"),
+            ("networking.istio.io", "virtualservices"),
         )
     },
     ("operator", "nvidia.com", "dynamocomponentdeployments", "delete"): (
@@ -261,6 +272,16 @@ def foreign_crd() -> dict:
             ],
         },
     }
+
+
+def install_istio_crds(cluster: LocalCluster) -> None:
+    """Istio's VirtualService and DestinationRule CRDs, served before the operator starts: components
+    exposed with useVirtualService get a VirtualService (lifecycle.graph_behind_virtual_service)."""
+    for name, path in ISTIO_CRDS.items():
+        run(
+            cluster.env, "kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(REPO_ROOT / path)
+        )
+        wait_established(cluster.api_client(), name)
 
 
 def install_probe_targets(cluster: LocalCluster) -> None:
@@ -512,6 +533,7 @@ def audit_cluster() -> Iterator[LocalCluster]:
     try:
         install_crds(cluster)
         install_third_party_crds(cluster)
+        install_istio_crds(cluster)
         install_probe_targets(cluster)
         yield cluster
     finally:
@@ -603,7 +625,9 @@ def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = fro
     metrics = free_port()
     proc = start_operator(rel, config, metrics)
     try:
-        lifecycle.exercise(rel.cluster.env, ResourceClient(rel.cluster.api_client()), ns)
+        lifecycle.exercise(
+            rel.cluster.env, ResourceClient(rel.cluster.api_client()), ns, mpi_secret_namespace=rel.namespace
+        )
         scrape_metrics(rel, metrics)
         env = as_identity(rel, rel.identity("operator"))
         assert_probes_denied(

@@ -7,10 +7,11 @@ import copy
 
 import pytest
 import yaml
+from dynamo_hooks import sshkeys
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.render import RenderContext, render_all
-from dynamo_operator.render.mpisecret import is_copy, mpi_secret_copy
+from dynamo_operator.render.mpisecret import MPI_SSH_KEYS, is_copy, mpi_secret_copy
 from dynamo_operator.render.pvc import created_by, graph_pvcs, pvc_problems
 from dynamo_operator.render.validate import to_v1beta1
 
@@ -127,6 +128,21 @@ def test_a_multinode_trtllm_graph_elsewhere_gets_a_copy_of_the_mpi_secret():
         == "dynamo-system/mpi-run-ssh-secret"
     )
     assert is_copy(copy_) and not is_copy({"metadata": {"labels": {}}})
+
+
+def test_the_copy_holds_only_the_mpi_keys_in_an_opaque_secret():
+    """What the chart's admission policy lets the operator write (templates/mpi-secret-rbac.yaml): a source
+    of another type or with keys of its own still gives an Opaque copy of the three MPI keys."""
+    data = {"private.key": "a2V5", "authorized_keys": "cHVi", "token": "c2VjcmV0", "ca.crt": "Y2E="}
+    source = {"type": "kubernetes.io/ssh-auth", "data": data}
+    copy_ = mpi_secret_copy(graph(TRTLLM, "team"), RenderContext(operator_config=MPI), source)
+    assert copy_["type"] == "Opaque"
+    assert copy_["data"] == {"private.key": "a2V5", "authorized_keys": "cHVi"}
+
+
+def test_the_copyable_keys_are_the_ones_the_install_hook_writes():
+    written = sshkeys.generate_keypair(key_size=1024).secret_data()
+    assert set(MPI_SSH_KEYS) == set(written)
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ is never written (the user's wins).
 
 Reads are by name (two caches of that one name: the source in its namespace, the copies in the operator's
 scope, both watched), so the grant can name the Secret (``resourceNames``) for everything but
-``create``, which Kubernetes cannot restrict by name; see docs/storage.md for what that grant allows and
-how to turn copying off.
+``create``, which Kubernetes cannot restrict by name: the chart bounds it with a ValidatingAdmissionPolicy
+(only Opaque Secrets of that name, with the copy's labels and the MPI keys, outside the original's
+namespace); see docs/storage.md.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ class MPISecretSync:
             raise
 
     def _source(self, namespace: str, name: str) -> dict | None:
+        """The original, from its watched cache (a missing one appears there when made: the watch re-queues
+        the graphs), so the grant on it is list/watch by name, no get."""
         if self.source_cache is not None:
-            cached = self.source_cache.get(namespace, name)
-            if cached is not None:
-                return cached
+            return self.source_cache.get(namespace, name)
         return self._read(namespace, name)
 
     def apply(self, live: dict, internal: dict) -> str | None:

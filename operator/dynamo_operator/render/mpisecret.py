@@ -21,6 +21,11 @@ from .netpol import mpi_components
 
 LABEL_MPI_SSH_COPY = "nvidia.com/dynamo-mpi-ssh-secret"
 ANN_COPIED_FROM = "nvidia.com/dynamo-copied-from"
+# what a copy may hold: the keys the pods read (``multinode.py``; the install hook writes these three) in an
+# Opaque Secret. The chart's ValidatingAdmissionPolicy (templates/mpi-secret-rbac.yaml) refuses the
+# operator's ServiceAccount any other Secret write, so the copy carries exactly these and nothing else.
+MPI_SSH_KEYS = ("private.key", "private.key.pub", "authorized_keys")
+COPY_TYPE = "Opaque"
 
 
 def mpi_secret_source(ctx: RenderContext) -> tuple[str, str] | None:
@@ -34,8 +39,9 @@ def mpi_secret_source(ctx: RenderContext) -> tuple[str, str] | None:
 
 def mpi_secret_copy(dgd: dict, ctx: RenderContext, source: dict | None = None) -> dict | None:
     """The copy a (v1beta1) graph needs in its namespace (None: it needs none: no multinode TensorRT-LLM
-    component, the graph lives with the source, or copying is off), with ``source``'s type and data when
-    given (``render`` shows it without: the data is the cluster's)."""
+    component, the graph lives with the source, or copying is off), with ``source``'s ``MPI_SSH_KEYS`` when
+    given (``render`` shows it without: the data is the cluster's); always Opaque (pods read the data only,
+    and the admission policy bounding the operator's Secret writes admits no other type)."""
     where = mpi_secret_source(ctx)
     if where is None or not mpi_components(dgd):
         return None
@@ -55,10 +61,11 @@ def mpi_secret_copy(dgd: dict, ctx: RenderContext, source: dict | None = None) -
                 names.ANN_OPERATOR_VERSION: ctx.operator_version,
             },
         },
-        "type": (source or {}).get("type") or "Opaque",
+        "type": COPY_TYPE,
     }
-    if source is not None and source.get("data"):
-        copy["data"] = dict(source["data"])
+    data = {k: v for k, v in ((source or {}).get("data") or {}).items() if k in MPI_SSH_KEYS}
+    if data:
+        copy["data"] = data
     return copy
 
 

@@ -69,7 +69,7 @@ mpi:
   sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}
   sshSecretNamespace: {{ .Release.Namespace }}
   sshNetworkPolicy: {{ .Values.dynamo.mpiRun.networkPolicy.enabled }}
-  sshSecretCopy: {{ .Values.dynamo.mpiRun.copyToGraphNamespaces }}
+  sshSecretCopy: {{ eq (include "dynamo-operator.mpiSecretCopy" .) "true" }}
 images:
   # the profiling Job's output-copier runs the operator's own image (digest included when pinned)
   operator: {{ include "dynamo-operator.image" . | quote }}
