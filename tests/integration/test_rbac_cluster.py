@@ -122,6 +122,13 @@ ALLOWED_UNUSED = {
         )
         for group, resource in (("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings"))
     },
+    ("operator", "", "secrets", "delete"): (
+        "controllers/mpisecret.py MPISecretSync._release deletes an MPI SSH Secret copy when the last graph "
+        "of its namespace stops running multinode TensorRT-LLM components: the admission rules forbid "
+        "switching a component between single-node and multinode (and keep the backend and the component "
+        "types), so only a graph admitted while the webhook was off reaches it "
+        "(test_exposure_storage_cluster.py exercises it under the chart's RBAC and admission policy)"
+    ),
     ("install-hooks", "", "secrets", "create"): (
         "the hooks create their Secrets by server-side apply, which the API server authorizes as create with "
         "the Secret's name inside that request: the audit log records the request as a patch (used)"

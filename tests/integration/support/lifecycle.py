@@ -556,8 +556,8 @@ def graph_with_claims(env: dict[str, str], client: ResourceClient, ns: str) -> N
 
 def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: str) -> None:
     """A multinode TensorRT-LLM graph in a namespace other than the MPI SSH Secret's: the operator copies
-    the Secret there (create), writes a hand-edited copy back (update) and deletes the copy when the graph
-    no longer runs multinode (delete)."""
+    the Secret there (create) and writes a hand-edited copy back (update). (Its delete, when the last graph
+    using the copy stops running multinode, is out of reach here: admission forbids that switch.)"""
     doc = _example("trtllm-multinode", ns, {"nvidia.com/enable-grove": "false"})
     for comp in doc["spec"]["components"]:  # one GPU a node, as graphs_on_components does
         for container in comp["podTemplate"]["spec"]["containers"]:
@@ -574,13 +574,6 @@ def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: 
     original = key()
     client.patch(SECRETS, name, {"data": {"private.key": "Ym9ndXM="}}, ns)
     assert wait_until(lambda: key() == original, WAIT), "the copy was not written back"
-
-    def single_node(graph: dict) -> None:
-        for comp in graph["spec"]["components"]:
-            comp.pop("multinode", None)
-
-    _edit_graph(client, ns, "trtllm-multinode", single_node)
-    assert wait_until(lambda: get_or_none(client, SECRETS, name, ns) is None, WAIT), "the copy stayed"
 
 
 def exercise(
