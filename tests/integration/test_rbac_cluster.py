@@ -42,7 +42,8 @@ from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
 from support import lifecycle, rbac
-from support.crds import install_crds, install_third_party_crds, wait_established
+from support.conversion import serve_crds
+from support.crds import install_crds, install_integration_crds, install_third_party_crds
 from support.lifecycle import run
 from support.processes import OperatorProcess, http_get, spawn_operator
 from support.release import LOCAL_VALUES
@@ -54,15 +55,6 @@ CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 PROBE_AGENT = "rbac-probe/1"
 FOREIGN_CRD = "clusterpolicies.nvidia.com"
 FOREIGN = custom("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", namespaced=False)
-# Istio's two kinds the operator writes (vendored): served together, as Istio serves them
-ISTIO_CRDS = {
-    "virtualservices.networking.istio.io": (
-        "tests/fixtures/crds/istio/networking.istio.io_virtualservices.yaml"
-    ),
-    "destinationrules.networking.istio.io": (
-        "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml"
-    ),
-}
 
 # (identity, API group, resource, verb) -> why a short test cannot exercise it. Anything else unused fails.
 ALLOWED_UNUSED = {
@@ -99,8 +91,20 @@ ALLOWED_UNUSED = {
             ("leaderworkerset.x-k8s.io", "leaderworkersets"),
             ("networking.k8s.io", "ingresses"),
             ("networking.istio.io", "virtualservices"),
+            ("inference.networking.k8s.io", "inferencepools"),
+            ("networking.istio.io", "destinationrules"),
+            ("resource.k8s.io", "resourceclaimtemplates"),
         )
     },
+    ("operator", "inference.networking.k8s.io", "inferencepools", "delete"): (
+        "Syncer.prune of a graph's InferencePool when its EPP component is removed: admission refuses that "
+        "(a graph's components are fixed at creation), a cluster without the operator's webhooks allows it; "
+        "test_gms_epp_cluster.py proves the prune under the chart's role"
+    ),
+    ("operator", "networking.istio.io", "destinationrules", "delete"): (
+        "Syncer.prune of the EPP DestinationRules when serviceMesh is turned off in the configuration (an "
+        "operator restart); test_gms_epp_cluster.py proves it under the chart's role"
+    ),
     ("operator", "nvidia.com", "dynamocomponentdeployments", "delete"): (
         "Syncer.prune of a graph's DCDs when it moves onto Grove (the move off Grove, its PodCliqueSet "
         "pruned, is exercised); the move onto Grove stops today on an ownership conflict between the "
@@ -279,16 +283,6 @@ def foreign_crd() -> dict:
             ],
         },
     }
-
-
-def install_istio_crds(cluster: LocalCluster) -> None:
-    """Istio's VirtualService and DestinationRule CRDs, served before the operator starts: components
-    exposed with useVirtualService get a VirtualService (lifecycle.graph_behind_virtual_service)."""
-    for name, path in ISTIO_CRDS.items():
-        run(
-            cluster.env, "kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(REPO_ROOT / path)
-        )
-        wait_established(cluster.api_client(), name)
 
 
 def install_probe_targets(cluster: LocalCluster) -> None:
@@ -540,7 +534,7 @@ def audit_cluster() -> Iterator[LocalCluster]:
     try:
         install_crds(cluster)
         install_third_party_crds(cluster)
-        install_istio_crds(cluster)
+        install_integration_crds(cluster)
         install_probe_targets(cluster)
         yield cluster
     finally:
@@ -628,12 +622,17 @@ def uninstall_with_hooks(rel: ChartRelease) -> list[str]:
 def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = frozenset()) -> None:
     """The operator as its ServiceAccount through the whole lifecycle, its metrics scraped, the probes
     denied; then SIGTERM (it releases its Leases)."""
-    config = operator_config(rel, {"checkpoint": {"enabled": True}})
+    config = operator_config(rel, {"checkpoint": {"enabled": True}, **lifecycle.SERVICE_MESH})
     metrics = free_port()
     proc = start_operator(rel, config, metrics)
     try:
+        cluster_wide = not any("namespaceRestriction.enabled=true" in s for s in rel.sets)
         lifecycle.exercise(
-            rel.cluster.env, ResourceClient(rel.cluster.api_client()), ns, mpi_secret_namespace=rel.namespace
+            rel.cluster.env,
+            ResourceClient(rel.cluster.api_client()),
+            ns,
+            cluster_wide=cluster_wide,
+            mpi_secret_namespace=rel.namespace,
         )
         scrape_metrics(rel, metrics)
         env = as_identity(rel, rel.identity("operator"))
@@ -782,10 +781,8 @@ def test_platform_runs_under_enforced_restricted_pod_security(audit_cluster, tmp
 def test_namespace_restricted_runs_under_exactly_the_charts_rbac(audit_cluster, tmp_path) -> None:
     """Restricted mode (charts/platform/ci/namespace-restricted-values.yaml): the hooks and the operator
     make only allowed calls, use every grant, and the probes are denied."""
-    from conftest import _serve_crds  # the restricted operator leaves CRD conversion to someone else
-
     rel = ChartRelease(audit_cluster, tmp_path, "rbns", ["dynamo-operator.namespaceRestriction.enabled=true"])
-    conversion = _serve_crds(audit_cluster)
+    conversion = serve_crds(audit_cluster)  # the restricted operator leaves conversion to someone else
     next(conversion)
     try:
         install_with_hooks(rel)
