@@ -141,8 +141,9 @@ def test_the_copy_holds_only_the_mpi_keys_in_an_opaque_secret():
 
 
 def test_the_copyable_keys_are_the_ones_the_install_hook_writes():
-    written = sshkeys.generate_keypair(key_size=1024).secret_data()
-    assert set(MPI_SSH_KEYS) == set(written)
+    user = sshkeys.generate_keypair(key_size=1024).secret_data()
+    written = {**user, **sshkeys.generate_host_key().secret_data()}
+    assert set(MPI_SSH_KEYS) == set(written)  # the user key pair, authorized_keys, the pinned host key
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,14 @@ ANN_COPIED_FROM = "nvidia.com/dynamo-copied-from"
 # authorized_keys and the pinned host key with its known_hosts, hooks/dynamo_hooks/sshkeys.py) in an Opaque
 # Secret. The chart's ValidatingAdmissionPolicy (templates/mpi-secret-rbac.yaml) refuses the operator's
 # ServiceAccount any other Secret write, so the copy carries exactly these and nothing else.
-MPI_SSH_KEYS = ("private.key", "private.key.pub", "authorized_keys", "host.key", "host.key.pub", "known_hosts")
+MPI_SSH_KEYS = (
+    "private.key",
+    "private.key.pub",
+    "authorized_keys",
+    "host.key",
+    "host.key.pub",
+    "known_hosts",
+)
 COPY_TYPE = "Opaque"
 
 
