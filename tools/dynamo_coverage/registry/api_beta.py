@@ -1,0 +1,451 @@
+"""Registry entries (see the package docstring); drafted with ``python -m dynamo_coverage --draft``
+and reviewed by hand."""
+
+from __future__ import annotations
+
+from ..status import Status, StorageOnly, acts, refused  # noqa: F401
+
+TYPES: dict[str, dict[str, Status]] = {
+    "v1beta1.CompilationCacheConfig": {
+        "mountPath": acts(
+            "render.pod:compilation_cache_mount",
+            "tests/unit/test_render_defaults.py::test_compilation_cache_needs_mount_path_outside_vllm",
+        ),
+        "pvcName": acts(
+            "render.pod:compilation_cache_mount",
+            "tests/unit/test_render_defaults.py::test_compilation_cache_needs_mount_path_outside_vllm",
+        ),
+    },
+    "v1beta1.ComponentCheckpointConfig": {
+        "checkpointRef": acts(
+            "render.env:checkpoint_env",
+            "tests/unit/test_render_defaults.py::test_checkpoint_ref_uses_known_hash",
+        ),
+        "enabled": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+        "mode": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+        "startupPolicy": acts(
+            "render.component:build_leaderworkerset",
+            "tests/unit/test_render_lws.py::test_one_leaderworkerset_of_node_count_and_its_headless_service",
+        ),
+        "targetContainerName": acts(
+            "render.checkpoint:_target",
+            "tests/integration/test_webhooks_api.py::test_create_rule_refused_with_its_message",
+        ),
+    },
+    "v1beta1.ComponentCheckpointJobConfig": {
+        "podTemplate": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+    },
+    "v1beta1.ComponentCheckpointStatus": {
+        "checkpointID": acts(
+            "render.checkpoint:checkpoint_job",
+            "tests/integration/test_checkpoint_cluster.py::test_enabled_checkpoint_runs_its_job_to_ready",
+        ),
+        "ready": acts(
+            "render.model:endpoints",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+    },
+    "v1beta1.ComponentReplicaStatus": {
+        "availableReplicas": acts(
+            "controllers.grove:component_readiness",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
+        ),
+        "componentKind": acts(
+            "controllers.status:replica_status",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
+        ),
+        "componentNames": acts(
+            "controllers.rollout:restart",
+            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+        ),
+        "readyReplicas": acts(
+            "controllers.dgd:DGDReconciler._from_dcd_status",
+            "tests/integration/test_controllers_cluster.py::test_scale_remove_hand_edit_and_delete",
+        ),
+        "replicas": acts(
+            "render.grove:_component_parts",
+            "tests/unit/test_webhooks_gms.py::test_an_unchanged_component_is_not_judged_again_on_update",
+        ),
+        "runtimeNamespace": acts(
+            "controllers.dgd:DGDReconciler._dcd_graph_status",
+            "tests/integration/test_rollout_cluster.py::test_worker_change_rolls_workers_with_truthful_status",
+        ),
+        "updatedReplicas": acts(
+            "controllers.status:replica_status",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
+        ),
+    },
+    "v1beta1.DeploymentInfoStatus": {
+        "availableReplicas": acts(
+            "controllers.grove:replica_status",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
+        ),
+        "replicas": acts(
+            "render.scaling:component_replicas",
+            "tests/integration/test_scaling_cluster.py::test_example_hpa_drives_the_example_graph_through_scale",
+        ),
+    },
+    "v1beta1.DynamoCheckpointIdentity": {
+        "backendFramework": acts(
+            "render.env:checkpoint_identity_hash",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+        "model": acts(
+            "render.pod:pod_metadata",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+    },
+    "v1beta1.DynamoComponentDeploymentSharedSpec": {
+        "frontendSidecar": acts(
+            "render.hashing:worker_hash",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_defaults_command_and_args_and_keeps_a_users_probe",
+        ),
+        "globalDynamoNamespace": acts(
+            "render.hashing:worker_hash", "tests/unit/test_render_defaults.py::test_global_dynamo_namespace"
+        ),
+        "minAvailable": acts(
+            "render.grove:_component_parts",
+            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
+        ),
+        "name": acts(
+            "render.scaling:find_component",
+            "tests/unit/test_render_scaling.py::test_worker_hash_changes_with_what_workers_run",
+        ),
+        "podTemplate": acts(
+            "render.graph:check_gms", "tests/unit/test_render_graph.py::test_bad_input_names_object_and_field"
+        ),
+        "replicas": acts(
+            "render.grove:_component_parts",
+            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
+        ),
+        "scalingAdapter": acts(
+            "render.scaling:has_adapter",
+            "tests/integration/test_scaling_cluster.py::test_adapter_lifecycle_kubectl_scale_and_hand_back",
+        ),
+        "sharedMemorySize": acts(
+            "render.hashing:worker_hash",
+            "tests/unit/test_render_scaling.py::test_worker_hash_changes_with_what_workers_run",
+        ),
+        "type": acts(
+            "render.epp:epp_component",
+            "tests/unit/test_render_gms.py::test_epp_without_the_inference_pool_api_is_refused",
+        ),
+    },
+    "v1beta1.DynamoComponentDeploymentSpec": {
+        "backendFramework": acts(
+            "render.env:checkpoint_identity_hash",
+            "tests/unit/test_render_defaults.py::test_single_node_has_no_multinode_env",
+        ),
+        "frontendSidecar": acts(
+            "render.pod:_with_frontend_sidecar",
+            "tests/unit/test_webhooks_validation.py::test_valid_dgd_passes",
+        ),
+        "globalDynamoNamespace": acts(
+            "render.epp:build_inference_pool",
+            "tests/unit/test_render_defaults.py::test_global_dynamo_namespace",
+        ),
+        "minAvailable": acts(
+            "render.grove:_clique",
+            "tests/unit/test_render_grove.py::test_single_node_components_are_one_clique_each",
+        ),
+        "name": acts(
+            "render.credentials:_value",
+            "tests/unit/test_render_credentials.py::test_nothing_is_added_without_credentials_and_addresses_keep_their_form",
+        ),
+        "podTemplate": acts(
+            "render.multinode:_Launch.path",
+            "tests/unit/test_render_multinode.py::test_render_and_admission_report_the_same_problem",
+        ),
+        "replicas": acts(
+            "render.scaling:component_replicas",
+            "tests/integration/test_scaling_cluster.py::test_example_hpa_drives_the_example_graph_through_scale",
+        ),
+        "scalingAdapter": acts(
+            "render.scaling:has_adapter",
+            "tests/unit/test_render_scaling.py::test_adapter_defaults_to_one_replica_and_none_without_scaling_adapter",
+        ),
+        "sharedMemorySize": acts(
+            "render.pod:shared_memory_size",
+            "tests/unit/test_api_models.py::test_typed_access_to_fields_the_operator_reads",
+        ),
+        "type": acts(
+            "render.model:_pod_ready", "tests/unit/test_api_models.py::test_reference_markers_are_enforced"
+        ),
+    },
+    "v1beta1.DynamoComponentDeploymentStatus": {
+        "conditions": acts(
+            "render.model:_pod_ready",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "observedGeneration": acts(
+            "render.dgdr:_pending",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+        "podSelector": acts(
+            "render.netpol:mpi_ssh_network_policy",
+            "tests/unit/test_render_netpol.py::test_policy_admits_sshd_only_from_the_same_graph",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentComponentRef": {
+        "componentName": acts(
+            "render.scaling:build_adapter",
+            "tests/unit/test_render_scaling.py::test_one_adapter_per_component_with_scaling_adapter_seeded_with_its_replicas",
+        ),
+        "name": acts(
+            "render.scaling:build_adapter",
+            "tests/unit/test_render_scaling.py::test_adapter_converts_to_the_storage_version_with_service_name",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentRequestSpec": {
+        "autoApply": acts(
+            "render.dgdr:auto_apply",
+            "tests/unit/test_render_dgdr.py::test_auto_apply_off_stops_at_ready_with_the_generated_spec",
+        ),
+        "backend": acts(
+            "render.context:RenderContext.discovery_backend",
+            "tests/unit/test_render_defaults.py::test_multinode_vllm_sglang_workers_lose_all_probes_leaders_keep_them",
+        ),
+        "image": acts(
+            "render.pullsecrets:PullSecretIndex.lookup",
+            "tests/unit/test_render_defaults.py::test_sidecar_without_image_is_an_error",
+        ),
+        "model": acts(
+            "render.component:companions",
+            "tests/unit/test_render_checkpoint.py::test_checkpoint_id_is_stable_per_identity",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentRequestStatus": {
+        "conditions": acts(
+            "render.model:_pod_ready",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "observedGeneration": acts(
+            "render.dgdr:_pending",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+        "phase": acts(
+            "render.dgdr:sub_phase",
+            "tests/unit/test_rollout.py::test_no_restart_keeps_only_a_terminal_status",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentScalingAdapterSpec": {
+        "replicas": acts(
+            "render.scaling:component_replicas",
+            "tests/integration/test_scaling_cluster.py::test_example_hpa_drives_the_example_graph_through_scale",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentScalingAdapterStatus": {
+        "lastScaleTime": acts(
+            "controllers.dgdsa:AdapterReconciler.__call__",
+            "tests/integration/test_scaling_cluster.py::test_adapter_lifecycle_kubectl_scale_and_hand_back",
+        ),
+        "replicas": acts(
+            "render.scaling:component_replicas",
+            "tests/integration/test_scaling_cluster.py::test_example_hpa_drives_the_example_graph_through_scale",
+        ),
+        "selector": acts(
+            "render.component:build_service",
+            "tests/unit/test_render_component.py::test_model_ref_headless_service",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentSpec": {
+        "annotations": acts(
+            "render.graph:_propagated_annotations",
+            "tests/unit/test_render_graph.py::test_dcds_carry_no_owner_references_but_a_content_hash",
+        ),
+        "backendFramework": acts(
+            "render.env:checkpoint_identity_hash",
+            "tests/unit/test_render_defaults.py::test_single_node_has_no_multinode_env",
+        ),
+        "env": acts(
+            "render.env:backend_env", "tests/unit/test_render_defaults.py::test_global_dynamo_namespace"
+        ),
+        "labels": acts(
+            "render.info:ComponentInfo.worker_hash",
+            "tests/unit/test_render_scaling.py::test_worker_dcds_carry_the_hash_and_workers_get_the_namespace_suffix",
+        ),
+        "priorityClassName": acts(
+            "render.grove:build_podcliqueset",
+            "tests/unit/test_render_grove.py::test_termination_delay_and_priority_class_come_from_config_and_graph",
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentStatus": {
+        "conditions": acts(
+            "render.model:_pod_ready",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "observedGeneration": acts(
+            "render.dgdr:_pending",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+        "state": acts(
+            "render.dgdr:_fail", "tests/unit/test_render_dgdr.py::test_failed_job_fails_the_request"
+        ),
+    },
+    "v1beta1.EPPConfig": {
+        "config": acts(
+            "render.component:build_epp_configmap",
+            "tests/unit/test_webhooks_server.py::test_validate_allows_and_warns",
+        ),
+        "configMapRef": acts(
+            "render.pod:epp_config_source",
+            "tests/unit/test_webhooks_validation.py::test_dgd_create_rule_message",
+        ),
+    },
+    "v1beta1.FailoverSpec": {
+        "mode": acts(
+            "render.gms:_failover_problems", "tests/unit/test_webhooks_gms.py::test_failover_modes_must_match"
+        ),
+        "numShadows": acts(
+            "render.gms:_failover_problems",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+    },
+    "v1beta1.FeaturesSpec": {
+        "planner": acts(
+            "render.component:build_service_account",
+            "tests/unit/test_render_component.py::test_service_ports_per_type",
+        ),
+    },
+    "v1beta1.GMSClientPodSpec": {
+        "name": acts(
+            "render.hashing:worker_hash",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+        "podTemplate": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+    },
+    "v1beta1.GPUMemoryServiceSpec": {
+        "deviceClassName": acts(
+            "controllers.gms:missing_device_classes",
+            "tests/unit/test_render_gms.py::test_gms_default_device_class_and_the_frontend_untouched",
+        ),
+        "extraClientContainers": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+        "mode": acts(
+            "render.gms:_gms_problems",
+            "tests/unit/test_render_gms.py::test_inconsistent_failover_is_refused_by_the_renderer",
+        ),
+    },
+    "v1beta1.HardwareSpec": {},
+    "v1beta1.KvTransferPolicy": {},
+    "v1beta1.MockerSpec": {
+        "enabled": acts(
+            "render.info:ComponentInfo.checkpoint",
+            "tests/unit/test_render_defaults.py::test_checkpoint_disabled_injects_nothing",
+        ),
+    },
+    "v1beta1.ModelCacheSpec": {
+        "pvcName": acts(
+            "render.pod:compilation_cache_mount",
+            "tests/unit/test_render_defaults.py::test_compilation_cache_needs_mount_path_outside_vllm",
+        ),
+    },
+    "v1beta1.ModelReference": {
+        "name": acts(
+            "render.scaling:find_component", "tests/unit/test_webhooks_validation.py::test_dynamo_model_rules"
+        ),
+        "revision": acts(
+            "render.component:build_model_service",
+            "tests/unit/test_render_component.py::test_model_ref_headless_service",
+        ),
+    },
+    "v1beta1.MultinodeSpec": {
+        "nodeCount": acts(
+            "render.grove:pcs_name",
+            "tests/unit/test_render_netpol.py::test_off_by_default_and_absent_for_other_backends",
+        ),
+    },
+    "v1beta1.OverridesSpec": {
+        "dgd": acts(
+            "render.dgdr:generated_dgd",
+            "tests/integration/test_dgdr_cluster.py::test_profiling_job_completes_and_the_generated_graph_is_deployed",
+        ),
+    },
+    "v1beta1.ParetoConfig": {
+        "config": acts(
+            "render.context:RenderContext.discovery_backend",
+            "tests/unit/test_render_defaults.py::test_epp_env",
+        ),
+    },
+    "v1beta1.PlacementStatus": {
+        "state": acts(
+            "render.dgdr:_fail", "tests/unit/test_render_dgdr.py::test_failed_job_fails_the_request"
+        ),
+    },
+    "v1beta1.ProfilingResultsStatus": {},
+    "v1beta1.Restart": {
+        "id": acts(
+            "render.graph:restart_annotation", "tests/unit/test_rollout.py::test_a_new_restart_id_starts_over"
+        ),
+    },
+    "v1beta1.RestartStatus": {
+        "inProgress": acts(
+            "controllers.status:restart_overlay",
+            "tests/unit/test_rollout.py::test_sequential_restart_follows_an_explicit_order",
+        ),
+        "observedID": acts(
+            "controllers.status:restart_overlay",
+            "tests/unit/test_rollout.py::test_no_restart_keeps_only_a_terminal_status",
+        ),
+        "phase": acts(
+            "controllers.status:restart_overlay",
+            "tests/unit/test_rollout.py::test_no_restart_keeps_only_a_terminal_status",
+        ),
+    },
+    "v1beta1.RestartStrategy": {
+        "order": acts(
+            "controllers.rollout:restart_order",
+            "tests/unit/test_rollout.py::test_sequential_restart_follows_an_explicit_order",
+        ),
+        "type": acts(
+            "controllers.rollout:restart",
+            "tests/unit/test_rollout.py::test_sequential_restart_follows_an_explicit_order",
+        ),
+    },
+    "v1beta1.RollingUpdateStatus": {
+        "endTime": acts(
+            "controllers.rollout:rolling_update",
+            "tests/unit/test_rollout.py::test_reverting_to_the_live_revision_completes_a_running_update",
+        ),
+        "phase": acts(
+            "controllers.dgd:DGDReconciler._restart",
+            "tests/unit/test_status_progress.py::test_dgd_progress_is_any_change_while_the_graph_is_still_starting",
+        ),
+        "startTime": acts(
+            "controllers.rollout:rolling_update",
+            "tests/unit/test_rollout.py::test_reverting_to_the_live_revision_completes_a_running_update",
+        ),
+        "updatedComponents": acts(
+            "controllers.status:rolling_overlay",
+            "tests/unit/test_rollout.py::test_overlay_never_reports_successful_during_a_rolling_update",
+        ),
+    },
+    "v1beta1.SLASpec": {},
+    "v1beta1.SpecTopologyConstraint": {
+        "packDomain": acts(
+            "render.grove:_component_parts",
+            "tests/unit/test_render_grove.py::test_a_pack_domain_grove_does_not_know_is_an_error_naming_the_field",
+        ),
+    },
+    "v1beta1.TopologyConstraint": {
+        "packDomain": acts(
+            "render.grove:_component_parts",
+            "tests/unit/test_render_grove.py::test_a_pack_domain_grove_does_not_know_is_an_error_naming_the_field",
+        ),
+    },
+    "v1beta1.WorkloadSpec": {},
+}
