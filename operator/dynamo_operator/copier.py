@@ -4,7 +4,7 @@ Why it exists: the sidecar used to run a third-party kubectl image by its floati
 the profiling Job's ServiceAccount token. It now runs the operator's own image, pinned by the chart, and
 does the one thing it is for with the Kubernetes client the image already has: publish the profiler's
 ``profiler_status.yaml`` and ``final_config.yaml`` (files in the shared ``/data`` volume) in the ConfigMap
-``dgdr-output-<request>`` that the DGDR controller reads (``render/dgdr.py``).
+``dgdr-output-<request>`` that the DGDR controller reads (``render/dgdr_output.py``).
 
 It publishes only when a file changed (no write every interval), stops once ``final_config.yaml`` is
 published, and also stops when its pod shows the profiler container terminated without one (the old
@@ -24,7 +24,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.exceptions import ApiException
 
-from dynamo_operator.render.dgdr import (
+from dynamo_operator.render.dgdr_job import (
     FINAL_CONFIG,
     LABEL_DGDR_NAME,
     LABEL_DGDR_NAMESPACE,
@@ -33,7 +33,7 @@ from dynamo_operator.render.dgdr import (
 )
 from dynamo_operator.runtime.log import get_logger, setup_logging
 
-# the files the profiler writes, published under their own names (render/dgdr.py reads those keys)
+# the files the profiler writes, published under their own names (render/dgdr_output.py reads them)
 FILES = (STATUS_FILE, FINAL_CONFIG)
 
 

@@ -28,6 +28,7 @@ from cryptography import x509
 from dynamo_localcluster.cluster import free_port
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.manager import Manager
@@ -736,6 +737,40 @@ def test_dgdr_spec_frozen_once_profiling_started(env):
     cur = env.get("v1beta1", "DynamoGraphDeploymentRequest", "req")
     cur["metadata"].setdefault("labels", {})["team"] = "a"
     env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur)
+
+
+def test_dgdr_with_only_a_model_is_admitted_with_the_default_profiler(env):
+    """The seed's one required field is enough: admission writes the profiler image in, visible in both
+    versions."""
+    env.create(
+        "v1beta1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "bare"}, "spec": {"model": "m"}}
+    )
+    assert env.get("v1beta1", "DynamoGraphDeploymentRequest", "bare")["spec"] == {
+        "model": "m",
+        "image": DEFAULT_PROFILER_IMAGE,
+    }
+    alpha = env.get("v1alpha1", "DynamoGraphDeploymentRequest", "bare")["spec"]
+    assert alpha["profilingConfig"] == {"profilerImage": DEFAULT_PROFILER_IMAGE}
+
+
+def test_dgdr_fields_that_would_not_act_are_refused(env):
+    body = {
+        "metadata": {"name": "thorough"},
+        "spec": {"model": "m", "backend": "auto", "searchStrategy": "thorough"},
+    }
+    msg = env.refused(lambda: env.create("v1beta1", "DynamoGraphDeploymentRequest", body))
+    assert 'spec.searchStrategy: Forbidden: searchStrategy "thorough" benchmarks real engines' in msg
+    config = {"sweep": {"useAiConfigurator": True}}
+    spec = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:1", "config": config}}
+    msg = env.refused(
+        lambda: env.create(
+            "v1alpha1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "sweep"}, "spec": spec}
+        )
+    )
+    assert (
+        "spec.profilingConfig.config.sweep.useAiConfigurator: Unsupported value: not passed to the profiler"
+        in msg
+    )
 
 
 def test_dynamomodel_immutable_fields(env):

@@ -156,6 +156,20 @@ def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
     assert only_etcd == {"etcdAddress": "http://dp-etcd.dynamo-system.svc.cluster.local:2379"}
 
 
+def test_the_dgdr_profiler_image_reaches_the_operator_configuration(tmp_path) -> None:
+    """``dgdr.profilerImage`` becomes ``images.profiler`` (a request naming no profiler gets it); unset, the
+    operator's own default stands (absent from the configuration)."""
+    from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
+
+    config = _operator_config(
+        template(tmp_path, None, "dynamo-operator.dgdr.profilerImage=reg.local/planner:1")
+    )
+    assert config["images"]["profiler"] == "reg.local/planner:1"
+    default = _operator_config(template(tmp_path, None))
+    assert "profiler" not in default["images"]
+    assert lookup(effective(default), "images.profiler") == DEFAULT_PROFILER_IMAGE
+
+
 def test_metrics_follow_the_reference_layout(tmp_path) -> None:
     """127.0.0.1:8080 for the manager (plain, inside the pod); the Service reaches 8443 `https`."""
     rendered = docs(template(tmp_path))

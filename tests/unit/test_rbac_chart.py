@@ -35,14 +35,12 @@ VARIANTS = {
 WORKLOAD_COMPONENTS = {"planner", "epp", "dgdr-profiling"}
 # Resources no code of ours calls (a grant comes back with the code that uses it).
 NEVER = {
-    "nodes",
     "ingresses",
     "virtualservices",
     "podgroups",
     "endpointslices",
     "queues",
     "horizontalpodautoscalers",
-    "persistentvolumeclaims",
     "roles",
     "podcliques/scale",
     "podcliquescalinggroups/scale",

@@ -23,7 +23,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from . import dgdr_conversion
+from .jsontree import copy_keys as _copy_keys
 from .jsontree import copy_tree
+from .jsontree import put as _put
 
 GROUP = "nvidia.com"
 VERSIONS = ("v1alpha1", "v1beta1")
@@ -55,18 +58,6 @@ def _version_of(obj: Obj) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # Small helpers
-
-
-def _put(dst: Obj, key: str, value: Any) -> None:
-    """Set ``key`` unless ``value`` is empty: absent and empty must not be told apart by the mapping."""
-    if value is not None and value != {} and value != []:
-        dst[key] = value
-
-
-def _copy_keys(src: Obj, dst: Obj, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        if key in src:
-            dst[key] = copy_tree(src[key])
 
 
 _MODE_TO_BETA = {"intraPod": "IntraPod", "interPod": "InterPod"}
@@ -432,75 +423,11 @@ def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
     return body
 
 
-_DGDR_STATE_TO_PHASE = {
-    "Pending": "Pending",
-    "Initializing": "Pending",
-    "Profiling": "Profiling",
-    "Deploying": "Deploying",
-    "Ready": "Ready",
-    "Failed": "Failed",
-}
-_DGDR_PHASE_TO_STATE = {
-    "Pending": "Pending",
-    "Profiling": "Profiling",
-    "Ready": "Ready",
-    "Deploying": "Deploying",
-    "Deployed": "Ready",
-    "Failed": "Failed",
-}
-
-
-def _dgdr_to_beta(obj: Obj) -> Obj:
-    spec, out = obj.get("spec") or {}, {}
-    _copy_keys(spec, out, ("model", "backend", "autoApply"))
-    profiling = spec.get("profilingConfig") or {}
-    if profiling.get("profilerImage"):
-        out["image"] = profiling["profilerImage"]
-    if "useMocker" in spec:
-        out["features"] = {"mocker": {"enabled": spec["useMocker"]}}
-    body: Obj = {"spec": out}
-    if "status" in obj:
-        status, st = obj["status"], {}
-        if status.get("state") in _DGDR_STATE_TO_PHASE:
-            st["phase"] = _DGDR_STATE_TO_PHASE[status["state"]]
-        _copy_keys(status, st, ("conditions", "observedGeneration"))
-        deployment = status.get("deployment") or {}
-        if deployment.get("name"):
-            st["dgdName"] = deployment["name"]
-        if "generatedDeployment" in status:
-            st["profilingResults"] = {"selectedConfig": copy_tree(status["generatedDeployment"])}
-        body["status"] = st
-    return body
-
-
-def _dgdr_to_alpha(obj: Obj) -> Obj:
-    spec = obj.get("spec") or {}
-    out: Obj = {"model": spec.get("model", ""), "backend": spec.get("backend", "auto")}
-    _copy_keys(spec, out, ("autoApply",))
-    out["profilingConfig"] = {"profilerImage": spec.get("image", "")}
-    mocker = (spec.get("features") or {}).get("mocker") or {}
-    if "enabled" in mocker:
-        out["useMocker"] = mocker["enabled"]
-    body: Obj = {"spec": out}
-    if "status" in obj:
-        status, st = obj["status"], {}
-        if status.get("phase") in _DGDR_PHASE_TO_STATE:
-            st["state"] = _DGDR_PHASE_TO_STATE[status["phase"]]
-        _copy_keys(status, st, ("conditions", "observedGeneration"))
-        if status.get("dgdName"):
-            st["deployment"] = {"name": status["dgdName"]}
-        selected = (status.get("profilingResults") or {}).get("selectedConfig")
-        if isinstance(selected, dict) and "apiVersion" in selected and "kind" in selected:
-            st["generatedDeployment"] = copy_tree(selected)
-        body["status"] = st
-    return body
-
-
 Mapper = Callable[[Obj], Obj]
 _MAPPERS: dict[str, tuple[Mapper, Mapper]] = {
     "DynamoGraphDeployment": (_dgd_to_beta, _dgd_to_alpha),
     "DynamoComponentDeployment": (_dcd_to_beta, _dcd_to_alpha),
-    "DynamoGraphDeploymentRequest": (_dgdr_to_beta, _dgdr_to_alpha),
+    "DynamoGraphDeploymentRequest": (dgdr_conversion.to_beta, dgdr_conversion.to_alpha),
     "DynamoGraphDeploymentScalingAdapter": (
         lambda o: _dgdsa(o, to_beta=True),
         lambda o: _dgdsa(o, to_beta=False),
@@ -649,10 +576,13 @@ def convert(obj: Obj, to_version: str) -> Obj:
     back = _map(dst, from_version)
     records: list[Obj] = []
     _diff(_body(back), _body(src), [], records)
+    if (src.get("metadata") or {}).get("annotations") == {} and (
+        records or (dst.get("metadata") or {}).get("annotations")
+    ):
+        # An annotation (ours, or one a mapping keeps a field in) lands in an empty map; removing it later
+        # must leave the map, not drop it.
+        records.append({"path": ["metadata", "annotations"], "set": {}})
     if records:
-        if (src.get("metadata") or {}).get("annotations") == {}:
-            # Our annotation lands in an empty map; removing it later must leave the map, not drop it.
-            records.append({"path": ["metadata", "annotations"], "set": {}})
         records.sort(key=lambda r: json.dumps(r["path"]))  # stable text across repeated conversions
         metadata = dst.setdefault("metadata", {})
         metadata.setdefault("annotations", {})[annotation_for(from_version)] = json.dumps(

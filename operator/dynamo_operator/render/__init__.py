@@ -7,7 +7,10 @@
   the model headless Service, the EPP ConfigMap and a GPU memory service's ResourceClaimTemplate.
 * ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
   NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``; its EPP's InferencePool and
-  Istio DestinationRule, ``epp.py``).
+  Istio DestinationRule, ``epp.py``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount,
+  RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so
+  ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on the
+  profiler's output and is not previewed).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -19,6 +22,7 @@ from __future__ import annotations
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
+from .dgdr_job import DGDR_KIND, request_children
 from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import render_dgd_children
@@ -47,7 +51,10 @@ def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
 def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
-    if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
+    if isinstance(obj, dict) and obj.get("kind") == DGDR_KIND:
+        role = ctx.config("rbac", "dgdrProfilingClusterRoleName")
+        out = request_children(obj, ctx.config("images", "profiler"), ctx.config("images", "operator"), role)
+    elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         out: list[dict] = []
         for child in render_graph(obj, ctx):
             out.append(child)

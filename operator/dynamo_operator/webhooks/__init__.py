@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import registry
-from dynamo_operator.api.config import effective, lookup
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
 from dynamo_operator.certsecret import service_hosts
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, INTEGRATION_GROUPS
 from dynamo_operator.runtime.discovery import ApiGroupDetector
@@ -118,6 +118,7 @@ def _admission_app(
             operator_version=getattr(manager.settings, "operator_version", None),
             grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, ttl),
             checkpoint_enabled=checkpoint_enabled,
+            profiler_image=lookup(doc, "images.profiler", DEFAULT_PROFILER_IMAGE),
             dra_enabled=ApiGroupDetector(
                 manager.client, INTEGRATION_GROUPS[DRA], lookup(doc, "dra.enabled", None), ttl
             ),

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.api.registry import GROUP, KINDS
 from dynamo_operator.runtime.httpserver import HTTPServer, Limits, MiB, Request, Response
 from dynamo_operator.runtime.log import get_logger
@@ -98,6 +99,7 @@ class AdmissionSettings:
     operator_version: str | None = None
     grove_enabled: Callable[[], bool] = lambda: False
     checkpoint_enabled: bool = True
+    profiler_image: str = DEFAULT_PROFILER_IMAGE  # images.profiler: a DGDR's default profiler
     # DRA on (dra.enabled, else resource.k8s.io/v1 served) and the InferencePool API served; unknown = on
     dra_enabled: Callable[[], bool] = lambda: True
     inference_pool_served: Callable[[], bool] = lambda: True
@@ -197,6 +199,7 @@ class WebhookApp:
             operator_usernames=self.settings.operator_usernames,
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
+            profiler_image=self.settings.profiler_image,
             dra_enabled=self.settings.dra_enabled(),
             inference_pool_served=self.settings.inference_pool_served(),
         )

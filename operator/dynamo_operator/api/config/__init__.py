@@ -28,6 +28,10 @@ KIND = "OperatorConfiguration"
 # this project's operator image at this version: what the chart runs unless told otherwise (never a
 # floating tag; the chart passes the image it deploys, digest included, through images.operator)
 OPERATOR_IMAGE = f"ghcr.io/dynamo-platform/dynamo-operator:{__version__}"
+# a DynamoGraphDeploymentRequest's profiler when it names none (v1beta1 ``spec.image``): upstream defaults
+# it to dynamo-planner at the operator's Dynamo release; this is the release of the API reference we
+# implement (its examples name dynamo-planner:1.2.1). The chart sets images.profiler from dgdr.profilerImage.
+DEFAULT_PROFILER_IMAGE = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1"
 
 DEFAULTS: dict[str, Any] = {
     "server": {
@@ -53,7 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "gpu": {"discoveryEnabled": True},
     "logging": {"level": "info", "format": "json"},
     "security": {"enableHTTP2": False},
-    "images": {"operator": OPERATOR_IMAGE},
+    "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
     "mpi": {"sshNetworkPolicy": False},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}

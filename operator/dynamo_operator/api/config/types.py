@@ -696,6 +696,14 @@ class ImagesConfiguration(ApiModel):
             "(dynamo-operator publish-profiling-output)."
         ),
     )
+    profiler: str | None = Field(
+        None,
+        description=(
+            "Profiler is the DGDR profiling Job's profiler image when a request names none\n"
+            "(v1beta1 spec.image, v1alpha1 spec.profilingConfig.profilerImage); admission writes it\n"
+            "into the request (upstream's --dgdr-default-image)."
+        ),
+    )
 
 
 class NATSAuthConfiguration(ApiModel):

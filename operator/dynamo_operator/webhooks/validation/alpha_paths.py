@@ -5,6 +5,7 @@ translated into the shape the user wrote (``spec.components[1].sharedMemorySize`
 from __future__ import annotations
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.dgdr_conversion import BLOB_FIELDS
 from dynamo_operator.render.names import MAIN_CONTAINER
 
 from .field import Path
@@ -81,6 +82,16 @@ def to_alpha_path(kind: str, path: Path, beta: dict, alpha: dict) -> Path:
         return path
     if kind == "DynamoGraphDeploymentScalingAdapter" and path[:3] == ("spec", "dgdRef", "componentName"):
         return ("spec", "dgdRef", "serviceName", *path[3:])
-    if kind == "DynamoGraphDeploymentRequest" and path == ("spec", "image"):
+    if kind == "DynamoGraphDeploymentRequest":
+        return _dgdr_path(path)
+    return path
+
+
+def _dgdr_path(path: Path) -> Path:
+    """A DGDR's typed v1beta1 field as the key of the v1alpha1 profiler blob that holds it."""
+    if path == ("spec", "image"):
         return ("spec", "profilingConfig", "profilerImage")
+    for alpha_path, beta_path, _ in BLOB_FIELDS:
+        if path[1 : 1 + len(beta_path)] == beta_path and path[:1] == ("spec",):
+            return ("spec", "profilingConfig", "config", *alpha_path, *path[1 + len(beta_path) :])
     return path

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.render import gms, multinode
 from dynamo_operator.render.context import grove_pathway as render_grove_pathway
 from dynamo_operator.render.epp import POOL_API_VERSION
@@ -43,6 +44,8 @@ class Context:
     # Grove detected/enabled for this operator (the DGD annotation nvidia.com/enable-grove may still opt out)
     grove_enabled: bool = False
     checkpoint_enabled: bool = True
+    # a DynamoGraphDeploymentRequest's profiler when it names none (images.profiler)
+    profiler_image: str = DEFAULT_PROFILER_IMAGE
     # DRA on for this operator (dra.enabled, else resource.k8s.io/v1 served): GPU memory service needs it
     dra_enabled: bool = True
     # the Gateway API Inference Extension's InferencePool API is served: an epp component needs it

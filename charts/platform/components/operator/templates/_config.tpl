@@ -71,6 +71,10 @@ mpi:
 images:
   # the profiling Job's output-copier runs the operator's own image (digest included when pinned)
   operator: {{ include "dynamo-operator.image" . | quote }}
+  {{- with .Values.dgdr.profilerImage }}
+  # a DynamoGraphDeploymentRequest's profiler when it names none
+  profiler: {{ . | quote }}
+  {{- end }}
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:

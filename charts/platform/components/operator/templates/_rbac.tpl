@@ -7,7 +7,7 @@ code that calls it.
 
 Namespaced rules are granted cluster-wide by a ClusterRole, or in the target namespace by a Role in
 namespace-restricted mode. Nothing here grants get on Secrets outside the release namespace, writes on
-Secrets other than the webhook certificate by name, or any verb on Nodes.
+Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery).
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
 # controllers/dgd.py, dgdr.py (informer, cached_or_live get; DGDR creates the generated graph),
@@ -64,6 +64,10 @@ Secrets other than the webhook certificate by name, or any verb on Nodes.
 - apiGroups: [""]
   resources: ["serviceaccounts"]
   verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/dgdr.py: a DGDR's modelCache.pvcName must name an existing claim before profiling starts.
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get"]
 # controllers/dynamomodel.py: a base model's endpoints are its worker pods (label-selected informer).
 - apiGroups: [""]
   resources: ["pods"]
@@ -165,6 +169,14 @@ Secrets other than the webhook certificate by name, or any verb on Nodes.
     - dynamographdeploymentrequests.nvidia.com
     - dynamographdeploymentscalingadapters.nvidia.com
   verbs: ["patch"]
+{{- if .Values.gpuDiscovery.enabled }}
+# controllers/dgdr.py discover_gpus (render/gpu.py): a DGDR without hardware.gpuSku/numGpusPerNode learns
+# them from the GPU nodes' labels and allocatable GPUs (a list; Nodes carry no secrets). Cluster-wide only:
+# a restricted operator gets no node access and asks for the hardware in the request (seed 002).
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["list"]
+{{- end }}
 # controllers/dcd.py, dgd.py (controllers/gms.py, Wiring.device_classes_watched): a GPU memory service
 # component waits for the DeviceClass it claims from (an informer; cluster-scoped, no secrets in it).
 - apiGroups: ["resource.k8s.io"]
