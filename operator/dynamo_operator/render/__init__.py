@@ -10,7 +10,11 @@
   Istio DestinationRule, ``epp.py``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount,
   RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so
   ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on the
-  profiler's output and is not previewed).
+  profiler's output and is not previewed); the DGD's scaling adapters (``scaling.render_adapters``, what the
+  DGD controller creates for components with ``scalingAdapter``); for a DynamoCheckpoint, its checkpoint Job
+  (while ``checkpoint.enabled``); for a DynamoModel or a scaling adapter, nothing (their controllers create
+  no objects), nor for objects outside the nvidia.com group (a user's ConfigMap in the same manifest).
+  ``tests/unit/test_render_every_object.py`` holds this to what the controllers create.
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -19,7 +23,9 @@ annotation, and no ownerReferences (controllers add those). Bad input raises ``R
 
 from __future__ import annotations
 
-from . import names
+from dynamo_operator.api.conversion import convert
+
+from . import checkpoint, names
 from .component import render_dcd_children
 from .context import RenderContext
 from .dgdr_job import DGDR_KIND, request_children
@@ -29,6 +35,7 @@ from .graph import render_dgd_children
 from .hashing import content_hash
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
+from .scaling import render_adapters
 from .validate import to_v1beta1
 
 
@@ -48,6 +55,27 @@ def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
     return render_dcd_children(obj, ctx or RenderContext())
 
 
+# kinds whose controllers create no object (a model's endpoints are read; an adapter writes its graph)
+CREATES_NOTHING = ("DynamoModel", "DynamoGraphDeploymentScalingAdapter")
+CHECKPOINT_KIND = "DynamoCheckpoint"
+
+
+def _ours(obj: dict) -> bool:
+    """An object of the operator's API group (anything else in a manifest is applied as is)."""
+    return str(obj.get("apiVersion", "")).split("/")[0] == names.V1BETA1.split("/")[0]
+
+
+def _checkpoint_children(ckpt: dict, ctx: RenderContext) -> list[dict]:
+    """The Job the DynamoCheckpoint controller creates for a new checkpoint, from the same step and
+    builder, with the configuration's gate and base path."""
+    wire = ckpt if str(ckpt.get("apiVersion", "")).endswith("/v1alpha1") else convert(ckpt, "v1alpha1")
+    enabled = bool(ctx.config("checkpoint", "enabled"))
+    if not checkpoint.step(wire, None, enabled).create_job:
+        return []
+    base = ctx.config("checkpoint", "storage", "pvc", "basePath") or checkpoint.DEFAULT_BASE_PATH
+    return [checkpoint.checkpoint_job(wire, str(base))]
+
+
 def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
@@ -65,6 +93,11 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
         if policy is not None:
             out.append(policy)
         out.extend(epp_graph_objects(beta, ctx))  # the EPP's InferencePool / DestinationRule (ditto)
+        out.extend(render_adapters(beta))  # the DGD controller's AdapterSync creates these
+    elif isinstance(obj, dict) and (obj.get("kind") in CREATES_NOTHING or not _ours(obj)):
+        out = []  # a ConfigMap beside a graph in one manifest is the user's: the operator creates nothing
+    elif isinstance(obj, dict) and obj.get("kind") == CHECKPOINT_KIND:
+        out = _checkpoint_children(obj, ctx)
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()
