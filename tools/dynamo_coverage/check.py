@@ -7,6 +7,7 @@ empty and ``python -m dynamo_coverage --check`` prints it.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 import shutil
@@ -19,9 +20,9 @@ from . import index
 from .registry import entries, pending
 from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target
 from .samples import base_object
-from .status import Acts, Pending, Refused, Status, StorageOnly
+from .status import Acts, Converted, Pending, Refused, Status, StorageOnly, Unresolved
 
-KNOWN_OWNERS = ("p2ingress", "p2dgdr", "p2ckpt", "harden2", "lead")
+KNOWN_OWNERS = ("p2ingress", "p2ckpt", "harden2")  # branches in flight (brief of issue 21)
 
 
 def covering_parents(rows: dict[str, Row], table: dict[str, Status]) -> dict[str, str]:
@@ -90,16 +91,33 @@ def _entry_problems(row: Row, status: Status, rows: dict[str, Row], run: bool) -
     elif isinstance(status, StorageOnly):
         if status.quote not in " ".join(row.description.split()):
             yield f"storage-only quote {status.quote!r} is not in the field's description (the seed's text)"
+    elif isinstance(status, Converted):
+        from . import converted
+
+        yield from converted.problems(row)
+        if status.via not in rows:
+            yield f"via {status.via}: no such row"
+        elif not _acts_or_pending(status.via, rows):
+            yield f"via {status.via}: that row does not act (it must, for this one to)"
+    elif isinstance(status, Unresolved):
+        yield from ()
     elif isinstance(status, Pending):
         yield "is both pending and listed as a real entry"
 
 
+def _acts_or_pending(key: str, rows: dict[str, Row]) -> bool:
+    """A ``Converted`` row's target acts (or its owner's branch is about to make it act)."""
+    table = entries()
+    status = table.get(key) or pending().get(key)
+    return isinstance(status, Acts | Converted | Pending) or key in covering_parents(rows, table)
+
+
 def _acts_problems(row: Row, status: Acts, rows: dict[str, Row]) -> Iterator[str]:
-    if not status.code or not status.tests:
-        yield "acts needs the code that reads it and a test"
+    if not status.code:
+        yield "acts needs the code that reads it (a test is optional: without one the table says untested)"
     yield from _code_problems(row, status.code)
     for ref in status.tests:
-        yield from _test_problems(ref)
+        yield from _test_problems(ref, row)
     if status.via is not None and status.via not in rows:
         yield f"via {status.via}: no such row"
 
@@ -114,6 +132,11 @@ def _code_problems(row: Row, refs: tuple[str, ...]) -> Iterator[str]:
             yield err
         elif not index.mentions(func, row.json, row.python):
             yield f"{ref} does not mention {row.json!r}"
+        elif not index.in_context(func, context(row), siblings(row)):
+            yield (
+                f"{ref} mentions {row.json!r} but none of the names it is reached through "
+                f"({', '.join(sorted(context(row))[:4])}) nor another field of its type: another field's"
+            )
 
 
 def _template_path(ref: str):
@@ -127,11 +150,72 @@ def _template_problems(row: Row, ref: str) -> Iterator[str]:
     path = _template_path(ref)
     if path is None or not path.is_file():
         yield f"{ref}: no such template"
-    elif not re.search(rf"\.{re.escape(row.json)}\b", path.read_text()):
+    elif not _template_reads(row, path):
         yield f"{ref} does not read .{row.json}"
+    elif dead_env(row, path):
+        yield f"{ref} only passes it as env {dead_env(row, path)}, which no operator code reads"
 
 
-def _test_problems(ref: str) -> Iterator[str]:
+_ENV_VALUE = re.compile(r"- name: (\w+)\s*\n\s*value: \{\{-? \$?\.Values\.([\w.]+)")
+
+
+@functools.cache
+def _operator_source() -> str:
+    return "\n".join(p.read_text() for p in (REPO / "operator").rglob("*.py"))
+
+
+def dead_env(row: Row, path) -> str | None:
+    """The env var a template writes the value into when no operator code reads that variable."""
+    dotted = row.key.split(":", 2)[2] if row.key.startswith("chart:") else ""
+    if "components/operator/" not in path.as_posix():  # etcd, NATS... read their own env
+        return None
+    for name, value_path in _ENV_VALUE.findall(path.read_text()):
+        if value_path == dotted and f'"{name}"' not in _operator_source():
+            return name
+    return None
+
+
+def _template_reads(row: Row, path) -> bool:
+    """The template reads the value: ``.name``; a map above it passed whole (``toYaml .Values.a.b``); or, in
+    Chart.yaml, a table the umbrella imports (``import-values: child: exports.platform``)."""
+    text = path.read_text()
+    if path.name == "Chart.yaml":
+        return bool(re.search(rf"\b{re.escape(row.json)}\b", text))
+    if re.search(rf"\.{re.escape(row.json)}\b", text):
+        return True
+    parts = row.key.split(":", 2)[2].split(".") if row.key.startswith("chart:") else []
+    for i in range(len(parts) - 1, 0, -1):  # ``toYaml .Values.a.resources |`` or ``toYaml $h.resources |``
+        if re.search(rf"toYaml \$?[\w.$]*\.{re.escape(parts[i - 1])}\s*\|", text):
+            return True
+    return False
+
+
+# names too common to tell one type's field from another's
+GENERIC = frozenset(
+    {"name", "namespace", "type", "enabled", "spec", "status", "items", "value", "key", "kind"}
+)
+
+
+def context(row: Row) -> set[str]:
+    """The JSON names of the fields the row's type is reached through (``services``, ``restart``...)."""
+    out: set[str] = set()
+    for where in row.appears:
+        parts = where.split(" ", 1)[-1].split(".")
+        out.update(p for p in parts[1:] if p not in ("spec", "status"))
+    return out - GENERIC
+
+
+@functools.cache
+def _siblings(type_key: str) -> frozenset[str]:
+    return frozenset(r.json for r in all_rows().values() if r.type_key == type_key)
+
+
+def siblings(row: Row) -> set[str]:
+    """The other fields of the row's type (a function handed the struct reads several of them)."""
+    return set(_siblings(row.type_key)) - {row.json} - GENERIC if row.type_key else set()
+
+
+def _test_problems(ref: str, row: Row | None = None) -> Iterator[str]:
     if ref.startswith("helm:"):
         file, _, name = ref.removeprefix("helm:").partition("::")
         chart, _, rest = file.partition("/")
@@ -145,6 +229,8 @@ def _test_problems(ref: str) -> Iterator[str]:
     func, err = index.resolve_test(ref)
     if func is None:
         yield err
+    elif row is not None and row.type_key and not index.mentions_test(func, row.json, row.python):
+        yield f"{ref} never names {row.json!r}: not a test of this field"
 
 
 # ------------------------------------------------------------------------------------------- refusals
@@ -222,4 +308,5 @@ def _install_refusal(status: Refused) -> Iterator[str]:
     if proc.returncode == 0:
         yield f"helm template accepted {status.sample}"
     elif status.message not in proc.stderr:
-        yield f"helm template refused {status.sample} without {status.message!r}: {proc.stderr.strip()[-300:]}"
+        tail = proc.stderr.strip()[-300:]
+        yield f"helm template refused {status.sample} without {status.message!r}: {tail}"

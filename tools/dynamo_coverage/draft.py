@@ -27,6 +27,7 @@ _CODE_ORDER = (
     "dynamo_plugin",
 )
 _NEVER = ("api.", "webhooks.validation", "render.validate")
+CONVERSIONS = ("api.conversion", "api.dgdr_conversion")  # the api modules that act: v1alpha1 <-> v1beta1
 
 
 def _layer(ref: str) -> int:
@@ -55,11 +56,11 @@ def code_candidates(row: Row) -> list[str]:
             continue
         mod = ref.split(":")[0]
         score = -len(ctx & toks)
-        if alpha and mod == "api.conversion":
+        if alpha and mod in CONVERSIONS:
             found.append((-99, score, len(toks), ref))
         elif alpha and row.section == "api" and _converted(row):
             continue  # a converted kind's v1alpha1 field acts through its conversion
-        elif not mod.startswith(_NEVER):
+        elif mod in CONVERSIONS or not mod.startswith(_NEVER):
             found.append((score, _layer(ref), len(toks), ref))
     return [r for *_, r in sorted(found)]
 
@@ -89,8 +90,8 @@ def test_candidates(row: Row, code: str | None) -> list[str]:
             continue
         unit = ref.startswith("tests/unit/")
         related = bool(stem) and stem in ref.split("::")[0]
-        if code and code.startswith("api.conversion"):
-            related = "test_api_conversion" in ref
+        if code and code.startswith(CONVERSIONS):
+            related = "conversion" in ref
         found.append((-len(ctx & toks), not related, not unit, len(toks), ref))
     return [r for *_, r in sorted(found)]
 
@@ -101,7 +102,7 @@ def api_entry(row: Row) -> str:
     tests = test_candidates(row, code)
     if not code or not tests:
         return f"        # TODO {row.json!r}: code={code} test={tests[:1]}"
-    via = via_guess(row) if code.startswith("api.conversion") else None
+    via = via_guess(row) if code.startswith(CONVERSIONS) else None
     extra = f', via="{via}"' if via else ""
     return f'        "{row.json}": acts("{code}", "{tests[0]}"{extra}),'
 

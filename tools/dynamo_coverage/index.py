@@ -78,7 +78,8 @@ def function_tokens(path: Path, func: ast.AST) -> set[str]:
 
 
 def resolve_code(ref: str) -> tuple[ast.AST | None, str]:
-    """(file, AST) of ``module:qualname`` (``dynamo_operator.`` implied for a bare module path), or an error."""
+    """(file, AST) of ``module:qualname`` (``dynamo_operator.`` implied for a bare module path), or an
+    error."""
     module, _, qual = ref.partition(":")
     if not module.startswith("dynamo_"):
         module = f"dynamo_operator.{module}"
@@ -107,6 +108,19 @@ def resolve_test(ref: str) -> tuple[ast.AST | None, str]:
 
 def mentions(found: tuple[Path, ast.AST], json_name: str, python_name: str = "") -> bool:
     toks = function_tokens(*found)
+    return json_name in toks or bool(python_name and python_name in toks)
+
+
+def in_context(found: tuple[Path, ast.AST], context: set[str], siblings: set[str]) -> bool:
+    """The function is about the field's type: it names a field the type is reached through, or another
+    of the type's fields. A top-level field (no context, no siblings) passes."""
+    if not context and not siblings:
+        return True
+    return bool(function_tokens(*found) & (context | siblings))
+
+
+def mentions_test(func: ast.AST, json_name: str, python_name: str = "") -> bool:
+    toks = tokens_of(func)
     return json_name in toks or bool(python_name and python_name in toks)
 
 

@@ -56,11 +56,25 @@ _ALPHA_DCD = {
         "extraPodSpec": {"mainContainer": {"image": "runtime:1"}},
     },
 }
+_ALPHA_DGDR = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoGraphDeploymentRequest",
+    "metadata": {"name": "r", "namespace": "ns"},
+    "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm"},
+}
+_ALPHA_DGDSA = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoGraphDeploymentScalingAdapter",
+    "metadata": {"name": "a", "namespace": "ns"},
+    "spec": {"replicas": 1, "dgdRef": {"name": "g", "serviceName": "Frontend"}},
+}
 BASES = {
     ("DynamoGraphDeployment", "v1beta1"): _BETA_DGD,
     ("DynamoGraphDeployment", "v1alpha1"): _ALPHA_DGD,
     ("DynamoComponentDeployment", "v1beta1"): _BETA_DCD,
     ("DynamoComponentDeployment", "v1alpha1"): _ALPHA_DCD,
+    ("DynamoGraphDeploymentRequest", "v1alpha1"): _ALPHA_DGDR,
+    ("DynamoGraphDeploymentScalingAdapter", "v1alpha1"): _ALPHA_DGDSA,
 }
 
 

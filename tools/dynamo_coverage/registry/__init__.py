@@ -6,10 +6,10 @@ only). One module per area, each a dict ``type key -> {JSON name: status}`` (API
 from __future__ import annotations
 
 from ..status import Pending, Status
-from . import api_alpha, api_beta, api_common, chart, config
+from . import api_alpha, api_beta, api_common, chart, config, unresolved
 from .pending import PENDING
 
-_TYPES = (api_beta.TYPES, api_alpha.TYPES, api_common.TYPES, config.TYPES)
+_TYPES = (api_beta.TYPES, api_alpha.TYPES, api_common.TYPES, config.TYPES, unresolved.TYPES)
 
 
 def entries() -> dict[str, Status]:

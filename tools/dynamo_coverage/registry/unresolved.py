@@ -1,0 +1,148 @@
+"""Registry entries (see the package docstring): drafted with ``python -m dynamo_coverage --draft`` and
+held to the strict checks of ``check`` (the code names the field and its context, the test names the
+field); an ``acts`` without a test is shown as untested."""
+
+from __future__ import annotations
+
+from ..status import Converted, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+
+TYPES: dict[str, dict[str, Status]] = {
+    "v1alpha1.ConfigMapKeySelector": {
+        "key": Unresolved(
+            "setting spec.profilingConfig.configMapRef.key on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+        "name": Unresolved(
+            "setting spec.profilingConfig.configMapRef.name on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.DeploymentOverridesSpec": {
+        "namespace": Unresolved(
+            "setting spec.deploymentOverrides.namespace on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+        "workersImage": Unresolved(
+            "setting spec.deploymentOverrides.workersImage on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.DeploymentStatus": {
+        "namespace": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
+    },
+    "v1alpha1.DynamoComponentDeploymentSharedSpec": {
+        "dynamoNamespace": Unresolved(
+            "setting spec.services.dynamoNamespace on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
+        ),
+        "serviceName": Unresolved(
+            "setting spec.services.serviceName on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.DynamoComponentDeploymentSpec": {
+        "dynamoNamespace": Unresolved(
+            "setting spec.dynamoNamespace on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentRequestSpec": {
+        "enableGpuDiscovery": Unresolved(
+            "setting spec.enableGpuDiscovery on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentRequestStatus": {
+        "backend": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
+    },
+    "v1alpha1.DynamoModelSpec": {
+        "modelType": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
+    "v1alpha1.GPUMemoryServiceSpec": {
+        "deviceClassName": Unresolved(
+            "setting spec.gpuMemoryService.deviceClassName on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
+        ),
+        "extraClientContainers": Unresolved(
+            "setting spec.gpuMemoryService.extraClientContainers on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.KvTransferPolicy": {
+        "domain": Unresolved("converted to v1beta1.KvTransferPolicy.domain, which is unresolved itself"),
+        "enforcement": Unresolved(
+            "converted to v1beta1.KvTransferPolicy.enforcement, which is unresolved itself"
+        ),
+        "labelKey": Unresolved("converted to v1beta1.KvTransferPolicy.labelKey, which is unresolved itself"),
+        "preferredWeight": Unresolved(
+            "converted to v1beta1.KvTransferPolicy.preferredWeight, which is unresolved itself"
+        ),
+    },
+    "v1alpha1.PlacementStatus": {
+        "score": Unresolved("converted to v1beta1.PlacementStatus.score, which is unresolved itself"),
+    },
+    "v1alpha1.PodSnapshotReference": {
+        "uid": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
+    "v1alpha1.PodSnapshotStatus": {
+        "conditions": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
+    "v1alpha1.ProfilingConfigSpec": {
+        "outputPVC": Unresolved(
+            "setting spec.profilingConfig.outputPVC on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
+        ),
+    },
+    "v1alpha1.ServiceReplicaStatus": {
+        "scheduledReplicas": Unresolved(
+            "converted to v1beta1.ComponentReplicaStatus.scheduledReplicas, which is unresolved itself"
+        ),
+    },
+    "v1beta1.ComponentReplicaStatus": {
+        "scheduledReplicas": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.DynamoGraphDeploymentRequestSpec": {
+        "searchStrategy": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.HardwareSpec": {
+        "interconnect": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "rdma": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.KvTransferPolicy": {
+        "domain": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "enforcement": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "labelKey": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "preferredWeight": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.ParetoConfig": {
+        "config": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.PlacementStatus": {
+        "score": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.SLASpec": {
+        "e2eLatency": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "optimizationType": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+    "v1beta1.WorkloadSpec": {
+        "concurrency": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+        "requestRate": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
+        ),
+    },
+}
