@@ -20,7 +20,7 @@ from . import index
 from .registry import entries, pending
 from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target
 from .samples import base_object
-from .status import Acts, Converted, Pending, Refused, Status, StorageOnly, Unresolved
+from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved
 
 KNOWN_OWNERS = ("p2ingress", "p2ckpt", "harden2")  # branches in flight (brief of issue 21)
 
@@ -99,6 +99,13 @@ def _entry_problems(row: Row, status: Status, rows: dict[str, Row], run: bool) -
             yield f"via {status.via}: no such row"
         elif not _acts_or_pending(status.via, rows):
             yield f"via {status.via}: that row does not act (it must, for this one to)"
+    elif isinstance(status, Rendered):
+        from . import converted
+
+        func, err = index.resolve_code(status.code)
+        if func is None:
+            yield err
+        yield from converted.rendered_problems(row)
     elif isinstance(status, Unresolved):
         yield from ()
     elif isinstance(status, Pending):
@@ -109,7 +116,7 @@ def _acts_or_pending(key: str, rows: dict[str, Row]) -> bool:
     """A ``Converted`` row's target acts (or its owner's branch is about to make it act)."""
     table = entries()
     status = table.get(key) or pending().get(key)
-    return isinstance(status, Acts | Converted | Pending) or key in covering_parents(rows, table)
+    return isinstance(status, Acts | Converted | Rendered | Pending) or key in covering_parents(rows, table)
 
 
 def _acts_problems(row: Row, status: Acts, rows: dict[str, Row]) -> Iterator[str]:

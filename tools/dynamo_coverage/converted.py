@@ -118,3 +118,31 @@ def problems(row: Row) -> Iterator[str]:
     if before == after:
         path = ".".join(k for k, _ in steps)
         yield f"converted: setting {path} on a {kind} v1alpha1 changes nothing in its v1beta1 form"
+
+
+def rendered_problems(row: Row) -> Iterator[str]:
+    """A ``Rendered`` entry's proof: setting the field on the kind's minimal object changes what
+    ``render_all`` (the controllers' functions) renders for it."""
+    from dynamo_operator.render import RenderContext, render_all
+
+    from .samples import BASES
+
+    places = [w for w in row.appears if (w.split(" ")[0], w.split(" ")[1].split(".")[0]) in BASES]
+    if not places:
+        yield "rendered: no minimal object of the kinds the field is reached from (add one to samples)"
+        return
+    where = places[0]
+    kind, version = where.split(" ")[0], where.split(" ")[1].split(".")[0]
+    base = base_object(kind, version)
+    steps = list(_steps(row, where))
+    changed = copy.deepcopy(base)
+    _set(changed, steps, sample_value(steps[-1][1]))
+    ctx = RenderContext()
+    try:
+        before, after = render_all(copy.deepcopy(base), ctx), render_all(changed, ctx)
+    except Exception as exc:
+        yield f"rendered: the sample cannot be rendered ({exc})"
+        return
+    if before == after:
+        path = ".".join(k for k, _ in steps)
+        yield f"rendered: setting {path} on a {kind} {version} changes nothing render_all renders"

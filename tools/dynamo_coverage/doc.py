@@ -9,7 +9,7 @@ from typing import Any
 from . import index
 from .check import coverage
 from .rows import REPO, Row, all_rows
-from .status import Acts, Converted, Pending, Refused, StorageOnly, Unresolved
+from .status import Acts, Converted, Pending, Refused, Rendered, StorageOnly, Unresolved
 
 DOC = REPO / "docs" / "api-coverage.md"
 _SCHEMA_KEYS = ("enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
@@ -109,6 +109,8 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
         return "acts", _refs(what.code) + via, _refs(what.tests) or "**untested**"
     if isinstance(what, Converted):
         return "acts", f"converted to `{what.via}` (checked: it changes the v1beta1 object)", "coverage test"
+    if isinstance(what, Rendered):
+        return "acts", f"`{what.code}` (checked: setting it changes what render shows)", "coverage test"
     if isinstance(what, Unresolved):
         return "unresolved", what.why, "-"
     if isinstance(what, Refused):

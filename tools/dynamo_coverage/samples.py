@@ -68,12 +68,19 @@ _ALPHA_DGDSA = {
     "metadata": {"name": "a", "namespace": "ns"},
     "spec": {"replicas": 1, "dgdRef": {"name": "g", "serviceName": "Frontend"}},
 }
+_BETA_DGDR = {
+    "apiVersion": "nvidia.com/v1beta1",
+    "kind": "DynamoGraphDeploymentRequest",
+    "metadata": {"name": "r", "namespace": "ns"},
+    "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm"},
+}
 BASES = {
     ("DynamoGraphDeployment", "v1beta1"): _BETA_DGD,
     ("DynamoGraphDeployment", "v1alpha1"): _ALPHA_DGD,
     ("DynamoComponentDeployment", "v1beta1"): _BETA_DCD,
     ("DynamoComponentDeployment", "v1alpha1"): _ALPHA_DCD,
     ("DynamoGraphDeploymentRequest", "v1alpha1"): _ALPHA_DGDR,
+    ("DynamoGraphDeploymentRequest", "v1beta1"): _BETA_DGDR,
     ("DynamoGraphDeploymentScalingAdapter", "v1alpha1"): _ALPHA_DGDSA,
 }
 

@@ -67,6 +67,15 @@ class Converted:
 
 
 @dataclass(frozen=True)
+class Rendered:
+    """The field acts on what the controllers render: setting it on the kind's minimal object changes
+    ``render_all``'s output (checked by ``converted.rendered_problems``); ``code`` names where."""
+
+    code: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Unresolved:
     """No evidence yet that the row acts, is refused or is stored only because the seed says so: listed,
     shown and counted so it is not silently left out; the coverage test fails when one is added."""
@@ -83,7 +92,7 @@ class Pending:
     note: str = ""
 
 
-Status = Acts | Refused | StorageOnly | Converted | Unresolved | Pending
+Status = Acts | Refused | StorageOnly | Converted | Rendered | Unresolved | Pending
 
 
 def acts(
@@ -115,6 +124,7 @@ __all__ = [
     "Converted",
     "Pending",
     "Refused",
+    "Rendered",
     "Status",
     "StorageOnly",
     "Unresolved",

@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
 TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.Autoscaling": {
@@ -13,6 +13,9 @@ TYPES: dict[str, dict[str, Status]] = {
         "maxReplicas": StorageOnly("Deprecated: This field is ignored."),
         "metrics": StorageOnly("Deprecated: This field is ignored."),
         "minReplicas": StorageOnly("Deprecated: This field is ignored."),
+    },
+    "v1alpha1.ConfigMapKeySelector": {
+        "name": Rendered("render.dgdr_job:profiling_job"),
     },
     "v1alpha1.DeploymentOverridesSpec": {
         "annotations": acts(
@@ -102,6 +105,7 @@ TYPES: dict[str, dict[str, Status]] = {
         "componentType": acts(
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
+        "dynamoNamespace": StorageOnly("Deprecated: not used;"),
         "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
@@ -153,6 +157,7 @@ TYPES: dict[str, dict[str, Status]] = {
         "componentType": acts(
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
+        "dynamoNamespace": StorageOnly("Deprecated: not used;"),
         "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
@@ -223,6 +228,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
             via="v1beta1.DynamoGraphDeploymentRequestSpec.backend",
         ),
+        "enableGpuDiscovery": StorageOnly("DEPRECATED: This field is deprecated"),
         "model": acts(
             "api.dgdr_conversion:spec_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
@@ -510,6 +516,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.dgdr_conversion:_job_override_from_alpha",
             "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
         ),
+        "outputPVC": Rendered("render.dgdr_job:profiling_job"),
         "profilerImage": acts(
             "api.dgdr_conversion:spec_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",

@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
 TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.CompilationCacheConfig": {
@@ -215,6 +215,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.dgdr:cluster_errors",
             "tests/unit/test_webhooks_dgdr.py::test_the_profiler_image_is_defaulted_on_create_only",
         ),
+        "searchStrategy": Rendered("render.dgdr_job:profiler_spec"),
     },
     "v1beta1.DynamoGraphDeploymentRequestStatus": {
         "conditions": acts(
@@ -351,10 +352,12 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.gpu:needs_discovery",
             "tests/unit/test_render_dgdr_job.py::test_discovered_hardware_fills_what_the_request_leaves_out",
         ),
+        "interconnect": Rendered("render.dgdr_job:profiler_spec"),
         "numGpusPerNode": acts(
             "render.gpu:needs_discovery",
             "tests/unit/test_render_dgdr_job.py::test_discovered_hardware_fills_what_the_request_leaves_out",
         ),
+        "rdma": Rendered("render.dgdr_job:profiler_spec"),
         "totalGpus": acts(
             "render.gpu:needs_discovery",
             "tests/unit/test_render_dgdr_job.py::test_discovered_hardware_fills_what_the_request_leaves_out",
@@ -472,10 +475,12 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1beta1.SLASpec": {
+        "e2eLatency": Rendered("render.dgdr_job:profiler_spec"),
         "itl": acts(
             "api.dgdr_conversion:_move",
             "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
         ),
+        "optimizationType": Rendered("render.dgdr_job:profiler_spec"),
         "ttft": acts(
             "api.dgdr_conversion:_move",
             "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
@@ -495,6 +500,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1beta1.WorkloadSpec": {
+        "concurrency": Rendered("render.dgdr_job:profiler_spec"),
         "isl": acts(
             "api.dgdr_conversion:_move",
             "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
@@ -503,5 +509,6 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.dgdr_conversion:_move",
             "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
         ),
+        "requestRate": Rendered("render.dgdr_job:profiler_spec"),
     },
 }

@@ -4,15 +4,12 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
 TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.ConfigMapKeySelector": {
         "key": Unresolved(
             "setting spec.profilingConfig.configMapRef.key on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "name": Unresolved(
-            "setting spec.profilingConfig.configMapRef.name on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
         ),
     },
     "v1alpha1.DeploymentOverridesSpec": {
@@ -27,21 +24,8 @@ TYPES: dict[str, dict[str, Status]] = {
         "namespace": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
     },
     "v1alpha1.DynamoComponentDeploymentSharedSpec": {
-        "dynamoNamespace": Unresolved(
-            "setting spec.services.dynamoNamespace on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
         "serviceName": Unresolved(
             "setting spec.services.serviceName on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
-    "v1alpha1.DynamoComponentDeploymentSpec": {
-        "dynamoNamespace": Unresolved(
-            "setting spec.dynamoNamespace on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
-    "v1alpha1.DynamoGraphDeploymentRequestSpec": {
-        "enableGpuDiscovery": Unresolved(
-            "setting spec.enableGpuDiscovery on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
         ),
     },
     "v1alpha1.DynamoGraphDeploymentRequestStatus": {
@@ -77,11 +61,6 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.PodSnapshotStatus": {
         "conditions": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
     },
-    "v1alpha1.ProfilingConfigSpec": {
-        "outputPVC": Unresolved(
-            "setting spec.profilingConfig.outputPVC on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
     "v1alpha1.ServiceReplicaStatus": {
         "scheduledReplicas": Unresolved(
             "converted to v1beta1.ComponentReplicaStatus.scheduledReplicas, which is unresolved itself"
@@ -89,19 +68,6 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.ComponentReplicaStatus": {
         "scheduledReplicas": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-    },
-    "v1beta1.DynamoGraphDeploymentRequestSpec": {
-        "searchStrategy": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-    },
-    "v1beta1.HardwareSpec": {
-        "interconnect": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "rdma": Unresolved(
             "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
         ),
     },
@@ -126,22 +92,6 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.PlacementStatus": {
         "score": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-    },
-    "v1beta1.SLASpec": {
-        "e2eLatency": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "optimizationType": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-    },
-    "v1beta1.WorkloadSpec": {
-        "concurrency": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "requestRate": Unresolved(
             "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
         ),
     },
