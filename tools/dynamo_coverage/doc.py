@@ -89,7 +89,12 @@ def _field_info(row: Row) -> Any:
 def validated(row: Row) -> str:
     found = _schema_markers(row)
     if row.type_key:
-        refs = sorted(r for r, toks in _validation_index().items() if row.json in toks)
+        from .check import context, siblings
+
+        about = context(row) | siblings(row)  # the rule names the field in its context, not just the word
+        refs = sorted(
+            r for r, toks in _validation_index().items() if row.json in toks and (not about or toks & about)
+        )
         found += [f"`{r}`" for r in refs[:2]] + ([f"+{len(refs) - 2}"] if len(refs) > 2 else [])
     return ", ".join(found) or "-"
 
