@@ -137,7 +137,7 @@ def rendered_problems(row: Row) -> Iterator[str]:
     steps = list(_steps(row, where))
     changed = copy.deepcopy(base)
     _set(changed, steps, sample_value(steps[-1][1]))
-    ctx = RenderContext()
+    ctx = RenderContext(operator_config={"checkpoint": {"enabled": True}})  # a checkpoint's Job shows
     try:
         before, after = render_all(copy.deepcopy(base), ctx), render_all(changed, ctx)
     except Exception as exc:

@@ -74,6 +74,15 @@ _BETA_DGDR = {
     "metadata": {"name": "r", "namespace": "ns"},
     "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm"},
 }
+_ALPHA_CHECKPOINT = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "DynamoCheckpoint",
+    "metadata": {"name": "c", "namespace": "ns"},
+    "spec": {
+        "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+        "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "runtime:1"}]}}},
+    },
+}
 BASES = {
     ("DynamoGraphDeployment", "v1beta1"): _BETA_DGD,
     ("DynamoGraphDeployment", "v1alpha1"): _ALPHA_DGD,
@@ -81,6 +90,7 @@ BASES = {
     ("DynamoComponentDeployment", "v1alpha1"): _ALPHA_DCD,
     ("DynamoGraphDeploymentRequest", "v1alpha1"): _ALPHA_DGDR,
     ("DynamoGraphDeploymentRequest", "v1beta1"): _BETA_DGDR,
+    ("DynamoCheckpoint", "v1alpha1"): _ALPHA_CHECKPOINT,
     ("DynamoGraphDeploymentScalingAdapter", "v1alpha1"): _ALPHA_DGDSA,
 }
 

@@ -51,7 +51,13 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
             via="v1beta1.DynamoCheckpointIdentity.backendFramework",
         ),
+        "dtype": Rendered("render.checkpoint:checkpoint_id"),
+        "dynamoVersion": Rendered("render.checkpoint:checkpoint_id"),
+        "extraParameters": Rendered("render.checkpoint:checkpoint_id"),
+        "maxModelLen": Rendered("render.checkpoint:checkpoint_id"),
         "model": Converted("v1beta1.DynamoCheckpointIdentity.model"),
+        "pipelineParallelSize": Rendered("render.checkpoint:checkpoint_id"),
+        "tensorParallelSize": Rendered("render.checkpoint:checkpoint_id"),
     },
     "v1alpha1.DynamoCheckpointJobConfig": {
         "activeDeadlineSeconds": acts(

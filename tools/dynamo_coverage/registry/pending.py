@@ -25,24 +25,6 @@ PENDING: dict[str, Pending] = {
     "config.MPIConfiguration.sshSecretNamespace": Pending(
         "p2ingress", "the MPI SSH Secret copied where the pods are"
     ),
-    "v1alpha1.DynamoCheckpointIdentity.dtype": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointIdentity.dynamoVersion": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointIdentity.extraParameters": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointIdentity.maxModelLen": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointIdentity.pipelineParallelSize": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointIdentity.tensorParallelSize": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
     "v1alpha1.DynamoCheckpointStatus.identityHash": Pending(
         "p2ckpt", "component checkpoint lifecycle / checkpoint status"
     ),
