@@ -25,7 +25,7 @@ from types import CodeType, FunctionType
 import pytest
 import yaml
 from dynamo_operator import controllers
-from dynamo_operator.render import RenderContext, render_all
+from dynamo_operator.render import RenderContext, ours, render_all
 from test_render_gms import epp_graph, gms_graph
 
 REPO = Path(__file__).resolve().parents[2]
@@ -163,7 +163,7 @@ def controller_producers() -> dict[FunctionType, str]:
 
 def _docs(path: Path) -> list[dict]:
     """The objects of a file, with the namespace ``render`` gives those that name none."""
-    docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and d.get("kind")]
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and ours(d)]
     for d in docs:
         d.setdefault("metadata", {}).setdefault("namespace", "default")
     return docs

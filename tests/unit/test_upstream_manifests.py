@@ -134,5 +134,6 @@ def test_the_render_command_previews_them_all(tmp_path):
         check=False,
     )
     assert run.returncode == 0, run.stderr
+    assert "nvidia-config: not an nvidia.com object, applied as is" in run.stderr  # the user's ConfigMap
     kinds = {d["kind"] for d in yaml.safe_load_all(run.stdout) if d}
     assert {"DynamoComponentDeployment", "Deployment", "LeaderWorkerSet", "Service"} <= kinds, kinds

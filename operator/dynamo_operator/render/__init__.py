@@ -13,7 +13,8 @@
   profiler's output and is not previewed); the DGD's scaling adapters (``scaling.render_adapters``, what the
   DGD controller creates for components with ``scalingAdapter``); for a DynamoCheckpoint, its checkpoint Job
   (while ``checkpoint.enabled``); for a DynamoModel or a scaling adapter, nothing (their controllers create
-  no objects), nor for objects outside the nvidia.com group (a user's ConfigMap in the same manifest).
+  no objects). ``render`` skips objects outside the nvidia.com group (a user's ConfigMap in the same
+  manifest) with a note on stderr.
   ``tests/unit/test_render_every_object.py`` holds this to what the controllers create.
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
@@ -60,8 +61,9 @@ CREATES_NOTHING = ("DynamoModel", "DynamoGraphDeploymentScalingAdapter")
 CHECKPOINT_KIND = "DynamoCheckpoint"
 
 
-def _ours(obj: dict) -> bool:
-    """An object of the operator's API group (anything else in a manifest is applied as is)."""
+def ours(obj: dict) -> bool:
+    """An object of the operator's API group (anything else in a manifest is applied as is; ``render``
+    skips it with a note, ``render_all`` refuses it)."""
     return str(obj.get("apiVersion", "")).split("/")[0] == names.V1BETA1.split("/")[0]
 
 
@@ -94,8 +96,8 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             out.append(policy)
         out.extend(epp_graph_objects(beta, ctx))  # the EPP's InferencePool / DestinationRule (ditto)
         out.extend(render_adapters(beta))  # the DGD controller's AdapterSync creates these
-    elif isinstance(obj, dict) and (obj.get("kind") in CREATES_NOTHING or not _ours(obj)):
-        out = []  # a ConfigMap beside a graph in one manifest is the user's: the operator creates nothing
+    elif isinstance(obj, dict) and obj.get("kind") in CREATES_NOTHING and ours(obj):
+        out = []
     elif isinstance(obj, dict) and obj.get("kind") == CHECKPOINT_KIND:
         out = _checkpoint_children(obj, ctx)
     else:
@@ -116,6 +118,7 @@ __all__ = [
     "RenderError",
     "build_index",
     "content_hash",
+    "ours",
     "render_all",
     "render_component",
     "render_graph",
