@@ -104,3 +104,24 @@ def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
     assert wait_until(lambda: not _groups_served(env), timeout, interval=0.5), (
         f"API groups still served after deleting their CRDs: {_groups_served(env)}"
     )
+
+
+# Optional integrations the operator detects (EPP's InferencePool, Istio's DestinationRule): vendored,
+# minimal, installed only where a test wants the operator to see them.
+INTEGRATION_CRD_FILES = [
+    REPO_ROOT / "tests/fixtures/crds/gaie/inference.networking.k8s.io_inferencepools.yaml",
+    REPO_ROOT / "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml",
+]
+
+
+def install_integration_crds(cluster, timeout: float = 60) -> None:
+    for path in INTEGRATION_CRD_FILES:
+        subprocess.run(
+            ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(path)],
+            env=cluster.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        wait_established(cluster.api_client(), yaml.safe_load(path.read_text())["metadata"]["name"], timeout)
