@@ -223,6 +223,21 @@ TYPES: dict[str, dict[str, Status]] = {
             via="v1beta1.DynamoComponentDeploymentStatus.podSelector",
         ),
     },
+    "v1alpha1.DynamoGraphDeploymentExperimentalSpec": {
+        "kvTransferPolicy": refused(
+            "admission",
+            {
+                "spec.experimental.kvTransferPolicy": {
+                    "labelKey": "topology.kubernetes.io/zone",
+                    "domain": "zone",
+                }
+            },
+            "is not supported by this operator: topology-aware KV-cache routing",
+            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+        ),
+    },
     "v1alpha1.DynamoGraphDeploymentRequestSpec": {
         "autoApply": acts(
             "api.dgdr_conversion:spec_to_beta",
@@ -453,11 +468,6 @@ TYPES: dict[str, dict[str, Status]] = {
         "labels": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
-        ),
-    },
-    "v1alpha1.KvTransferPolicy": {
-        "clusterTopologyName": acts(
-            "api.conversion:_dgd_to_alpha", (), via="v1beta1.KvTransferPolicy.clusterTopologyName"
         ),
     },
     "v1alpha1.ModelReference": {

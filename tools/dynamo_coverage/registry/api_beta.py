@@ -198,6 +198,21 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_scaling.py::test_adapter_converts_to_the_storage_version_with_service_name",
         ),
     },
+    "v1beta1.DynamoGraphDeploymentExperimentalSpec": {
+        "kvTransferPolicy": refused(
+            "admission",
+            {
+                "spec.experimental.kvTransferPolicy": {
+                    "labelKey": "topology.kubernetes.io/zone",
+                    "domain": "zone",
+                }
+            },
+            "is not supported by this operator: topology-aware KV-cache routing",
+            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
+            kind="DynamoGraphDeployment",
+            version="v1beta1",
+        ),
+    },
     "v1beta1.DynamoGraphDeploymentRequestSpec": {
         "autoApply": acts(
             "api.dgdr_conversion:spec_to_beta",
@@ -366,9 +381,6 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.gpu:needs_discovery",
             "tests/unit/test_render_dgdr_job.py::test_discovered_hardware_fills_what_the_request_leaves_out",
         ),
-    },
-    "v1beta1.KvTransferPolicy": {
-        "clusterTopologyName": acts("api.conversion:_dgd_to_alpha", ()),
     },
     "v1beta1.MockerSpec": {
         "enabled": acts(

@@ -42,16 +42,6 @@ TYPES: dict[str, dict[str, Status]] = {
             "setting spec.gpuMemoryService.extraClientContainers on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
         ),
     },
-    "v1alpha1.KvTransferPolicy": {
-        "domain": Unresolved("converted to v1beta1.KvTransferPolicy.domain, which is unresolved itself"),
-        "enforcement": Unresolved(
-            "converted to v1beta1.KvTransferPolicy.enforcement, which is unresolved itself"
-        ),
-        "labelKey": Unresolved("converted to v1beta1.KvTransferPolicy.labelKey, which is unresolved itself"),
-        "preferredWeight": Unresolved(
-            "converted to v1beta1.KvTransferPolicy.preferredWeight, which is unresolved itself"
-        ),
-    },
     "v1alpha1.PlacementStatus": {
         "score": Unresolved("converted to v1beta1.PlacementStatus.score, which is unresolved itself"),
     },
@@ -68,20 +58,6 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.ComponentReplicaStatus": {
         "scheduledReplicas": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-    },
-    "v1beta1.KvTransferPolicy": {
-        "domain": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "enforcement": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "labelKey": Unresolved(
-            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
-        ),
-        "preferredWeight": Unresolved(
             "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
         ),
     },
