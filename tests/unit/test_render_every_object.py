@@ -8,8 +8,9 @@ ones that return a plan (the DGDR phase machine's ``Step``) into the render func
 ``render_all`` is run on a corpus (the examples, the upstream fixtures, and graphs using each feature
 with a child of its own) under a profiler: every producer must be called by ``render_all``, and every
 object a producer returns during a run must be in that run's output (render drops nothing the controllers'
-functions build). A controller that starts creating objects from a new function fails the first check
-until ``render_all`` calls it too.
+functions build; a producer called inside another builds an intermediate, and on the Grove pathway the
+DCDs built become the PodCliqueSet's cliques). A controller that starts creating objects from a new
+function fails the first check until ``render_all`` calls it too.
 """
 
 from __future__ import annotations
@@ -33,8 +34,11 @@ CONTROLLERS = Path(controllers.__file__).parent
 SINKS = {"apply", "_apply", "create", "create_child"}
 RENDER = "dynamo_operator.render"
 ALL_DETECTED = frozenset({"dra", "inferencePool", "istio", "lws"})  # multinode needs an orchestrator
+DCD = "DynamoComponentDeployment"
+GROVE = "__grove__"  # a corpus entry rendered on the Grove pathway as well
 CONFIG = {
     "checkpoint": {"enabled": True},
+    "security": {"workloads": {"restrictedSecurityContext": True}},
     "mpi": {
         "sshSecretName": "mpi-run-ssh-secret",
         "sshSecretNamespace": "dynamo-system",
@@ -185,7 +189,16 @@ def corpus() -> list[tuple[str, dict]]:
             "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "runtime:1"}]}}},
         },
     }
-    return [*out, ("gms", gms_graph()), ("epp", epp_graph()), ("checkpoint", checkpoint)]
+    ckpt_graph = gms_graph()  # a component with a graph-managed checkpoint (p2ckpt)
+    ckpt_graph["spec"]["components"][1]["experimental"] = {"checkpoint": {"enabled": True}}
+    grove = [(f"{n} (grove)", {**d, GROVE: True}) for n, d in out if "multinode" in str(d.get("spec"))]
+    extra = [
+        ("gms", gms_graph()),
+        ("epp", epp_graph()),
+        ("checkpoint", checkpoint),
+        ("graph-ckpt", ckpt_graph),
+    ]
+    return [*out, *grove, *extra]
 
 
 def _is_object(value: object) -> bool:
@@ -199,13 +212,21 @@ def _identity(obj: dict) -> tuple:
 def render_traced(doc: dict, watched: dict[CodeType, FunctionType]) -> tuple[list[dict], dict]:
     """render_all's output, and per watched function the objects it returned during the run."""
     returned: dict[FunctionType, list[dict]] = {}
+    depth = [0]  # watched frames active: a producer called inside another builds an intermediate
 
     def profile(frame, event, arg):
-        if event == "return" and frame.f_code in watched:
+        if frame.f_code not in watched:
+            return
+        if event == "call":
+            depth[0] += 1
+        elif event == "return":
+            depth[0] -= 1
             values = arg if isinstance(arg, list) else [arg]
-            returned.setdefault(watched[frame.f_code], []).extend(v for v in values if _is_object(v))
+            found = [v for v in values if _is_object(v)] if depth[0] == 0 else []
+            returned.setdefault(watched[frame.f_code], []).extend(found)
 
-    ctx = RenderContext(operator_config=CONFIG, detected=ALL_DETECTED)
+    detected = ALL_DETECTED | ({"grove"} if doc.pop(GROVE, False) else set())
+    ctx = RenderContext(operator_config=CONFIG, detected=frozenset(detected))
     sys.setprofile(profile)
     try:
         out = render_all(doc, ctx)
@@ -254,6 +275,8 @@ def test_render_drops_nothing_a_producer_built(traced):
     lost = []
     for name, out, returned in runs:
         shown = {_identity(o) for o in out}
+        if any(o["kind"] == "PodCliqueSet" for o in out):  # Grove: the DCDs built become its cliques
+            shown |= {_identity(o) for objs in returned.values() for o in objs if o["kind"] == DCD}
         for func, objs in returned.items():
             lost += [f"{name}: {func.__name__} -> {_identity(o)}" for o in objs if _identity(o) not in shown]
     assert not lost, lost

@@ -22,7 +22,7 @@ from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target
 from .samples import base_object
 from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved
 
-KNOWN_OWNERS = ("p2ingress", "p2ckpt", "harden2")  # branches in flight (brief of issue 21)
+KNOWN_OWNERS = ("p2ingress",)  # branches in flight (p2ckpt and harden2 have merged)
 
 
 def covering_parents(rows: dict[str, Row], table: dict[str, Status]) -> dict[str, str]:
@@ -142,7 +142,7 @@ def _code_problems(row: Row, refs: tuple[str, ...]) -> Iterator[str]:
         elif not index.in_context(func, context(row), siblings(row)):
             yield (
                 f"{ref} mentions {row.json!r} but none of the names it is reached through "
-                f"({', '.join(sorted(context(row))[:4])}) nor another field of its type: another field's"
+                f"({', '.join(sorted(context(row))[:4])}) nor another field of its type"
             )
 
 
@@ -214,12 +214,13 @@ def context(row: Row) -> set[str]:
 
 @functools.cache
 def _siblings(type_key: str) -> frozenset[str]:
-    return frozenset(r.json for r in all_rows().values() if r.type_key == type_key)
+    same = [r for r in all_rows().values() if r.type_key == type_key]
+    return frozenset([r.json for r in same] + [r.python for r in same if r.python])
 
 
 def siblings(row: Row) -> set[str]:
     """The other fields of the row's type (a function handed the struct reads several of them)."""
-    return set(_siblings(row.type_key)) - {row.json} - GENERIC if row.type_key else set()
+    return set(_siblings(row.type_key)) - {row.json, row.python} - GENERIC if row.type_key else set()
 
 
 def _test_problems(ref: str, row: Row | None = None) -> Iterator[str]:

@@ -88,6 +88,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.checkpoint:step",
             "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
         ),
+        "identityHash": acts(
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
+        ),
         "jobName": acts(
             "render.dgdr:_profiling",
             "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
@@ -598,6 +602,8 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.ServiceCheckpointConfig": {
+        "checkpointRef": Converted("v1beta1.ComponentCheckpointConfig.checkpointRef"),
+        "deletionPolicy": Converted("v1beta1.ComponentCheckpointConfig.deletionPolicy"),
         "enabled": acts(
             "api.conversion:_experimental_to_beta",
             "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
@@ -605,12 +611,20 @@ TYPES: dict[str, dict[str, Status]] = {
         "mode": acts(
             "api.conversion:_experimental_to_beta", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
         ),
+        "startupPolicy": Converted("v1beta1.ComponentCheckpointConfig.startupPolicy"),
+        "targetContainerName": Converted("v1beta1.ComponentCheckpointConfig.targetContainerName"),
     },
     "v1alpha1.ServiceCheckpointJobConfig": {
         "podTemplate": acts(
             "api.conversion:_shared_to_beta",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
         ),
+    },
+    "v1alpha1.ServiceCheckpointStatus": {
+        "checkpointID": Converted("v1beta1.ComponentCheckpointStatus.checkpointID"),
+        "checkpointName": Converted("v1beta1.ComponentCheckpointStatus.checkpointName"),
+        "identityHash": Converted("v1beta1.ComponentCheckpointStatus.identityHash"),
+        "ready": Converted("v1beta1.ComponentCheckpointStatus.ready"),
     },
     "v1alpha1.ServiceReplicaStatus": {
         "availableReplicas": Converted("v1beta1.ComponentReplicaStatus.availableReplicas"),

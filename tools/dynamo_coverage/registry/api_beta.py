@@ -19,8 +19,12 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.ComponentCheckpointConfig": {
         "checkpointRef": acts(
-            "render.env:checkpoint_env",
-            "tests/unit/test_render_defaults.py::test_checkpoint_ref_uses_known_hash",
+            "render.graph_checkpoint:plan_checkpoints",
+            "tests/integration/test_graph_checkpoint_cluster.py::test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_ready",
+        ),
+        "deletionPolicy": acts(
+            "render.graph_checkpoint:plan_checkpoints",
+            "tests/unit/test_render_graph_checkpoint.py::test_what_the_component_runs_names_its_checkpoint",
         ),
         "enabled": acts(
             "render.gms:_gms_problems",
@@ -29,6 +33,10 @@ TYPES: dict[str, dict[str, Status]] = {
         "mode": acts(
             "render.gms:_gms_problems",
             "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+        ),
+        "startupPolicy": acts(
+            "render.graph_checkpoint:_point_dcd_at",
+            "tests/unit/test_render_graph_checkpoint.py::test_what_the_component_runs_names_its_checkpoint",
         ),
         "targetContainerName": acts(
             "render.checkpoint:_target",
@@ -43,8 +51,20 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.ComponentCheckpointStatus": {
         "checkpointID": acts(
-            "render.checkpoint:checkpoint_job",
-            "tests/integration/test_checkpoint_cluster.py::test_enabled_checkpoint_runs_its_job_to_ready",
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_wait_for_checkpoint_holds_replicas_at_zero_until_ready",
+        ),
+        "checkpointName": acts(
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
+        ),
+        "identityHash": acts(
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
+        ),
+        "ready": acts(
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_wait_for_checkpoint_holds_replicas_at_zero_until_ready",
         ),
     },
     "v1beta1.ComponentReplicaStatus": {
@@ -89,12 +109,27 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.DynamoCheckpointIdentity": {
         "backendFramework": acts(
-            "render.env:checkpoint_identity_hash",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            "render.graph_checkpoint:auto_checkpoint",
+            "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
         ),
+        "dtype": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_render_defaults.py::test_identity_hash_is_upstreams_normalised_form",
+        ),
+        "dynamoVersion": acts("render.checkpoint_ids:identity_hash", ()),
+        "extraParameters": acts("render.checkpoint_ids:identity_hash", ()),
+        "maxModelLen": acts("render.checkpoint_ids:identity_hash", ()),
         "model": acts(
             "render.pod:pod_metadata",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+        "pipelineParallelSize": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_render_graph_checkpoint.py::test_auto_checkpoint_is_dgd_scoped_named_labelled_and_runs_the_components_own_pod",
+        ),
+        "tensorParallelSize": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_render_defaults.py::test_identity_hash_is_upstreams_normalised_form",
         ),
     },
     "v1beta1.DynamoComponentDeploymentSharedSpec": {
@@ -219,8 +254,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_dgdr.py::test_auto_apply_off_stops_at_ready_with_the_generated_spec",
         ),
         "backend": acts(
-            "render.env:checkpoint_identity_hash",
-            "tests/unit/test_render_defaults.py::test_multinode_vllm_sglang_workers_lose_all_probes_leaders_keep_them",
+            "render.graph_checkpoint:_identity",
+            "tests/unit/test_render_graph_checkpoint.py::test_render_all_lists_the_checkpoint_first_and_refuses_what_cannot_act",
         ),
         "image": acts(
             "render.dgdr_job:profiler_spec",

@@ -355,6 +355,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/registry-secret.yaml",
             "helm:operator/tests/observability_test.yaml::registry Secret from credentials",
         ),
+        "dynamo.enableRestrictedSecurityContext": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::passes the restricted security context option through the configuration, not an env var",
+        ),
         "dynamo.groveTerminationDelay": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
@@ -404,6 +408,22 @@ VALUES: dict[str, dict[str, Status]] = {
         "dynamo.mpiRun.sshKeygen.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/install_hooks_test.yaml::no certificate Job outside auto mode, no MPI Job without keygen",
+        ),
+        "dynamo.podTemplateChecks.action": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allow": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allowedCapabilities": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allowedServiceAccounts": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
         ),
         "enabled": acts(
             "tpl:operator/templates/_config.tpl",

@@ -27,7 +27,8 @@ TYPES: dict[str, dict[str, Status]] = {
             ("api.config.unsupported:unsupported_errors",),
         ),
         "basePath": acts(
-            "render.env:checkpoint_env", "tests/unit/test_render_defaults.py::test_checkpoint_env_pvc"
+            "render.env:checkpoint_env",
+            "tests/unit/test_webhooks_validation.py::test_checkpoint_volume_name_clash_is_refused_naming_the_volume_and_the_fix",
         ),
         "create": refused(
             "config",
@@ -316,6 +317,30 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "serviceName": acts(
             "webhooks:_where", "tests/unit/test_webhooks_validation.py::test_defaulting_standalone_dcd_name"
+        ),
+    },
+    "config.WorkloadPodTemplateConfiguration": {
+        "action": acts(
+            "webhooks.validation.pod_policy:PodTemplatePolicy.from_config",
+            "tests/unit/test_webhooks_pod_privileges.py::test_deny_refuses_what_a_request_adds_and_only_warns_about_what_was_there",
+        ),
+        "allow": acts(
+            "webhooks.validation.pod_policy:PodTemplatePolicy.from_config",
+            "tests/unit/test_webhooks_pod_privileges.py::test_allow_lists_silence_what_they_name",
+        ),
+        "allowedCapabilities": acts(
+            "webhooks.validation.pod_policy:PodTemplatePolicy.from_config",
+            "tests/unit/test_webhooks_pod_privileges.py::test_allow_lists_silence_what_they_name",
+        ),
+        "allowedServiceAccounts": acts(
+            "webhooks.validation.pod_policy:PodTemplatePolicy.from_config",
+            "tests/unit/test_webhooks_pod_privileges.py::test_allow_lists_silence_what_they_name",
+        ),
+    },
+    "config.WorkloadSecurityConfiguration": {
+        "restrictedSecurityContext": acts(
+            "render.security:restricted",
+            "tests/integration/test_hardening_cluster.py::test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted_namespace",
         ),
     },
 }

@@ -8,9 +8,6 @@ from __future__ import annotations
 from ..status import Pending
 
 PENDING: dict[str, Pending] = {
-    "chart:operator:dynamo.enableRestrictedSecurityContext": Pending(
-        "harden2", "security.workloads.restrictedSecurityContext"
-    ),
     "chart:operator:dynamo.virtualServiceSupportsHTTPS": Pending("p2ingress", "VirtualService HTTPS"),
     "config.IngressConfiguration.controllerClassName": Pending(
         "p2ingress", "Ingress / VirtualService / PVCs"
@@ -25,12 +22,6 @@ PENDING: dict[str, Pending] = {
     "config.MPIConfiguration.sshSecretNamespace": Pending(
         "p2ingress", "the MPI SSH Secret copied where the pods are"
     ),
-    "v1alpha1.DynamoCheckpointStatus.identityHash": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.DynamoCheckpointStatus.podSnapshotName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
     "v1alpha1.IngressSpec.host": Pending("p2ingress", "Ingress / VirtualService / PVCs"),
     "v1alpha1.IngressSpec.hostPrefix": Pending("p2ingress", "Ingress / VirtualService / PVCs"),
     "v1alpha1.IngressSpec.hostSuffix": Pending("p2ingress", "Ingress / VirtualService / PVCs"),
@@ -44,69 +35,4 @@ PENDING: dict[str, Pending] = {
     "v1alpha1.PVC.size": Pending("p2ingress", "spec.pvcs[] create: true"),
     "v1alpha1.PVC.storageClass": Pending("p2ingress", "Ingress / VirtualService / PVCs"),
     "v1alpha1.PVC.volumeAccessMode": Pending("p2ingress", "Ingress / VirtualService / PVCs"),
-    "v1alpha1.PodSnapshotContentSource.nodeName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.PodSnapshotStatus.boundPodSnapshotContentName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointConfig.checkpointRef": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointConfig.deletionPolicy": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointConfig.startupPolicy": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointConfig.targetContainerName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointJobConfig.gmsClientContainers": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointStatus.checkpointID": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointStatus.checkpointName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointStatus.identityHash": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1alpha1.ServiceCheckpointStatus.ready": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.ComponentCheckpointConfig.deletionPolicy": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.ComponentCheckpointConfig.startupPolicy": Pending("p2ckpt", "WaitForCheckpoint"),
-    "v1beta1.ComponentCheckpointJobConfig.gmsClientContainers": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.ComponentCheckpointStatus.checkpointName": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.ComponentCheckpointStatus.identityHash": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.ComponentCheckpointStatus.ready": Pending("p2ckpt", "status.checkpoints"),
-    "v1beta1.DynamoCheckpointIdentity.dtype": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.DynamoCheckpointIdentity.dynamoVersion": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.DynamoCheckpointIdentity.extraParameters": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.DynamoCheckpointIdentity.maxModelLen": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.DynamoCheckpointIdentity.pipelineParallelSize": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
-    "v1beta1.DynamoCheckpointIdentity.tensorParallelSize": Pending(
-        "p2ckpt", "component checkpoint lifecycle / checkpoint status"
-    ),
 }

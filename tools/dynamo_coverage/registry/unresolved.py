@@ -23,6 +23,9 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.DeploymentStatus": {
         "namespace": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
     },
+    "v1alpha1.DynamoCheckpointStatus": {
+        "podSnapshotName": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
     "v1alpha1.DynamoComponentDeploymentSharedSpec": {
         "serviceName": Unresolved(
             "setting spec.services.serviceName on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
@@ -45,15 +48,31 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.PlacementStatus": {
         "score": Unresolved("converted to v1beta1.PlacementStatus.score, which is unresolved itself"),
     },
+    "v1alpha1.PodSnapshotContentSource": {
+        "nodeName": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
     "v1alpha1.PodSnapshotReference": {
         "uid": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
     },
     "v1alpha1.PodSnapshotStatus": {
+        "boundPodSnapshotContentName": Unresolved(
+            "the field is not reached from a v1alpha1 kind the conversion handles"
+        ),
         "conditions": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
+    },
+    "v1alpha1.ServiceCheckpointJobConfig": {
+        "gmsClientContainers": Unresolved(
+            "converted to v1beta1.ComponentCheckpointJobConfig.gmsClientContainers, which is unresolved itself"
+        ),
     },
     "v1alpha1.ServiceReplicaStatus": {
         "scheduledReplicas": Unresolved(
             "converted to v1beta1.ComponentReplicaStatus.scheduledReplicas, which is unresolved itself"
+        ),
+    },
+    "v1beta1.ComponentCheckpointJobConfig": {
+        "gmsClientContainers": Unresolved(
+            "no code found that reads it (nor a refusal, nor a seed quote saying it is ignored)"
         ),
     },
     "v1beta1.ComponentReplicaStatus": {
