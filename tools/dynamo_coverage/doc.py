@@ -31,9 +31,9 @@ evidence does not hold:
 * **refused**: the sample is run through the real check (admission `validate`, `parse_operator_config`,
   `helm template`) and must be refused with the quoted message.
 * **storage-only**: the quote must be in the field's description (the API reference's text).
-* **pending**: a branch not yet merged into main implements it (`registry/pending.py`; today only
-  p2ingress). At merge: delete that branch's rows from `PENDING`, run `make coverage-doc`,
-  add what `python -m dynamo_coverage --draft` suggests, and review it.
+* **pending**: a branch not yet merged into main implements it (`registry/pending.py`; empty now
+  that p2ingress, p2ckpt and harden2 have merged). At merge: delete that branch's rows from `PENDING`,
+  run `make coverage-doc`, add what `python -m dynamo_coverage --draft` suggests, and review it.
 * **unresolved**: no evidence yet (`registry/unresolved.py`, each with why); counted below, and the test
   fails when the count grows.
 

@@ -4,16 +4,18 @@
   pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
-  the model headless Service, the EPP ConfigMap and a GPU memory service's ResourceClaimTemplate.
+  the model headless Service, the EPP ConfigMap, a GPU memory service's ResourceClaimTemplate and its
+  Ingress / VirtualService (``ingress.py``).
 * ``render_graph_parts(dgd, ctx)``: the same, with each checkpoint-enabled component's checkpoint
   (``graph_checkpoint.py``): the DynamoCheckpoints the graph creates.
 * ``render_all(obj, ctx)``: recursive; for a DGD, its automatic DynamoCheckpoints, its DCDs and every
   DCD's children (and its MPI sshd NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``;
-  its EPP's InferencePool and Istio DestinationRule, ``epp.py``; its scaling adapters,
-  ``scaling.render_adapters``, what the DGD controller creates for components with ``scalingAdapter``);
-  for a DynamoGraphDeploymentRequest, its profiling ServiceAccount, RoleBinding (cluster-wide
-  configuration) and Job (``dgdr_job.request_children``; offline, so ``spec.hardware`` is passed as
-  written, without GPU discovery; the generated graph depends on the profiler's output and is not
+  its EPP's InferencePool and Istio DestinationRule, ``epp.py``; the claims of ``spec.pvcs`` with
+  ``create: true``, ``pvc.py``; the MPI SSH Secret's copy in its namespace, ``mpisecret.py``; its scaling
+  adapters, ``scaling.render_adapters``, what the DGD controller creates for components with
+  ``scalingAdapter``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount, RoleBinding
+  (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so ``spec.hardware`` is
+  passed as written, without GPU discovery; the generated graph depends on the profiler's output and is not
   previewed); for a DynamoCheckpoint, its checkpoint Job (while ``checkpoint.enabled``); for a DynamoModel
   or a scaling adapter, nothing (their controllers create no objects). ``render`` skips objects outside
   the nvidia.com group (a user's ConfigMap in the same manifest) with a note on stderr.
@@ -38,8 +40,10 @@ from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import GraphRender, render_dgd
 from .hashing import content_hash
+from .mpisecret import mpi_secret_copy
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
+from .pvc import graph_pvcs
 from .scaling import render_adapters
 from .security import harden_job
 from .validate import to_v1beta1
@@ -117,12 +121,13 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
-        beta = to_v1beta1(obj)
-        policy = mpi_ssh_network_policy(beta, ctx)  # the DGD controller applies it too
-        if policy is not None:
-            out.append(policy)
-        out.extend(epp_graph_objects(beta, ctx))  # the EPP's InferencePool / DestinationRule (ditto)
-        out.extend(render_adapters(beta))  # the DGD controller's AdapterSync creates these
+        graph = to_v1beta1(obj)
+        # what the DGD controller applies besides: the sshd policy, the claims, the MPI Secret's copy
+        # (shown without its data, which is the cluster's), the EPP's InferencePool / DestinationRule
+        extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_secret_copy(graph, ctx)]
+        out.extend(o for o in extra if o is not None)
+        out.extend(epp_graph_objects(graph, ctx))
+        out.extend(render_adapters(graph))  # the DGD controller's AdapterSync creates these
     elif isinstance(obj, dict) and obj.get("kind") in CREATES_NOTHING and ours(obj):
         out = []
     elif isinstance(obj, dict) and obj.get("kind") == CHECKPOINT_KIND:

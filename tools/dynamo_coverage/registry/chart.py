@@ -397,6 +397,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
+        "dynamo.mpiRun.copyToGraphNamespaces": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/mpi_secret_rbac_test.yaml::nothing without the switch",
+        ),
         "dynamo.mpiRun.networkPolicy.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy needs the API server's addresses",
@@ -424,6 +428,10 @@ VALUES: dict[str, dict[str, Status]] = {
         "dynamo.podTemplateChecks.allowedServiceAccounts": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.virtualServiceSupportsHTTPS": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
         "enabled": acts(
             "tpl:operator/templates/_config.tpl",

@@ -140,6 +140,28 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_defaults.py::test_infrastructure_env_only_when_configured",
         ),
     },
+    "config.IngressConfiguration": {
+        "controllerClassName": acts(
+            "render.graph:graph_exposure_report",
+            "tests/unit/test_render_ingress.py::test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served",
+        ),
+        "controllerTLSSecretName": acts(
+            "render.ingress:exposure",
+            "tests/unit/test_render_ingress.py::test_unset_settings_come_from_the_configuration",
+        ),
+        "hostSuffix": acts(
+            "render.ingress:full_host",
+            "tests/unit/test_render_ingress.py::test_the_configuration_exposes_frontends_of_graphs_without_an_ingress",
+        ),
+        "virtualServiceGateway": acts(
+            "render.graph:graph_exposure_report",
+            "tests/unit/test_render_ingress.py::test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served",
+        ),
+        "virtualServiceSupportsHTTPS": acts(
+            "render.ingress:endpoint_url",
+            "tests/unit/test_render_ingress.py::test_the_reported_endpoint_scheme",
+        ),
+    },
     "config.IstioMeshConfiguration": {
         "caCertificates": acts(
             "render.epp:_tls",
@@ -200,7 +222,18 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "config.MPIConfiguration": {
         "sshNetworkPolicy": acts("render.netpol:mpi_ssh_network_policy", ()),
-        "sshSecretName": acts("render.pod:_operator_volumes", ()),
+        "sshSecretCopy": acts(
+            "render.mpisecret:mpi_secret_source",
+            "tests/unit/test_render_pvc_mpisecret.py::test_no_copy_where_none_is_needed",
+        ),
+        "sshSecretName": acts(
+            "render.pod:_operator_volumes",
+            "tests/integration/test_exposure_storage_cluster.py::test_the_copy_grant_names_the_secret",
+        ),
+        "sshSecretNamespace": acts(
+            "render.mpisecret:mpi_secret_source",
+            "tests/integration/test_exposure_storage_cluster.py::test_the_mpi_secret_is_copied_where_the_pods_are",
+        ),
     },
     "config.MetricsServer": {
         "bindAddress": acts(

@@ -54,6 +54,14 @@ app.kubernetes.io/part-of: dynamo-operator
 {{- default .Release.Namespace .Values.namespaceRestriction.targetNamespace }}
 {{- end }}
 
+{{/* "true" when the operator copies the MPI SSH Secret into graph namespaces (mpi-secret-rbac.yaml,
+     configuration mpi.sshSecretCopy): dynamo.mpiRun.copyToGraphNamespaces, unless the operator manages only
+     the release namespace itself (restricted to it), where every graph mounts the original. */}}
+{{- define "dynamo-operator.mpiSecretCopy" -}}
+{{- $r := .Values.namespaceRestriction }}
+{{- if and .Values.dynamo.mpiRun.copyToGraphNamespaces (or (not $r.enabled) (ne (include "dynamo-operator.targetNamespace" .) .Release.Namespace)) }}true{{ end }}
+{{- end }}
+
 {{- define "dynamo-operator.restricted" -}}
 {{- if .Values.namespaceRestriction.enabled }}true{{ end }}
 {{- end }}
