@@ -28,6 +28,9 @@ import yaml
 from dynamo_operator import controllers
 from dynamo_operator.render import RenderContext, ours, render_all
 from test_render_gms import epp_graph, gms_graph
+from test_render_ingress import FULL, alpha_graph
+
+VS = {k: v for k, v in FULL.items() if k not in ("ingressControllerClassName", "tls")}  # no class, no cert
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROLLERS = Path(controllers.__file__).parent
@@ -110,7 +113,7 @@ def _calls(fn: ast.AST) -> list[ast.Call]:
 
 def _returns_objects(func: FunctionType) -> bool:
     ret = str(inspect.signature(func).return_annotation)
-    return "dict" in ret or "list" in ret
+    return not ret.startswith("tuple") and ("dict" in ret or "list" in ret)  # a (urls, problems) report
 
 
 def _builds_object(func: FunctionType) -> bool:
@@ -197,6 +200,8 @@ def corpus() -> list[tuple[str, dict]]:
         ("epp", epp_graph()),
         ("checkpoint", checkpoint),
         ("graph-ckpt", ckpt_graph),
+        ("ingress", alpha_graph(FULL)),  # an Ingress, and a VirtualService under istio
+        ("virtualservice", alpha_graph({**VS, "useVirtualService": True, "virtualServiceGateway": "g"})),
     ]
     return [*out, *grove, *extra]
 
@@ -292,5 +297,7 @@ def test_the_corpus_reaches_each_kind_of_child(traced):
         "InferencePool",
         "DestinationRule",
         "Job",
+        "Ingress",
+        "VirtualService",
         "NetworkPolicy",
     } <= kinds, kinds
