@@ -160,7 +160,7 @@ def summary(cov: dict) -> list[str]:
     untested = sum(1 for how, what in cov.values() if isinstance(what, Acts) and not what.tests)
     owners = collections.Counter(what.owner for how, what in cov.values() if isinstance(what, Pending))
     out += ["", f"Acting rows without a test naming them: {untested}. Pending by branch: "]
-    out[-1] += ", ".join(f"{o} {n}" for o, n in sorted(owners.items())) + "."
+    out[-1] += (", ".join(f"{o} {n}" for o, n in sorted(owners.items())) or "none") + "."
     return out
 
 
