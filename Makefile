@@ -24,6 +24,7 @@ help:
 	@echo "make cluster-up  start a local control plane and print its KUBECONFIG line"
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
+	@echo "make coverage-doc regenerate docs/api-coverage.md (what acts, is refused or stored only)"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
 	@echo "make image       build the operator image without an engine (OCI + docker-archive; prints its digest)"
@@ -58,6 +59,11 @@ lint: $(STAMP)
 .PHONY: crds
 crds: $(STAMP)
 	$(PY) -m dynamo_operator.api.crdgen --out crds
+
+# docs/api-coverage.md from the API models, the configuration and the charts' values (a test fails when stale)
+.PHONY: coverage-doc
+coverage-doc: $(STAMP)
+	$(PY) -m dynamo_coverage --write
 
 .PHONY: charts-check
 charts-check: helm-plugins
