@@ -27,6 +27,9 @@ help:
 	@echo "make coverage-doc regenerate docs/api-coverage.md (what acts, is refused or stored only)"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
+	@echo "make image       build the operator image without an engine (OCI + docker-archive; prints its digest)"
+	@echo "make images      the operator, Dynamo runtime and sandbox images for the real node"
+	@echo "make node-tools  build the real node's kubelet, kube-proxy and containerd (first time: ~10 min)"
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -69,10 +72,49 @@ charts-check: helm-plugins
 
 .PHONY: pytest
 pytest: $(STAMP) helm-plugins
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
 .PHONY: test
+# The real-node tier runs after everything else, alone (also under make -j): one real node per machine.
 test: lint pytest charts-check
+	@$(MAKE) --no-print-directory test-realnode
+
+# ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
+# Debian packages for `make image` and the real node, installed through apt-get only when missing (root).
+NODE_DEBS := mmdebstrap umoci skopeo runc containernetworking-plugins iptables conntrack nftables
+.PHONY: node-deps node-tools image images image-lock test-realnode
+node-deps:
+	@missing=$$(for p in $(NODE_DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "node-deps: missing Debian packages:" $$missing "(install them as root)" >&2; exit 1; fi; \
+	  echo "node-deps: installing" $$missing; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+node-tools:
+	bash tools/node/build-node-tools.sh
+
+# The operator image (last line: its manifest digest).
+image: $(STAMP) node-deps
+	$(PY) image/build.py operator
+
+images: image node-tools
+	$(PY) image/build.py runtime
+	$(PY) image/build.py pause
+
+# Regenerate the hashed wheel locks of the images (needs PyPI).
+image-lock: $(STAMP)
+	$(PY) image/lock.py
+
+# The serial real-node tier: only on a machine that can run a node (root, kernel features); elsewhere it is
+# skipped with one line saying why. As root the Debian packages it needs are installed first (only the missing
+# ones). One real node per machine at a time.
+test-realnode: $(STAMP) helm-plugins
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
+	if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
+	  $(MAKE) --no-print-directory node-tools images && \
+	  DYNAMO_REALNODE_TIER=1 $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
+	else echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; fi
 
 .PHONY: cluster-up cluster-down
 cluster-up: $(STAMP) tools
@@ -85,8 +127,13 @@ cluster-down: $(STAMP)
 bench: $(STAMP) tools
 	$(PY) -m bench
 
+# The demo runs on the real node where this machine can run one (it then builds what that needs first),
+# else on kwok's fake nodes; it says which and why.
 .PHONY: demo demo-down
 demo: $(STAMP) helm-plugins
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
+	if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
+	  $(MAKE) --no-print-directory node-tools images; fi
 	$(VENV)/bin/dynamo-localcluster demo
 demo-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster demo --down

@@ -19,7 +19,7 @@ CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if not any(item.get_closest_marker(m) for m in ("api", "cluster")):
+        if not any(item.get_closest_marker(m) for m in ("api", "cluster", "realnode")):
             item.add_marker(pytest.mark.unit)
 
 

@@ -142,7 +142,7 @@ def release_finalizers(cluster: Cluster, report: Report, namespaces: list[str] |
     """Take the operator's finalizer off Dynamo objects: with the operator gone nobody else would, and a
     namespace or CRD deletion would hang on it forever. Only Dynamo's kinds are listed (a kind whose CRD
     is not installed answers 404 and is skipped), and only ``FINALIZER`` is removed."""
-    for kind in dynamo_kinds(namespaced_only=True):
+    for kind in (k for k in dynamo_kinds(namespaced_only=True) if k.finalizable):
         gv = kind.api_version(kind.storage_version)
         for ns in namespaces or [None]:
             try:

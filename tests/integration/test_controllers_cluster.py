@@ -18,6 +18,7 @@ from dynamo_operator.render import RenderContext, names, render_all
 from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
     EVENTS,
+    ROLEBINDINGS,
     SERVICEACCOUNTS,
     SERVICES,
 )
@@ -140,9 +141,12 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
     preview = render_all(dgd, RenderContext())
     dgd_uid = created["metadata"]["uid"]
     for obj in preview:
-        res = {"Deployment": DEPLOYMENTS, "Service": SERVICES, "ServiceAccount": SERVICEACCOUNTS}.get(
-            obj["kind"], store.DCD
-        )
+        res = {
+            "Deployment": DEPLOYMENTS,
+            "Service": SERVICES,
+            "ServiceAccount": SERVICEACCOUNTS,
+            "RoleBinding": ROLEBINDINGS,
+        }.get(obj["kind"], store.DCD)
         live = get(client, res, obj["metadata"]["name"], ns)
         assert live is not None, obj["metadata"]["name"]
         if obj["kind"] == names.DCD_KIND:
@@ -153,7 +157,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
             == obj["metadata"]["annotations"][names.ANN_SPEC_HASH]
         )
         refs = live["metadata"]["ownerReferences"]
-        if obj["kind"] == "ServiceAccount":
+        if obj["kind"] in ("ServiceAccount", "RoleBinding"):  # shared: plain owner references
             assert refs and not any(r.get("controller") for r in refs)
         else:
             assert refs[0]["controller"] and refs[0]["blockOwnerDeletion"]

@@ -16,11 +16,13 @@ def test_demo_end_to_end_and_down(tmp_path, kube_cluster):
     # (the demo starts a control plane of its own in tmp_path).
     del kube_cluster
     demo_dir = tmp_path / "demo"
+    # --kwok: the kwok path everywhere (the real-node path is the real-node tier's, tests/realnode)
     cli = [str(REPO_ROOT / ".venv" / "bin" / "dynamo-localcluster"), "demo", "--dir", str(demo_dir)]
+    run = [*cli, "--kwok"]
     env = dict(os.environ)
     env["PATH"] = f"{REPO_ROOT / '.tools' / 'bin'}:{REPO_ROOT / '.venv' / 'bin'}:{env.get('PATH', '')}"
     try:
-        r = subprocess.run(cli, env=env, capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
+        r = subprocess.run(run, env=env, capture_output=True, text=True, timeout=600, cwd=REPO_ROOT)
         out = r.stdout + r.stderr
         assert r.returncode == 0, out
         for step in range(1, 8):

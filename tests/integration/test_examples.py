@@ -19,11 +19,12 @@ from support.processes import operator_process
 pytestmark = pytest.mark.cluster
 
 # graphs only: demo-values.yaml is Helm values, hpa-*.yaml are autoscalers that target a graph's adapters,
-# dgdr-*.yaml and dynamomodel-*.yaml are requests and models (applied in test_dgdr/test_model_cluster)
+# dgdr-*.yaml and dynamomodel-*.yaml are requests and models (applied in test_dgdr/test_model_cluster);
+# mocker-*.yaml select the real node, where the real-node tier runs them (tests/realnode/test_graph.py)
 ALL_EXAMPLES = sorted(
     p
     for p in (REPO_ROOT / "examples").glob("*.yaml")
-    if p.name != "demo-values.yaml" and not p.name.startswith(("hpa-", "dgdr-", "dynamomodel-"))
+    if p.name != "demo-values.yaml" and not p.name.startswith(("hpa-", "dgdr-", "dynamomodel-", "mocker-"))
 )
 EXAMPLES = [p for p in ALL_EXAMPLES if "multinode:" not in p.read_text()]
 # Grove off explicitly: left to auto-detection, the pathway would follow whatever grove.io CRDs another

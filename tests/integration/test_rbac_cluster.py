@@ -138,8 +138,9 @@ ALLOWED_UNUSED = {
         "the Secret's name inside that request: the audit log records the request as a patch (used)"
     ),
     ("operator", "rbac.authorization.k8s.io", "clusterroles", "bind"): (
-        "the API server's RBAC escalation check when a RoleBinding to the planner/EPP/profiling ClusterRole "
-        "is written: an authorization check inside that create, not a request of its own"
+        "the API server's RBAC escalation check when a RoleBinding to the planner/EPP/profiling/discovery "
+        "ClusterRole is written: an authorization check inside that create, not a request of its own (a "
+        "graph's discovery RoleBinding, render/discovery.py, is created in the cluster-wide lifecycle)"
     ),
 }
 

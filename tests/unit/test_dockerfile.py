@@ -1,8 +1,11 @@
-"""The operator image cannot be built here (no container engine), so its Dockerfile is at least linted,
-and checked for the properties the chart relies on."""
+"""operator/Dockerfile (for people with Docker) and `make image` (image/build.py, no engine) describe one
+image: the build reads its runtime configuration from the Dockerfile, and both install the same lock into the
+same place. The built image itself is checked against this in the real-node tier
+(tests/realnode/test_image.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -10,6 +13,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "operator" / "Dockerfile"
+
+
+def image_build():
+    spec = importlib.util.spec_from_file_location("image_build", REPO / "image" / "build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["image_build"] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def _hadolint() -> str:
@@ -24,10 +36,33 @@ def test_hadolint_is_clean():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_image_runs_as_non_root_with_the_operator_entrypoint():
+def test_the_runtime_configuration_both_builds_use():
+    cfg = image_build().dockerfile_config(DOCKERFILE)
+    assert cfg.user == "65532:65532"
+    assert cfg.entrypoint == ["dynamo-operator"]
+    assert cfg.cmd == ["run", "--config", "/etc/dynamo-operator/config.yaml"]
+    assert cfg.ports == ["8080/tcp", "8081/tcp", "9443/tcp"]
+    assert cfg.workdir == "/tmp"
+    assert cfg.env["PATH"].startswith("/opt/dynamo/bin:")
+    assert cfg.labels["org.opencontainers.image.title"] == "dynamo-operator"
+
+
+def test_only_the_operator_and_the_hooks_go_in_from_the_same_lock():
     text = DOCKERFILE.read_text()
-    assert "USER 65532:65532" in text
-    assert 'ENTRYPOINT ["dynamo-operator"]' in text
-    # every source root the distribution packages is copied into the build stage
-    for root in ("operator/dynamo_operator", "hooks/dynamo_hooks", "plugin/dynamo_plugin"):
+    for root in ("operator/dynamo_operator", "hooks/dynamo_hooks"):
         assert f"COPY {root} {root}" in text
+    for left_out in ("plugin/dynamo_plugin", "tools/dynamo_localcluster"):
+        assert left_out not in text
+    assert "--require-hashes -r image/operator/requirements.lock" in text
+    assert "image/build.py --slim-pyproject" in text
+    slim = image_build().slim_pyproject(REPO / "pyproject.toml")
+    assert 'where = ["operator", "hooks"]' in slim
+    assert "dynamo-operator = " in slim and "dynamo-hooks = " in slim
+    assert "helm-dynamo" not in slim and "dynamo-localcluster" not in slim
+
+
+def test_the_dockerfile_user_line_is_the_one_image_build_writes():
+    build = image_build()
+    script = build.install_script(build.recipes()["operator"], 0)
+    passwd_line = "dynamo:x:65532:65532::/nonexistent:/usr/sbin/nologin"
+    assert passwd_line in script and passwd_line in DOCKERFILE.read_text()

@@ -32,9 +32,9 @@ VARIANTS = {
     "cert-manager": ["dynamo-operator.webhook.certificateMode=cert-manager"],
     "keep-secrets": ["dynamo-operator.installHooks.keepSecretsOnUninstall=true"],
 }
-# The workloads' roles (planner, EPP, profiling Job) are granted to upstream Dynamo images, and the
-# metrics reader to Prometheus: not the operator's nor the hooks'.
-WORKLOAD_COMPONENTS = {"planner", "epp", "dgdr-profiling"}
+# The workloads' roles (planner, EPP, profiling Job, a graph's Kubernetes discovery) are granted to upstream
+# Dynamo images, and the metrics reader to Prometheus: not the operator's nor the hooks'.
+WORKLOAD_COMPONENTS = {"planner", "epp", "dgdr-profiling", "discovery"}
 # Resources no code of ours calls (a grant comes back with the code that uses it).
 NEVER = {
     "podgroups",
@@ -225,5 +225,5 @@ def test_uninstall_hook_kinds_are_the_api_registry_kinds() -> None:
     listed = re.search(r"\$kinds := list ((?:\"[a-z]+\" ?)+)", text)
     assert listed, "uninstall-hooks.yaml no longer defines $kinds"
     chart = listed.group(1).replace('"', "").split()
-    registry = [k.plural for k in KINDS.values() if k.scope == "Namespaced"]
+    registry = [k.plural for k in KINDS.values() if k.scope == "Namespaced" and k.finalizable]
     assert chart == registry

@@ -28,6 +28,7 @@ def test_render_frontend_and_vllm_decode_worker():
     objs = docs(run("-f", str(FIXTURES / "vllm-agg.yaml")))
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
+        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

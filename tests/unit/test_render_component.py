@@ -37,10 +37,21 @@ def by_kind(out, kind):
     return [o for o in out if o["kind"] == kind]
 
 
+def workload_of(out):
+    """The component's Deployment (the graph's discovery account comes first in the list)."""
+    return next(o for o in out if o["kind"] in ("Deployment", "LeaderWorkerSet"))
+
+
 def test_children_of_a_worker():
     out = render_component(dcd(replicas=3))
-    assert [(o["kind"], o["metadata"]["name"]) for o in out] == [("Deployment", "g-c"), ("Service", "g-c")]
-    dep = out[0]
+    assert [(o["kind"], o["metadata"]["name"]) for o in out] == [
+        # the graph's Kubernetes-discovery account, shared by its components (render/discovery.py)
+        # (its RoleBinding only when the chart configured the discovery ClusterRole)
+        ("ServiceAccount", "g-k8s-service-discovery"),
+        ("Deployment", "g-c"),
+        ("Service", "g-c"),
+    ]
+    dep = out[1]
     assert dep["apiVersion"] == "apps/v1"
     assert dep["spec"]["replicas"] == 3
     assert dep["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": "g-c"}}
@@ -54,7 +65,7 @@ def test_children_of_a_worker():
     assert labels["nvidia.com/dynamo-component"] == "C"
     assert labels["nvidia.com/dynamo-graph-deployment-name"] == "g"
     assert labels["nvidia.com/dynamo-namespace"] == "ns-g"
-    svc = out[1]
+    svc = out[2]
     assert svc["spec"]["selector"] == {"nvidia.com/selector": "g-c"}
     assert svc["spec"]["ports"] == [
         {"name": "system", "port": 9090, "targetPort": "system", "protocol": "TCP"}
@@ -63,24 +74,25 @@ def test_children_of_a_worker():
         assert o["metadata"]["namespace"] == "ns"
         assert "ownerReferences" not in o["metadata"]
         assert o["metadata"]["annotations"]["nvidia.com/dynamo-spec-hash"] == content_hash(o)
+    for o in out[3:]:  # the component's own children (the discovery account is the graph's)
         assert o["metadata"]["labels"]["nvidia.com/dynamo-component"] == "C"
 
 
 def test_default_replicas_is_one_and_zero_is_kept():
-    assert render_component(dcd())[0]["spec"]["replicas"] == 1
-    assert render_component(dcd(replicas=0))[0]["spec"]["replicas"] == 0
+    assert workload_of(render_component(dcd()))["spec"]["replicas"] == 1
+    assert workload_of(render_component(dcd(replicas=0)))["spec"]["replicas"] == 0
 
 
 def test_deployment_strategy_annotations():
     d = dcd(annotations={"nvidia.com/deployment-strategy": "Recreate"})
-    assert render_component(d)[0]["spec"]["strategy"] == {"type": "Recreate"}
+    assert workload_of(render_component(d))["spec"]["strategy"] == {"type": "Recreate"}
     d = dcd(
         annotations={
             "nvidia.com/deployment-rolling-update-max-surge": "0",
             "nvidia.com/deployment-rolling-update-max-unavailable": "50%",
         }
     )
-    assert render_component(d)[0]["spec"]["strategy"]["rollingUpdate"] == {
+    assert workload_of(render_component(d))["spec"]["strategy"]["rollingUpdate"] == {
         "maxSurge": 0,
         "maxUnavailable": "50%",
     }
@@ -104,19 +116,19 @@ def test_service_ports_per_type(ctype, port):
 
 
 def test_frontend_default_command_only_without_user_command():
-    c = render_component(dcd("frontend"))[0]["spec"]["template"]["spec"]["containers"][0]
+    c = workload_of(render_component(dcd("frontend")))["spec"]["template"]["spec"]["containers"][0]
     assert (c["command"], c["args"]) == (["python3"], ["-m", "dynamo.frontend"])
     d = dcd("frontend")
     d["spec"]["podTemplate"]["spec"]["containers"][0]["args"] = ["--router-mode", "kv"]
-    c = render_component(d)[0]["spec"]["template"]["spec"]["containers"][0]
+    c = workload_of(render_component(d))["spec"]["template"]["spec"]["containers"][0]
     assert "command" not in c and c["args"] == ["--router-mode", "kv"]
 
 
 def test_planner_service_account_and_role_binding():
     out = render_component(dcd("planner"))
-    (sa,) = by_kind(out, "ServiceAccount")
+    (_discovery, sa) = by_kind(out, "ServiceAccount")
     assert sa["metadata"] == {**sa["metadata"], "name": "planner-serviceaccount", "namespace": "ns"}
-    assert not by_kind(out, "RoleBinding")
+    assert by_kind(out, "RoleBinding") == []  # no ClusterRole configured: nothing to bind
     ctx = RenderContext(operator_config={"rbac": {"plannerClusterRoleName": "dynamo-planner"}})
     (rb,) = by_kind(render_component(dcd("planner"), ctx), "RoleBinding")
     assert rb["roleRef"] == {
@@ -181,7 +193,7 @@ def test_standalone_dcd_without_graph_label():
     d["metadata"]["labels"] = {}
     env = {
         e["name"]: e.get("value")
-        for e in render_component(d)[0]["spec"]["template"]["spec"]["containers"][0]["env"]
+        for e in workload_of(render_component(d))["spec"]["template"]["spec"]["containers"][0]["env"]
     }
     assert env["DYN_NAMESPACE"] == "ns-g-c"
     assert env["DYN_PARENT_DGD_K8S_NAME"] == "g-c"
@@ -272,12 +284,12 @@ def test_discovered_pull_secrets_are_injected_user_first_deduplicated():
     ctx = RenderContext(pull_secrets=index)
     d = dcd(sidecars=[{"name": "log", "image": "fluent/fluent-bit:3.0"}])
     d["spec"]["podTemplate"]["spec"]["imagePullSecrets"] = [{"name": "mine"}, {"name": "ngc"}]
-    spec = render_component(d, ctx)[0]["spec"]["template"]["spec"]
+    spec = workload_of(render_component(d, ctx))["spec"]["template"]["spec"]
     assert spec["imagePullSecrets"] == [{"name": "mine"}, {"name": "ngc"}, {"name": "ngc2"}, {"name": "hub"}]
 
 
 def test_no_matching_secret_means_no_image_pull_secrets():
-    spec = render_component(dcd())[0]["spec"]["template"]["spec"]
+    spec = workload_of(render_component(dcd()))["spec"]["template"]["spec"]
     assert "imagePullSecrets" not in spec
 
 
@@ -288,8 +300,8 @@ def test_pull_secret_discovery_opt_out(where):
     d = dcd(annotations=ann) if where == "dcd" else dcd()
     if where == "podTemplate":
         d["spec"]["podTemplate"]["metadata"] = {"annotations": ann}
-    assert "imagePullSecrets" not in render_component(d, ctx)[0]["spec"]["template"]["spec"]
-    assert render_component(dcd(), ctx)[0]["spec"]["template"]["spec"]["imagePullSecrets"] == [
+    assert "imagePullSecrets" not in workload_of(render_component(d, ctx))["spec"]["template"]["spec"]
+    assert workload_of(render_component(dcd(), ctx))["spec"]["template"]["spec"]["imagePullSecrets"] == [
         {"name": "ngc"}
     ]
 

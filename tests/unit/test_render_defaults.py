@@ -632,14 +632,46 @@ def test_service_accounts(ctype, sa):
     extra = {"eppConfig": {"config": {}}} if ctype == "epp" else {}
     out = objs(dcd(ctype, **extra))
     assert one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == sa
-    assert one(out, "ServiceAccount")["metadata"]["name"] == sa
+    accounts = [o["metadata"]["name"] for o in out if o["kind"] == "ServiceAccount"]
+    assert accounts == ["g-k8s-service-discovery", sa]
 
 
 @pytest.mark.parametrize("ctype", ["frontend", "worker", None])
-def test_other_types_have_no_service_account(ctype):
+def test_other_graph_components_run_as_the_discovery_account(ctype):
     out = objs(dcd(ctype))
+    assert (
+        one(out, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "g-k8s-service-discovery"
+    )
+    assert one(out, "ServiceAccount")["metadata"]["name"] == "g-k8s-service-discovery"
+    assert not [o for o in out if o["kind"] in ("Role", "RoleBinding")]  # no ClusterRole configured
+    # the chart's discovery ClusterRole (its rules: _rbac.tpl discoveryRules), bound by name, never a Role
+    ctx = RenderContext(operator_config={"rbac": {"discoveryClusterRoleName": "dp-discovery"}})
+    bound = render_component(dcd(ctype), ctx)
+    assert not [o for o in bound if o["kind"] == "Role"]
+    binding = one(bound, "RoleBinding")
+    assert binding["metadata"]["name"] == "g-k8s-service-discovery"
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "dp-discovery",
+    }
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "g-k8s-service-discovery", "namespace": "ns"}
+    ]
+    if ctype:  # the Service's EndpointSlices inherit the labels the runtime watches
+        service = one(out, "Service")
+        assert service["metadata"]["labels"]["nvidia.com/dynamo-discovery-enabled"] == "true"
+
+
+def test_no_discovery_account_on_etcd_or_without_a_graph():
+    etcd = dcd("worker")
+    etcd["metadata"]["annotations"] = {"nvidia.com/dynamo-discovery-backend": "etcd"}
+    out = objs(etcd)
     assert "serviceAccountName" not in one(out, "Deployment")["spec"]["template"]["spec"]
-    assert not [o for o in out if o["kind"] == "ServiceAccount"]
+    assert not [o for o in out if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")]
+    standalone = dcd("worker", labels=None)
+    standalone["metadata"]["labels"] = {}
+    assert not [o for o in objs(standalone) if o["kind"] == "ServiceAccount"]
 
 
 def test_user_service_account_wins():

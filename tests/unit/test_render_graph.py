@@ -147,6 +147,7 @@ def test_render_all_is_dcds_then_their_children():
     objs = render_all(load("vllm-agg.yaml"))
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
+        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

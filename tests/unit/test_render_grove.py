@@ -60,7 +60,11 @@ def test_single_node_components_are_one_clique_each():
     out = render_graph(
         dgd(component("Frontend", "frontend"), component("Worker", replicas=3, minAvailable=2)), ctx()
     )
-    assert [o["kind"] for o in out] == ["PodCliqueSet", "Service", "Service"]
+    # the graph's discovery ServiceAccount once, before the pods that run as it
+    assert [o["kind"] for o in out] == [
+        "ServiceAccount",
+        *("PodCliqueSet", "Service", "Service"),
+    ]
     pcs = pcs_of(out)
     assert pcs["apiVersion"] == "grove.io/v1alpha1"
     assert pcs["metadata"]["name"] == "g"

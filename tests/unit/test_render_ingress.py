@@ -207,7 +207,8 @@ def test_a_worker_ingress_routes_to_the_workers_service_port():
 
 def test_the_grove_pathway_exposes_the_same_way():
     objs = render_all(alpha_graph(FULL), ctx({"orchestrators": {"grove": {"enabled": True}}}))
-    assert objs[0]["kind"] == "PodCliqueSet"
+    # the graph's discovery ServiceAccount (render/discovery.py), then the PodCliqueSet
+    assert [o["kind"] for o in objs[:2]] == ["ServiceAccount", "PodCliqueSet"]
     assert ("Ingress", "llm-frontend") in exposed(objs)
 
 

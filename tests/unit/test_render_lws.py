@@ -42,8 +42,11 @@ def dcd(nodes=2, replicas=1):
 
 def test_one_leaderworkerset_of_node_count_and_its_headless_service():
     out = render_all(dcd(nodes=3, replicas=2), RenderContext(detected=frozenset({"lws"})))
-    assert [o["kind"] for o in out] == ["LeaderWorkerSet", "Service", "Service"]
-    lws, headless, svc = out
+    assert [o["kind"] for o in out] == [
+        "ServiceAccount",  # the graph's discovery account
+        *("LeaderWorkerSet", "Service", "Service"),
+    ]
+    lws, headless, svc = out[1:]
     assert lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
     assert lws["metadata"]["name"] == "g-worker-0"
     spec = lws["spec"]
@@ -99,6 +102,6 @@ def test_no_orchestrator_is_an_error_naming_the_field_and_the_fixes(ctx):
 
 def test_single_node_stays_a_deployment():
     assert [o["kind"] for o in render_all(dcd(nodes=1), RenderContext(detected=frozenset({"lws"})))] == [
-        "Deployment",
-        "Service",
+        "ServiceAccount",
+        *("Deployment", "Service"),
     ]

@@ -6,6 +6,7 @@ in ``<dir>/state.json`` for ``down``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -20,7 +21,9 @@ def main() -> None:
 
 
 @main.command()
-@click.option("--profile", type=click.Choice(["api", "cluster"]), default="cluster", show_default=True)
+@click.option(
+    "--profile", type=click.Choice(["api", "cluster", "node"]), default="cluster", show_default=True
+)
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/localcluster"))
 @click.option("--nodes", type=int, default=2, show_default=True, help="fake kwok nodes (cluster profile)")
 def up(profile: str, directory: Path, nodes: int) -> None:
@@ -31,11 +34,19 @@ def up(profile: str, directory: Path, nodes: int) -> None:
         return
     if existing:
         existing.stop()
-    cluster = LocalCluster(directory, profile=profile, nodes=nodes, tie_to_parent=False)
+    images = []
+    if profile == "node":  # whatever `make images` built, imported into the node
+        from .realnode.node import NodeError, built_image
+
+        for recipe in ("operator", "runtime"):
+            with contextlib.suppress(NodeError):
+                image = built_image(recipe)
+                images.append((image.ref, image.archive))
+    cluster = LocalCluster(directory, profile=profile, nodes=nodes, tie_to_parent=False, node_images=images)
     click.echo(f"starting the '{profile}' control plane in {cluster.dir} ...", err=True)
     try:
         cluster.start()
-    except ClusterError as e:
+    except (ClusterError, RuntimeError) as e:
         click.echo(f"error: {e}", err=True)
         sys.exit(1)
     click.echo(f"ready in {cluster.startup_seconds:.1f}s; logs in {cluster.logs}", err=True)
@@ -70,11 +81,43 @@ def status(directory: Path) -> None:
     sys.exit(0 if all(c.alive() for c in cluster.components) else 1)
 
 
+@main.command("node-check")
+@click.option("--machine", is_flag=True, help="Only what the machine offers (root, kernel): not built tools.")
+@click.option("--quiet", is_flag=True, help="No output; the exit status says it.")
+def node_check(machine: bool, quiet: bool) -> None:
+    """Exit 0 when this machine can run the real node, else print why and exit 1."""
+    from .realnode import preflight
+
+    problems = preflight.machine_problems() if machine else preflight.problems()
+    if not quiet:
+        for p in problems:
+            click.echo(f"real node: {p}", err=True)
+        if not problems:
+            click.echo("real node: this machine can run it", err=True)
+    sys.exit(1 if problems else 0)
+
+
+@main.command("node-clean")
+def node_clean() -> None:
+    """Tear down whatever a real node left on this machine (processes, mounts, bridge, iptables chains,
+    cgroups, sysctls); safe to run at any time, also when nothing is left."""
+    from .realnode import teardown
+
+    left = teardown.teardown()
+    left += [x for x in teardown.leftovers() if x not in left]
+    for item in left:
+        click.echo(f"still there: {item}", err=True)
+    click.echo("clean" if not left else f"{len(left)} item(s) left", err=True)
+    sys.exit(1 if left else 0)
+
+
 @main.command()
 @click.option("--dir", "directory", type=click.Path(path_type=Path), default=Path(".cache/demo"))
-@click.option("--down", is_flag=True, help="Stop the demo's operator and control plane.")
-def demo(directory: Path, down: bool) -> None:
-    """Install the platform on a local control plane, run the operator, deploy a sample graph."""
+@click.option("--down", is_flag=True, help="Stop the demo's operator and control plane (and real node).")
+@click.option("--kwok", is_flag=True, help="The kwok demo (fake nodes) even where the real node could run.")
+def demo(directory: Path, down: bool, kwok: bool) -> None:
+    """Install the platform on a local control plane and deploy a graph: on a real node where this machine
+    can run one (ending with a chat completion), else on kwok's fake nodes."""
     from .demo import main as demo_main
 
-    sys.exit(demo_main(directory.resolve(), down))
+    sys.exit(demo_main(directory.resolve(), down, kwok))

@@ -4,6 +4,9 @@ Profiles:
 - ``api``: etcd + kube-apiserver. Ready in seconds; for operator, CRD and webhook integration tests.
 - ``cluster``: adds kube-controller-manager, kube-scheduler and kwok with fake nodes, so Deployments
   get Pods that become Running and Ready, Jobs complete and helm test pods finish.
+- ``node``: the ``cluster`` profile plus a real kubelet node (``realnode``): containers really run there,
+  on a guarded bridge with no way out; the API server listens on the bridge address (for the pods) instead
+  of loopback. Root only, one per machine.
 
 Why hand-rolled instead of kwokctl: we need every address on loopback (kwok's default node IP is this
 machine's real gateway), pod IPs from 127.0.0.0/8, processes tied to the test session so none
@@ -15,6 +18,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import ipaddress
 import json
 import os
 import shutil
@@ -42,7 +46,8 @@ SERVICE_CIDR = "127.96.0.0/16"
 # Pod IPs come from a loopback range: nothing may ever route to a fake pod off this machine.
 POD_CIDR = "127.1.0.0/16"
 LOOPBACK = "127.0.0.1"
-PROFILES = ("api", "cluster")
+PROFILES = ("api", "cluster", "node")
+NODE_COMPONENTS = ("containerd", "kubelet", "kube-proxy", "node-dns")
 
 # kwok's default Stages we keep, by file (relative to the module's kustomize/stage directory).
 KWOK_STAGES = [
@@ -247,11 +252,48 @@ class LocalCluster:
     apiserver_args: tuple[str, ...] = ()
     components: list[Component] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
+    # ``node`` profile: images imported into the real node's containerd, as (reference, OCI archive).
+    node_images: list[tuple[str, Path]] = field(default_factory=list)
+    node: object | None = None  # realnode.RealNode on the node profile
+    node_leftovers: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"profile must be one of {PROFILES}, not {self.profile!r}")
         self.dir = Path(self.dir).resolve()
+        if self.profile == "node" and self.node is None:
+            from .realnode.node import NodeImage, RealNode
+
+            images = [NodeImage(ref, Path(archive)) for ref, archive in self.node_images]
+            self.node = RealNode(self.dir, detached=not self.tie_to_parent, images=images)
+
+    @property
+    def host(self) -> str:
+        """Where the API server listens: loopback, or on the node profile the bridge address (pods reach it
+        there; it is guarded from every other interface)."""
+        if self.profile == "node":
+            from .realnode import layout
+
+            return layout.NODE_IP
+        return LOOPBACK
+
+    @property
+    def service_cidr(self) -> str:
+        if self.profile == "node":
+            from .realnode import layout
+
+            return str(layout.SERVICE_CIDR)
+        return SERVICE_CIDR
+
+    @property
+    def pki(self) -> pki_mod.Pki:
+        return self._pki
+
+    def free_node_port(self) -> int:
+        """A free TCP port on the API server's address (the real node's kubelet and kube-proxy)."""
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind((self.host, 0))
+            return s.getsockname()[1]
 
     # ---- paths ---------------------------------------------------------------------------------
     @property
@@ -269,7 +311,7 @@ class LocalCluster:
 
     @property
     def server(self) -> str:
-        return f"https://{LOOPBACK}:{self.ports['apiserver']}"
+        return f"https://{self.host}:{self.ports['apiserver']}"
 
     @property
     def env(self) -> dict[str, str]:
@@ -307,15 +349,21 @@ class LocalCluster:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.logs.mkdir(parents=True)
-        pki = pki_mod.generate(self.dir / "pki")
+        if self.node is not None:
+            self.node.prepare()  # the bridge the API server listens on; clears what a killed run left
+        service_ip = str(ipaddress.ip_network(self.service_cidr).network_address + 1)
+        extra = (self.host,) if self.host != LOOPBACK else ()
+        pki = pki_mod.generate(self.dir / "pki", service_ip=service_ip, extra_ips=extra)
         self._pki = pki
-        self.ports = {"etcd": free_port(), "etcd-peer": free_port(), "apiserver": free_port()}
+        self.ports = {"etcd": free_port(), "etcd-peer": free_port(), "apiserver": self.free_node_port()}
         try:
             self._start_etcd(bin_dir, timeout)
             self._start_apiserver(bin_dir, pki, timeout)
             self._write_kubeconfig(pki)
-            if self.profile == "cluster":
+            if self.profile in ("cluster", "node"):
                 self._start_cluster_components(bin_dir, pki, timeout)
+            if self.node is not None:
+                self.node.start(self, spawn=self._spawn, wait=self._wait, timeout=timeout)
         except BaseException:
             self.stop()
             raise
@@ -327,8 +375,13 @@ class LocalCluster:
         """Stops every component (reverse order): SIGTERM, then SIGKILL; never leaves one running."""
         for comp in reversed(self.components):
             if comp.pid is not None:
-                _stop_pid(comp.pid, comp.proc)
+                # The real node's daemons get a short grace: its teardown kills what they leave anyway.
+                grace = 2.0 if comp.name in NODE_COMPONENTS else 10.0
+                _stop_pid(comp.pid, comp.proc, timeout=grace)
         self.components = []
+        if self.node is not None:
+            # The real node's containers, mounts, bridge, chains, cgroups and sysctls; kept for the caller.
+            self.node_leftovers = self.node.finish()
         with contextlib.suppress(FileNotFoundError):
             (self.dir / "state.json").unlink()
 
@@ -392,9 +445,9 @@ class LocalCluster:
         return events
 
     # ---- components ----------------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str]) -> Component:
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> Component:
         comp = Component(name, argv, self.logs / f"{name}.log")
-        comp.start(self.tie_to_parent)
+        comp.start(self.tie_to_parent, env)
         self.components.append(comp)
         return comp
 
@@ -445,8 +498,8 @@ class LocalCluster:
             str(bin_dir / "kube-apiserver"),
             f"--etcd-servers=http://{LOOPBACK}:{self.ports['etcd']}",
             "--etcd-prefix=/registry",
-            f"--bind-address={LOOPBACK}",
-            f"--advertise-address={LOOPBACK}",
+            f"--bind-address={self.host}",
+            f"--advertise-address={self.host}",
             f"--secure-port={self.ports['apiserver']}",
             f"--tls-cert-file={pki.serving_crt}",
             f"--tls-private-key-file={pki.serving_key}",
@@ -454,13 +507,24 @@ class LocalCluster:
             f"--service-account-key-file={pki.sa_pub}",
             f"--service-account-signing-key-file={pki.sa_key}",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--service-cluster-ip-range={self.service_cidr}",
             "--authorization-mode=Node,RBAC",
             "--allow-privileged=true",
-            # The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints validation refuses.
-            "--endpoint-reconciler-type=none",
             f"--cert-dir={self.dir / 'pki'}",
         ]
+        if self.profile == "node":
+            # Pods reach the API server through the kubernetes Service, whose endpoint is the bridge address;
+            # the API server reaches the kubelet (logs, exec, port-forward) at the node's InternalIP.
+            argv += [
+                "--endpoint-reconciler-type=lease",
+                f"--kubelet-client-certificate={pki.admin_crt}",
+                f"--kubelet-client-key={pki.admin_key}",
+                f"--kubelet-certificate-authority={pki.ca_crt}",
+                "--kubelet-preferred-address-types=InternalIP",
+            ]
+        else:
+            # The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints validation refuses.
+            argv.append("--endpoint-reconciler-type=none")
         if self.profile == "api":
             # No controller-manager creates default ServiceAccounts in this profile (as in envtest).
             argv.append("--disable-admission-plugins=ServiceAccount")
@@ -480,7 +544,7 @@ class LocalCluster:
     def _apiserver_ready(self) -> bool:
         ctx = ssl.create_default_context(cafile=str(self._pki.ca_crt))
         ctx.load_cert_chain(str(self._pki.admin_crt), str(self._pki.admin_key))
-        url = f"https://{LOOPBACK}:{self.ports['apiserver']}/readyz"
+        url = f"https://{self.host}:{self.ports['apiserver']}/readyz"
         with urllib.request.urlopen(url, context=ctx, timeout=3) as r:
             return r.read().strip() == b"ok"
 
@@ -515,36 +579,9 @@ class LocalCluster:
         path.write_text(yaml.safe_dump(cfg))
         path.chmod(0o600)
 
-    def _start_cluster_components(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
-        kc = self.kubeconfig
-        common = [
-            f"--kubeconfig={kc}",
-            f"--authentication-kubeconfig={kc}",
-            f"--authorization-kubeconfig={kc}",
-            f"--bind-address={LOOPBACK}",
-            "--leader-elect=false",
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-        ]
-        self._spawn(
-            "kube-controller-manager",
-            [
-                str(bin_dir / "kube-controller-manager"),
-                *common,
-                f"--secure-port={free_port()}",
-                f"--root-ca-file={pki.ca_crt}",
-                f"--service-account-private-key-file={pki.sa_key}",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--use-service-account-credentials=false",
-                "--concurrent-deployment-syncs=5",
-                "--concurrent-replicaset-syncs=5",
-                "--kube-api-qps=200",
-                "--kube-api-burst=400",
-            ],
-        )
-        self._spawn(
-            "kube-scheduler",
-            [str(bin_dir / "kube-scheduler"), *common, f"--secure-port={free_port()}"],
-        )
+    def _write_kwok_config(self, bin_dir: Path) -> Path:
+        """kwok's configuration: the defaults kwokctl fills in, the default Stages we keep, the helm-test
+        Stage."""
         kwok_cfg = self.dir / "kwok.yaml"
         docs: list[dict] = [
             {
@@ -564,6 +601,39 @@ class LocalCluster:
             docs.extend(d for d in yaml.safe_load_all((stage_dir / rel).read_text()) if d)
         docs.append(HELM_TEST_STAGE)
         kwok_cfg.write_text(yaml.safe_dump_all(docs))
+        return kwok_cfg
+
+    def _start_cluster_components(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
+        kc = self.kubeconfig
+        common = [
+            f"--kubeconfig={kc}",
+            f"--authentication-kubeconfig={kc}",
+            f"--authorization-kubeconfig={kc}",
+            f"--bind-address={LOOPBACK}",
+            "--leader-elect=false",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+        ]
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(bin_dir / "kube-controller-manager"),
+                *common,
+                f"--secure-port={free_port()}",
+                f"--root-ca-file={pki.ca_crt}",
+                f"--service-account-private-key-file={pki.sa_key}",
+                f"--service-cluster-ip-range={self.service_cidr}",
+                "--use-service-account-credentials=false",
+                "--concurrent-deployment-syncs=5",
+                "--concurrent-replicaset-syncs=5",
+                "--kube-api-qps=200",
+                "--kube-api-burst=400",
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [str(bin_dir / "kube-scheduler"), *common, f"--secure-port={free_port()}"],
+        )
+        kwok_cfg = self._write_kwok_config(bin_dir)
         kwok_port = free_port()
         self.ports["kwok"] = kwok_port
         kwok = self._spawn(
@@ -572,7 +642,12 @@ class LocalCluster:
                 str(bin_dir / "kwok"),
                 f"--kubeconfig={kc}",
                 f"--config={kwok_cfg}",
-                "--manage-all-nodes=true",
+                # On the node profile kwok must leave the real node alone: it manages only its fake nodes.
+                *(
+                    ["--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake"]
+                    if self.profile == "node"
+                    else ["--manage-all-nodes=true"]
+                ),
                 f"--tls-cert-file={pki.admin_crt}",
                 f"--tls-private-key-file={pki.admin_key}",
                 f"--node-ip={LOOPBACK}",
@@ -590,7 +665,7 @@ class LocalCluster:
             core = client.CoreV1Api(api)
 
             def nodes_ready() -> bool:
-                items = core.list_node().items
+                items = [n for n in core.list_node().items if n.metadata.name.startswith("kwok-node-")]
                 return len(items) >= self.nodes and all(
                     any(c.type == "Ready" and c.status == "True" for c in (n.status.conditions or []))
                     for n in items
@@ -661,6 +736,10 @@ class LocalCluster:
             return None
         state = json.loads(path.read_text())
         cluster = cls(Path(directory), profile=state["profile"], tie_to_parent=False)
+        if cluster.node is not None:
+            from .realnode import teardown
+
+            cluster.node.state = teardown.State.load()
         cluster.ports = state["ports"]
         cluster.components = [
             Component(c["name"], [], Path(c["log"]), pid=c["pid"]) for c in state["components"]

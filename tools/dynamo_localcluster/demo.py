@@ -1,10 +1,16 @@
 """`make demo`: a new user's first five minutes, end to end, on the local control plane.
 
-Why the operator runs as a local process: kwok's fake nodes make Pods Running and Ready without
-running any container, so an in-cluster operator Pod would look healthy while doing nothing. The
-demo installs the chart with the operator Deployment scaled to zero, points the webhooks at
-``https://127.0.0.1:<port>`` and runs ``dynamo-operator run`` on this machine against the cluster:
-the same code, the same configuration (read back from the ConfigMap the chart installed).
+Two paths, chosen by what this machine can do (``realnode.preflight``), announced in one line:
+
+- **real node** (root, the kernel features, the tools built): the chart is installed for real, the operator
+  runs as Pods from the image ``make image`` built, it deploys ``examples/mocker-agg.yaml`` (Dynamo's frontend
+  and mocker engine) on the node, and the demo ends with the chat completion the frontend answers
+  (``demo_real``).
+- **kwok** (anywhere else): kwok's fake nodes make Pods Running and Ready without running any container, so
+  the operator runs as a local process against the cluster and the demo ends with the graph ``successful``
+  (``demo_kwok``).
+
+This module holds what both share: output, commands, bounded waits, the state directory and ``--down``.
 """
 
 from __future__ import annotations
@@ -17,19 +23,17 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from .cluster import REPO_ROOT, LocalCluster, _pid_alive, _stop_pid, free_port
+from .cluster import REPO_ROOT, LocalCluster, _pid_alive, _stop_pid
 
 NAMESPACE = "dynamo-system"
 DEMO_NAMESPACE = "dynamo-demo"
 RELEASE = "dynamo-platform"
-EXAMPLE = REPO_ROOT / "examples" / "vllm-disagg.yaml"
-VALUES = REPO_ROOT / "examples" / "demo-values.yaml"
-STEPS = 7
 
 
 class DemoError(RuntimeError):
@@ -38,10 +42,13 @@ class DemoError(RuntimeError):
 
 @dataclass
 class Demo:
+    """Output, commands and waits shared by both demo paths."""
+
     dir: Path
     out: object = sys.stdout
     started: float = field(default_factory=time.monotonic)
     step_no: int = 0
+    steps: int = 7
 
     # ---- output --------------------------------------------------------------------------------
     def say(self, text: str = "") -> None:
@@ -49,12 +56,17 @@ class Demo:
 
     def step(self, text: str) -> float:
         self.step_no += 1
-        self.say(f"\n[{self.step_no}/{STEPS}] {text}   (t+{time.monotonic() - self.started:.0f}s)")
+        self.say(f"\n[{self.step_no}/{self.steps}] {text}   (t+{time.monotonic() - self.started:.0f}s)")
         return time.monotonic()
 
     def detail(self, text: str) -> None:
         for line in text.rstrip().splitlines():
             self.say(f"      {line}")
+
+    def hints(self, hints: list[tuple[str, str]]) -> None:
+        width = max(len(cmd) for cmd, _ in hints[1:])
+        for cmd, why in hints:
+            self.say(f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}")
 
     # ---- paths ---------------------------------------------------------------------------------
     @property
@@ -65,46 +77,16 @@ class Demo:
     def operator_log(self) -> Path:
         return self.dir / "operator.log"
 
-    @property
-    def state_file(self) -> Path:
-        return self.dir / "demo.json"
-
+    # ---- commands and waits --------------------------------------------------------------------
     def run(self, argv: list[str], env: dict[str, str], check: bool = True, timeout: float = 300):
         r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT)
         if check and r.returncode != 0:
             raise DemoError(f"`{' '.join(argv)}` failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
         return r
 
-    # ---- the demo ------------------------------------------------------------------------------
-    def up(self) -> None:
-        self.down(quiet=True)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.say("dynamo-platform demo: install the platform on a local control plane and deploy a graph.")
-        self.say(f"Everything runs on 127.0.0.1; state and logs live in {self.dir}.")
-
-        t = self.step(
-            "Local Kubernetes control plane: etcd, kube-apiserver, controller-manager, scheduler, kwok"
-        )
-        cluster = LocalCluster(self.cluster_dir, profile="cluster", nodes=2, tie_to_parent=False)
-        cluster.start()
-        env = cluster.env
-        self.detail(f"ready in {time.monotonic() - t:.1f}s: 2 fake GPU nodes (8 x nvidia.com/gpu each)")
-        self.detail(f"export KUBECONFIG={cluster.kubeconfig}")
-
-        webhook_port = free_port()
-        health_port, metrics_port = free_port(), free_port()
-        self.state_file.write_text(json.dumps({"webhookPort": webhook_port}))
-        url_base = f"https://127.0.0.1:{webhook_port}"
-        chart_args = [
-            "-n",
-            NAMESPACE,
-            "-f",
-            str(VALUES),
-            "--set",
-            f"dynamo-operator.webhook.clientConfigURL={url_base}",
-        ]
-
-        self.step(f"Preflight: helm dynamo check preflight -n {NAMESPACE} -f examples/demo-values.yaml")
+    def preflight(self, env: dict[str, str], chart_args: list[str]) -> None:
+        values = next((a for a in chart_args if a.endswith(".yaml")), "")
+        self.step(f"Preflight: helm dynamo check preflight -n {NAMESPACE} -f {Path(values).name}")
         r = self.run(
             ["helm", "dynamo", "check", "preflight", "--create-namespace", *chart_args], env, check=False
         )
@@ -112,23 +94,12 @@ class Demo:
         if r.returncode != 0:
             raise DemoError(f"preflight blocked the install:\n{r.stdout}{r.stderr}")
 
+    def helm_install(self, env: dict[str, str], chart_args: list[str]) -> None:
         t = self.step(
-            f"helm install {RELEASE} charts/platform -n {NAMESPACE} (CRDs, webhooks, RBAC, NATS, etcd)"
+            f"helm install {RELEASE} charts/platform -n {NAMESPACE} (CRDs, webhooks, RBAC, hook Jobs)"
         )
-        self.run(
-            [
-                "helm",
-                "install",
-                RELEASE,
-                str(REPO_ROOT / "charts" / "platform"),
-                "--create-namespace",
-                "--wait",
-                "--timeout",
-                "300s",
-                *chart_args,
-            ],
-            env,
-        )
+        argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "--create-namespace"]
+        self.run([*argv, "--wait", "--timeout", "420s", *chart_args], env, timeout=480)
         self.detail(f"installed in {time.monotonic() - t:.1f}s")
         r = self.run(["kubectl", "get", "crd,statefulset,deploy,svc", "-n", NAMESPACE, "-o", "name"], env)
         names = r.stdout.split()
@@ -137,137 +108,43 @@ class Demo:
             f"{len(crds)} Dynamo CRDs; " + ", ".join(n for n in names if not n.startswith("customres"))
         )
 
-        t = self.step("Operator: dynamo-operator run, as a local process against the cluster")
-        self.detail("(kwok's fake nodes run no containers, so the in-cluster operator Deployment is scaled")
-        self.detail(f" to 0 and the webhooks call this process at {url_base})")
-        config = self.dir / "operator-config.yaml"
-        cm = self.run(
-            [
-                "kubectl",
-                "get",
-                "configmap",
-                "-n",
-                NAMESPACE,
-                "-l",
-                "app.kubernetes.io/name=dynamo-operator",
-                "-o",
-                "json",
-            ],
-            env,
-        )
-        config.write_text(_operator_config(json.loads(cm.stdout), NAMESPACE))
-        op_env = {**env, "POD_NAMESPACE": NAMESPACE, "POD_NAME": "dynamo-demo-operator"}
-        argv = [
-            str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"),
-            "run",
-            f"--kubeconfig={cluster.kubeconfig}",
-            f"--config={config}",
-            "--no-leader-elect",
-            f"--health-probe-bind-address=127.0.0.1:{health_port}",
-            f"--metrics-bind-address=127.0.0.1:{metrics_port}",
-            "--webhook-host=127.0.0.1",
-            f"--webhook-port={webhook_port}",
-            f"--webhook-url-base={url_base}",
-        ]
-        with open(self.operator_log, "ab") as log:
-            proc = subprocess.Popen(
-                argv, env=op_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        (self.dir / "operator.pid").write_text(str(proc.pid))
-        _wait(
-            lambda: _http_ok(f"http://127.0.0.1:{health_port}/readyz"),
-            120,
-            "the operator's /readyz",
-            alive=lambda: proc.poll() is None,
-            log=self.operator_log,
-        )
-        self.detail(f"ready in {time.monotonic() - t:.1f}s; log: {self.operator_log}")
-        self.detail(
-            f"health http://127.0.0.1:{health_port}/readyz, metrics https://127.0.0.1:{metrics_port}/metrics"
-        )
-
-        self.step(f"kubectl apply -f examples/{EXAMPLE.name} -n {DEMO_NAMESPACE}")
+    def apply_graph(self, env: dict[str, str], example: Path) -> str:
+        self.step(f"kubectl apply -f examples/{example.name} -n {DEMO_NAMESPACE}")
         self.run(["kubectl", "create", "namespace", DEMO_NAMESPACE], env)
-        r = self.run(["kubectl", "apply", "-n", DEMO_NAMESPACE, "-f", str(EXAMPLE)], env)
+        r = self.run(["kubectl", "apply", "-n", DEMO_NAMESPACE, "-f", str(example)], env)
         self.detail(r.stdout)
-        name = yaml.safe_load(EXAMPLE.read_text())["metadata"]["name"]
+        return yaml.safe_load(example.read_text())["metadata"]["name"]
 
+    def wait_graph(self, env: dict[str, str], name: str, timeout: float, alive: Callable[[], None]) -> dict:
+        """Prints each change of the graph's progress until it is ``successful``; returns the DGD."""
         t = self.step(f"Waiting for DynamoGraphDeployment {name} to become ready")
-        last = None
-        deadline = time.monotonic() + 180
-        dgd: dict = {}
+        last, deadline = None, time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise DemoError(f"the operator exited ({proc.returncode}); see {self.operator_log}")
+            alive()
             r = self.run(
                 ["kubectl", "get", "dgd", name, "-n", DEMO_NAMESPACE, "-o", "json"], env, check=False
             )
             if r.returncode == 0:
                 dgd = json.loads(r.stdout)
-                line = _progress(dgd)
+                line = progress(dgd)
                 if line != last:
                     self.detail(f"+{time.monotonic() - t:5.1f}s  {line}")
                     last = line
                 if (dgd.get("status") or {}).get("state") == "successful":
-                    break
+                    return dgd
             time.sleep(0.5)
-        else:
-            raise DemoError(f"{name} did not become ready in 180s: {last}; see {self.operator_log}")
+        raise DemoError(f"{name} did not become ready in {timeout:.0f}s: {last}")
 
+    def show(self, env: dict[str, str], dgd: dict) -> None:
         self.step("What is there now")
-        r = self.run(["kubectl", "get", "dgd,dcd,deploy,svc,pods", "-n", DEMO_NAMESPACE], env)
+        r = self.run(["kubectl", "get", "dgd,dcd,deploy,svc,pods", "-n", DEMO_NAMESPACE, "-o", "wide"], env)
         self.detail(r.stdout)
-        ready = next(
-            (c for c in (dgd.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), {}
-        )
+        conds = (dgd.get("status") or {}).get("conditions") or []
+        ready = next((c for c in conds if c.get("type") == "Ready"), {})
         self.detail(f"Ready={ready.get('status')} reason={ready.get('reason')}: {ready.get('message')}")
-        self.say("")
-        self.say(f"Done in {time.monotonic() - self.started:.0f}s. Try next:")
-        hints = [
-            (f"export KUBECONFIG={cluster.kubeconfig}", ""),
-            (f"kubectl get dgd -n {DEMO_NAMESPACE}", "state and readiness"),
-            (f"kubectl describe dgd {name} -n {DEMO_NAMESPACE}", "conditions and events"),
-            (f"kubectl edit dgd {name} -n {DEMO_NAMESPACE}", "change a component's replicas"),
-            (f".venv/bin/dynamo-operator render -f examples/{EXAMPLE.name}", "preview, no cluster needed"),
-            (f"tail -f {self.operator_log}", "the operator's JSON logs"),
-            ("make demo-down", "stop everything"),
-        ]
-        width = max(len(cmd) for cmd, _ in hints[1:])
-        for cmd, why in hints:
-            self.say(f"  {cmd:<{width}}  # {why}" if why else f"  {cmd}")
-
-    def down(self, quiet: bool = False) -> None:
-        pid_file = self.dir / "operator.pid"
-        if pid_file.exists():
-            pid = int(pid_file.read_text().strip() or 0)
-            if pid and _pid_alive(pid):
-                _stop_pid(pid, None)
-            pid_file.unlink()
-        cluster = LocalCluster.from_state(self.cluster_dir)
-        if cluster is not None:
-            cluster.stop()
-            if not quiet:
-                self.say("demo stopped: operator and local control plane are down")
-        elif not quiet:
-            self.say("no demo running")
 
 
-def _operator_config(configmaps: dict, where: str) -> str:
-    """The OperatorConfiguration the chart installed, so the local process runs with it."""
-    for cm in configmaps.get("items", []):
-        for value in (cm.get("data") or {}).values():
-            with contextlib.suppress(yaml.YAMLError):
-                doc = yaml.safe_load(value)
-                if isinstance(doc, dict) and doc.get("kind") == "OperatorConfiguration":
-                    return value
-    raise DemoError(
-        f"no ConfigMap labelled app.kubernetes.io/name=dynamo-operator in namespace {where} holds an "
-        "OperatorConfiguration; check that the chart's operator is enabled (dynamo-operator.enabled) and "
-        f"look with: kubectl get configmap -n {where} -l app.kubernetes.io/name=dynamo-operator -o yaml"
-    )
-
-
-def _progress(dgd: dict) -> str:
+def progress(dgd: dict) -> str:
     status = dgd.get("status") or {}
     parts = [f"state={status.get('state', '-'):<12}"]
     for comp, st in sorted((status.get("components") or {}).items()):
@@ -278,12 +155,12 @@ def _progress(dgd: dict) -> str:
     return "  ".join(parts)
 
 
-def _http_ok(url: str) -> bool:
+def http_ok(url: str) -> bool:
     with urllib.request.urlopen(url, timeout=2) as r:
         return r.status == 200
 
 
-def _wait(check, timeout: float, what: str, alive=lambda: True, log: Path | None = None) -> None:
+def wait(check, timeout: float, what: str, alive=lambda: True, log: Path | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not alive():
@@ -296,21 +173,58 @@ def _wait(check, timeout: float, what: str, alive=lambda: True, log: Path | None
     raise DemoError(f"timed out after {timeout:.0f}s waiting for {what}" + (f"; see {log}" if log else ""))
 
 
-def main(directory: Path, down: bool) -> int:
-    demo = Demo(directory)
-    if down:
-        demo.down()
+def down(directory: Path, quiet: bool = False, out=sys.stdout) -> None:
+    """Stops whatever a demo started in ``directory``: the local operator process (kwok path) and the control
+    plane, with the real node's complete teardown when it had one."""
+    pid_file = directory / "operator.pid"
+    if pid_file.exists():
+        pid = int(pid_file.read_text().strip() or 0)
+        if pid and _pid_alive(pid):
+            _stop_pid(pid, None)
+        pid_file.unlink()
+    cluster = LocalCluster.from_state(directory / "cluster")
+    if cluster is None:
+        if not quiet:
+            print("no demo running", file=out)
+        return
+    cluster.stop()
+    if cluster.node_leftovers:
+        raise DemoError("the real node left: " + "; ".join(cluster.node_leftovers))
+    if not quiet:
+        what = "operator and control plane"
+        if cluster.profile == "node":
+            what = "operator, control plane and real node"
+        print(f"demo stopped: {what} are down", file=out)
+
+
+def main(directory: Path, stop: bool, kwok: bool = False) -> int:
+    if stop:
+        try:
+            down(directory)
+        except DemoError as e:
+            print(f"demo-down: {e}", file=sys.stderr)
+            return 1
         return 0
-    # Ctrl-C stops the demo cleanly instead of leaving half of it running.
+    from . import demo_kwok, demo_real
+    from .realnode import preflight
+
+    reason = "asked for the kwok demo (--kwok)" if kwok else preflight.reason()
+    # Ctrl-C (or a SIGTERM) stops the demo cleanly instead of leaving half of it running.
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
-        demo.up()
-    except (DemoError, KeyboardInterrupt) as e:
+        down(directory, quiet=True)
+        if reason is None:
+            demo_real.RealDemo(directory).up()
+        else:
+            demo_kwok.KwokDemo(directory, reason=reason).up()
+    except (DemoError, KeyboardInterrupt, RuntimeError) as e:
         print(f"\ndemo failed: {e}\nstopping what it started (logs kept in {directory})", file=sys.stderr)
-        demo.down(quiet=True)
+        with contextlib.suppress(DemoError):
+            down(directory, quiet=True)
         return 1
     return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main(Path(os.environ.get("DEMO_DIR", REPO_ROOT / ".cache" / "demo")), "--down" in sys.argv))
+    args = sys.argv[1:]
+    sys.exit(main(Path(os.environ.get("DEMO_DIR", REPO_ROOT / ".cache" / "demo")), "--down" in args))

@@ -123,8 +123,9 @@ def _issue(
     return builder.sign(ca_key, hashes.SHA256())
 
 
-def generate(directory: Path, service_ip: str = "127.96.0.1") -> Pki:
-    """Writes a complete PKI for one cluster into ``directory`` (created, mode 0700)."""
+def generate(directory: Path, service_ip: str = "127.96.0.1", extra_ips: tuple[str, ...] = ()) -> Pki:
+    """Writes a complete PKI for one cluster into ``directory`` (created, mode 0700). ``extra_ips`` are more
+    addresses the apiserver serves on (the real node's bridge address)."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     pki = Pki(directory)
@@ -140,7 +141,7 @@ def generate(directory: Path, service_ip: str = "127.96.0.1") -> Pki:
         ca_key,
         server=True,
         dns=APISERVER_DNS,
-        ips=["127.0.0.1", service_ip],
+        ips=["127.0.0.1", service_ip, *extra_ips],
     )
     adm_key = ec.generate_private_key(ec.SECP256R1())
     # Serving too: kwok's fake kubelet server presents this certificate on 127.0.0.1.
@@ -172,3 +173,29 @@ def generate(directory: Path, service_ip: str = "127.96.0.1") -> Pki:
         path.write_bytes(data)
         path.chmod(0o600)
     return pki
+
+
+def issue(
+    pki: Pki,
+    name: str,
+    cn: str,
+    org: str | None = None,
+    *,
+    server: bool = False,
+    client: bool = False,
+    dns: list[str] | None = None,
+    ips: list[str] | None = None,
+) -> tuple[Path, Path]:
+    """Another certificate from the cluster's CA (the real node's kubelet and kube-proxy): writes
+    ``<name>.crt`` and ``<name>.key`` beside the others and returns their paths."""
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_crt.read_bytes())
+    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), password=None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = _issue(_name(cn, org), key, ca_cert, ca_key, server=server, client=client, dns=dns, ips=ips)
+    crt_path, key_path = pki.dir / f"{name}.crt", pki.dir / f"{name}.key"
+    crt_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(_key_pem(key))
+    for path in (crt_path, key_path):
+        path.chmod(0o600)
+    return crt_path, key_path

@@ -72,6 +72,9 @@ class KindInfo:
     deprecated_versions: tuple[str, ...] = ()
     categories: tuple[str, ...] = CATEGORIES
     status_subresource: bool = True
+    # may carry the operator's finalizer (every kind but the runtime's own DynamoWorkerMetadata): the kinds
+    # the uninstall hook releases the finalizer of, and so may list and update
+    finalizable: bool = True
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -110,6 +113,8 @@ def _kind(
     *,
     scope: str = "Namespaced",
     scale: ScaleSubresource | None = None,
+    status_subresource: bool = True,
+    finalizable: bool = True,
 ) -> KindInfo:
     """A kind as every nvidia.com kind is laid out; only what differs between kinds is passed in.
 
@@ -129,6 +134,8 @@ def _kind(
         printer_columns=columns,
         scale=scale,
         deprecated_versions=versions[:-1],
+        status_subresource=status_subresource,
+        finalizable=finalizable,
     )
 
 
@@ -235,6 +242,14 @@ KINDS: dict[str, KindInfo] = {
                     AGE,
                 )
             },
+        ),
+        _kind(
+            # Written by the Dynamo runtime in worker pods (Kubernetes discovery), read by frontends.
+            "DynamoWorkerMetadata",
+            "dwm",
+            {"v1alpha1": (AGE,)},
+            status_subresource=False,
+            finalizable=False,  # the runtime's objects: no finalizer of ours to release
         ),
         _kind(
             "PodSnapshotContent",

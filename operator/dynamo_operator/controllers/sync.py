@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.api.jsontree import copy_tree
-from dynamo_operator.render import names
+from dynamo_operator.render import discovery, names
 from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -121,7 +121,9 @@ def child_type(obj: dict) -> ChildType:
 
 def is_shared(obj: dict) -> bool:
     """Children several components use (one per namespace): plain owner references from each user."""
-    return obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES
+    if obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES:
+        return True
+    return obj.get("kind") in ("ServiceAccount", "RoleBinding") and discovery.is_discovery_rbac(obj)
 
 
 class Conflict(Exception):

@@ -9,7 +9,7 @@ import copy
 
 import yaml
 
-from . import gms, names
+from . import discovery, gms, names
 from .context import RenderContext
 from .errors import RenderError
 from .hashing import stamp
@@ -157,10 +157,12 @@ def build_service(info: ComponentInfo, ctx: RenderContext) -> dict | None:
     ports = service_ports(info.component_type)
     if not ports:
         return None
+    # Discovery labels: the runtime watches the EndpointSlices of labelled Services (they inherit the labels).
+    meta = child_metadata(info, ctx, names.dns_label(info.name), discovery.discovery_labels(info))
     return {
         "apiVersion": "v1",
         "kind": "Service",
-        "metadata": child_metadata(info, ctx, names.dns_label(info.name)),
+        "metadata": meta,
         "spec": {"selector": {names.LABEL_SELECTOR: info.name}, "ports": ports},
     }
 
@@ -275,4 +277,7 @@ def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
     """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
     info = component_info(dcd, ctx.discovery_backend)
     before, after = companions(info, ctx)
-    return [stamp(o) for o in [*before, *workload(info, ctx), *after]]
+    # The graph's discovery ServiceAccount and RoleBinding (shared by its components) before the
+    # workload: a pod is refused while the account it runs as does not exist.
+    shared = discovery.discovery_rbac(info, ctx)
+    return [stamp(o) for o in [*shared, *before, *workload(info, ctx), *after]]

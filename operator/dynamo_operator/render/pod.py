@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from . import gms, names, security
+from . import discovery, gms, names, security
 from .context import RenderContext
 from .credentials import credential_volumes
 from .env import common_env, default_env, infrastructure_env, type_env
@@ -385,6 +385,8 @@ def _pod_spec(
         pod["serviceAccountName"] = names.PLANNER_SERVICE_ACCOUNT
     elif info.component_type == "epp":
         pod["serviceAccountName"] = names.EPP_SERVICE_ACCOUNT
+    elif discovery.enabled(info):  # the runtime publishes and watches DynamoWorkerMetadata as this account
+        pod["serviceAccountName"] = discovery.service_account_name(info)
     for key, value in user_spec.items():
         if key != "containers" and value is not None:
             pod[key] = value

@@ -511,6 +511,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_controllers_pure.py::test_identical_events_patch_the_count",
         ),
     },
+    "v1alpha1.DynamoWorkerMetadataSpec": {
+        # written and read by the runtime in graph pods; the operator only grants that (render/discovery.py)
+        "data": StorageOnly("the operator does not interpret it."),
+    },
     "v1alpha1.PodSnapshotContentStatus": {
         "conditions": acts(
             "api.conversion:_dcd_status",

@@ -291,6 +291,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
         ),
         "eppClusterRoleName": acts("render.component:build_role_binding", ()),
+        "discoveryClusterRoleName": acts(
+            "render.discovery:discovery_rbac",
+            "tests/unit/test_render_defaults.py::test_other_graph_components_run_as_the_discovery_account",
+        ),
         "plannerClusterRoleName": acts(
             "render.component:build_role_binding",
             "tests/unit/test_render_component.py::test_planner_service_account_and_role_binding",

@@ -645,6 +645,14 @@ class RBACConfiguration(ApiModel):
         None,
         description="EPPClusterRoleName is the ClusterRole for EPP",
     )
+    discovery_cluster_role_name: str | None = Field(
+        None,
+        description=(
+            "DiscoveryClusterRoleName is the ClusterRole bound to each graph's Kubernetes-discovery "
+            "ServiceAccount (<dgd>-k8s-service-discovery): EndpointSlices and Pods read, "
+            "DynamoWorkerMetadata written (an extension of this project; render/discovery.py)"
+        ),
+    )
 
 
 class SecurityConfiguration(ApiModel):

@@ -8,7 +8,7 @@ matching OpenAPI keyword.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -84,6 +84,8 @@ __all__ = [
     "DynamoModel",
     "DynamoModelSpec",
     "DynamoModelStatus",
+    "DynamoWorkerMetadata",
+    "DynamoWorkerMetadataSpec",
     "EPPConfig",
     "EndpointInfo",
     "ExtraPodMetadata",
@@ -1642,6 +1644,28 @@ class PodSnapshotContent(KubeResource):
         None,
         description="Observed state of this PodSnapshotContent, written by the operator.",
     )
+
+
+class DynamoWorkerMetadataSpec(ApiModel):
+    """DynamoWorkerMetadataSpec holds what one worker publishes for Kubernetes discovery."""
+
+    data: dict[str, Any] = Field(
+        ...,
+        description=(
+            "Data is the worker's discovery record as the Dynamo runtime writes it (its endpoints, model\n"
+            "cards and event channels), keyed by the runtime; the operator does not interpret it."
+        ),
+    )
+
+
+class DynamoWorkerMetadata(KubeResource):
+    """DynamoWorkerMetadata is published by each worker pod of a graph on the Kubernetes discovery
+    backend (one object per pod, owned by it) and watched by frontends and routers, which join it with
+    the ready EndpointSlices (or Pods) of the graph. Written by the runtime, not by the operator.
+    No conversion: this type exists only in v1alpha1 and has no status.
+    """
+
+    spec: DynamoWorkerMetadataSpec | None = Field(None, description="The worker's discovery record.")
 
 
 class PodSnapshotContentSource(ApiModel):

@@ -64,6 +64,7 @@ rbac:
   plannerClusterRoleName: {{ include "dynamo-operator.plannerClusterRole" . }}
   dgdrProfilingClusterRoleName: {{ include "dynamo-operator.profilingClusterRole" . }}
   eppClusterRoleName: {{ include "dynamo-operator.eppClusterRole" . }}
+  discoveryClusterRoleName: {{ include "dynamo-operator.discoveryClusterRole" . }}
 {{- end }}
 mpi:
   sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}

@@ -122,6 +122,9 @@ dynamo-operator-webhook-service
 {{- define "dynamo-operator.profilingClusterRole" -}}
 {{ include "dynamo-operator.clusterName" . }}-dgdr-profiling
 {{- end }}
+{{- define "dynamo-operator.discoveryClusterRole" -}}
+{{ include "dynamo-operator.clusterName" . }}-discovery
+{{- end }}
 {{- define "dynamo-operator.validatingName" -}}
 {{ include "dynamo-operator.clusterName" . }}-validating
 {{- end }}

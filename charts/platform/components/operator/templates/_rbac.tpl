@@ -210,14 +210,16 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: ["resource.k8s.io"]
   resources: ["deviceclasses"]
   verbs: ["list", "watch"]
-# controllers/sync.py, dgdr.py: RoleBindings to the planner, EPP and profiling ClusterRoles in workload
-# namespaces (the API server's escalation check wants bind on exactly these).
+# controllers/sync.py, dgdr.py: RoleBindings to the planner, EPP, profiling and discovery
+# (render/discovery.py) ClusterRoles in workload namespaces (the API server's escalation check wants bind
+# on exactly these; the operator holds none of their rules).
 - apiGroups: ["rbac.authorization.k8s.io"]
   resources: ["clusterroles"]
   resourceNames:
     - {{ include "dynamo-operator.plannerClusterRole" . }}
     - {{ include "dynamo-operator.eppClusterRole" . }}
     - {{ include "dynamo-operator.profilingClusterRole" . }}
+    - {{ include "dynamo-operator.discoveryClusterRole" . }}
   verbs: ["bind"]
 {{- end }}
 {{- end }}
@@ -276,6 +278,22 @@ limit by name.
 - apiGroups: ["nvidia.com"]
   resources: ["dynamoworkermetadatas"]
   verbs: ["get", "list", "watch"]
+{{- end }}
+
+{{/* Kubernetes discovery of a graph's pods (render/discovery.py; the Dynamo runtime's
+DYN_DISCOVERY_BACKEND=kubernetes): it watches the EndpointSlices of the graph's labelled Services and the
+Pods, and each worker applies, updates and deletes its own DynamoWorkerMetadata. Bound per graph to
+<dgd>-k8s-service-discovery in the graph's namespace. */}}
+{{- define "dynamo-operator.discoveryRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["discovery.k8s.io"]
+  resources: ["endpointslices"]
+  verbs: ["get", "list", "watch"]
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamoworkermetadatas"]
+  verbs: ["create", "get", "list", "watch", "update", "patch", "delete"]
 {{- end }}
 
 {{/* DGDR profiling Job: deploys trial graphs and writes its results to ConfigMaps. */}}

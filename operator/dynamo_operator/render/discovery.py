@@ -1,0 +1,86 @@
+"""Kubernetes discovery: what the Dynamo runtime in a graph's pods needs to find its peers.
+
+With ``DYN_DISCOVERY_BACKEND=kubernetes`` (the default), every worker applies a ``DynamoWorkerMetadata``
+object for itself (its endpoints and model card, in ``spec.data``) and every frontend and router watches
+them, joined with the ready EndpointSlices of the Services labelled for discovery (pod mode) or with the
+labelled Pods (container mode). So a graph's pods run as one ServiceAccount per graph,
+``<dgd>-k8s-service-discovery``, and a RoleBinding of that name grants it the chart's discovery ClusterRole
+(``rbac.discoveryClusterRoleName``: EndpointSlices and Pods to read, DynamoWorkerMetadata to write; its
+rules live in the chart's ``_rbac.tpl``, the one place RBAC rules are written). Binding a ClusterRole the
+chart made, like the planner's and the EPP's, needs only ``bind`` on that name: the operator itself holds
+none of the rules it grants (least privilege, ``tests/integration/test_rbac_cluster.py``). Without that
+configuration (namespace-restricted mode, or an operator run without the chart) the account is rendered
+unbound, like the planner's. The two objects are shared by the graph's components (each component's DCD
+holds an owner reference, so they go when the last component goes), and a user's own
+``serviceAccountName`` wins over the default.
+"""
+
+from __future__ import annotations
+
+from . import names
+from .context import RenderContext
+from .info import ComponentInfo
+
+SA_SUFFIX = "-k8s-service-discovery"
+RBAC_COMPONENT = "rbac"
+CLUSTER_ROLE_KEY = "discoveryClusterRoleName"
+
+
+def enabled(info: ComponentInfo) -> bool:
+    """Graph components on the Kubernetes discovery backend get the discovery ServiceAccount."""
+    return info.discovery_backend == "kubernetes" and bool(info.dgd_name)
+
+
+def service_account_name(info: ComponentInfo) -> str:
+    return names.dns_label(f"{info.dgd_name}{SA_SUFFIX}")
+
+
+def is_discovery_rbac(obj: dict) -> bool:
+    """One of the graph-wide discovery objects (shared by the graph's components)."""
+    md = obj.get("metadata") or {}
+    return (md.get("labels") or {}).get("app.kubernetes.io/component") == RBAC_COMPONENT and str(
+        md.get("name", "")
+    ).endswith(SA_SUFFIX)
+
+
+def _meta(info: ComponentInfo, ctx: RenderContext, name: str) -> dict:
+    return {
+        "name": name,
+        "namespace": info.namespace,
+        "labels": {
+            "app.kubernetes.io/component": RBAC_COMPONENT,
+            names.LABEL_MANAGED_BY: names.MANAGED_BY,
+            "app.kubernetes.io/name": service_account_name(info),
+            names.LABEL_DGD_NAME: str(info.dgd_name),
+        },
+        "annotations": {names.ANN_OPERATOR_VERSION: ctx.operator_version},
+    }
+
+
+def discovery_rbac(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
+    """The graph's ServiceAccount and, when the chart configured its ClusterRole, the RoleBinding to it
+    (empty when discovery is not Kubernetes)."""
+    if not enabled(info):
+        return []
+    sa = service_account_name(info)
+    out: list[dict] = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(info, ctx, sa)}]
+    role = ctx.config("rbac", CLUSTER_ROLE_KEY)
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": str(role)}
+    if role:
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": _meta(info, ctx, sa),
+                "roleRef": ref,
+                "subjects": [{"kind": "ServiceAccount", "name": sa, "namespace": info.namespace}],
+            }
+        )
+    return out
+
+
+def discovery_labels(info: ComponentInfo) -> dict:
+    """Labels the runtime selects on: pods, and the Services whose EndpointSlices it watches (pod mode)."""
+    if info.discovery_backend != "kubernetes":
+        return {}
+    return {names.LABEL_DISCOVERY_BACKEND: "kubernetes", names.LABEL_DISCOVERY_ENABLED: "true"}

@@ -1,0 +1,164 @@
+"""The real-node tier: containers really run (``make test-realnode``; docs/realnode.md).
+
+One real node per machine, so the tier is serial and shares one node for the session: the ``node`` profile of
+the local control plane with the images ``make images`` built imported, and the chart installed for real on
+it (``platform``). Collected by a plain ``pytest`` too, but skipped unless ``DYNAMO_REALNODE_TIER=1`` (the
+Makefile sets it) and the machine can run a node (root, kernel features, Debian packages, built tools).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+
+HERE = Path(__file__).resolve().parent
+CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
+NAMESPACE = "dynamo-system"
+RELEASE = "dynamo-platform"
+VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mine = [i for i in items if HERE in Path(str(i.path)).parents]
+    if not mine:
+        return
+    reason = None
+    if os.environ.get("DYNAMO_REALNODE_TIER") != "1":
+        reason = "the real-node tier runs through `make test-realnode` (one node per machine, serial)"
+    else:
+        from dynamo_localcluster.realnode import preflight
+
+        problems = preflight.problems()
+        reason = f"this machine cannot run the real node: {problems[0]}" if problems else None
+    for item in mine:
+        item.add_marker(pytest.mark.realnode)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@dataclass
+class Platform:
+    """The chart installed for real on the node: what the install did, for the tests to check."""
+
+    cluster: LocalCluster
+    install_seconds: float
+    hook_jobs: dict[str, dict] = field(default_factory=dict)  # name -> last status seen during install
+
+    def kubectl(self, *args: str, check: bool = True, timeout: float = 120) -> str:
+        return kubectl(self.cluster, *args, check=check, timeout=timeout)
+
+
+def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: float = 120) -> str:
+    r = subprocess.run(["kubectl", *args], env=cluster.env, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}{r.stdout}")
+    return r.stdout
+
+
+@pytest.fixture(scope="session")
+def built_images():
+    """The images ``make images`` built (the tier's Makefile target builds them first)."""
+    from dynamo_localcluster.realnode.node import built_image
+
+    return {recipe: built_image(recipe) for recipe in ("operator", "runtime", "pause")}
+
+
+@pytest.fixture(scope="session")
+def fresh_operator_build(request, tmp_path_factory) -> Iterator[subprocess.Popen | None]:
+    """A second build of the operator image from this commit, into a fresh directory, started at once so it
+    runs while the node comes up; the reproducibility test compares its digest with the cached build's.
+    None when that test is not selected (no build for nothing)."""
+    if not any("test_image.py::test_two_builds" in i.nodeid for i in request.session.items):
+        yield None
+        return
+    out = tmp_path_factory.mktemp("fresh-image")
+    log = open(out.parent / "fresh-build.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO_ROOT / "image" / "build.py"), "operator", "--out", str(out / "build")],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    proc.out_dir = out / "build"  # type: ignore[attr-defined]
+    proc.log_path = Path(log.name)  # type: ignore[attr-defined]
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    log.close()
+    shutil.rmtree(out, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def node(built_images, fresh_operator_build) -> Iterator[LocalCluster]:
+    """The ``node`` profile with the operator and runtime images imported; its teardown must leave nothing."""
+    images = [(built_images[r].ref, built_images[r].archive) for r in ("operator", "runtime")]
+    cluster = LocalCluster(CLUSTER_DIR, profile="node", nodes=2, node_images=images)
+    cluster.start(timeout=300)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+        leaked = sweep(CLUSTER_DIR)
+        assert not cluster.node_leftovers, f"the real node left: {cluster.node_leftovers}"
+        assert not leaked, f"processes left running after the node cluster stopped: {leaked}"
+
+
+def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Event) -> None:
+    """Records every Job's status in the release namespace while ``helm install`` runs: the hook Jobs are
+    deleted once they succeed (hook-delete-policy), so their completion is only visible meanwhile."""
+    from kubernetes import client, watch
+
+    with cluster.api_client() as api:
+        batch = client.BatchV1Api(api)
+        while not stop.is_set():
+            w = watch.Watch()
+            try:
+                for ev in w.stream(batch.list_namespaced_job, NAMESPACE, timeout_seconds=2):
+                    job = ev["object"]
+                    seen[job.metadata.name] = {
+                        "succeeded": job.status.succeeded or 0,
+                        "conditions": [(c.type, c.status) for c in job.status.conditions or []],
+                        "node": None,
+                    }
+                    if stop.is_set():
+                        break
+            except Exception:
+                time.sleep(0.2)  # the namespace may not exist yet
+
+
+@pytest.fixture(scope="session")
+def platform(node: LocalCluster) -> Iterator[Platform]:
+    """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
+    image, the hook Jobs run as Jobs."""
+    seen: dict[str, dict] = {}
+    stop = threading.Event()
+    watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
+    watcher.start()
+    started = time.monotonic()
+    argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "-n", NAMESPACE]
+    argv += ["--create-namespace", "-f", str(VALUES), "--wait", "--timeout", "420s"]
+    r = subprocess.run(
+        argv,
+        env=node.env,
+        capture_output=True,
+        text=True,
+        timeout=480,
+    )
+    took = time.monotonic() - started
+    stop.set()
+    watcher.join(10)
+    if r.returncode != 0:
+        pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
+        pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
+    yield Platform(node, took, seen)

@@ -1,0 +1,99 @@
+"""Shared steps of the real-node tests: bounded waits, graphs, chat completions through a frontend Service."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
+
+EXAMPLES = REPO_ROOT / "examples"
+
+
+def wait_for(
+    check: Callable[[], object], timeout: float, what: str | Callable[[], str], interval: float = 1.0
+):
+    """Polls ``check`` until it returns something truthy (returned) or ``timeout`` passes (AssertionError
+    naming ``what``, a callable evaluated then for the diagnosis, and the last exception seen)."""
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as e:
+            last = e
+        time.sleep(interval)
+    what = what() if callable(what) else what
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}" + (f": {last}" if last else ""))
+
+
+def example(name: str) -> dict:
+    return yaml.safe_load((EXAMPLES / name).read_text())
+
+
+def dgd_state(cluster: LocalCluster, namespace: str, name: str) -> dict:
+    from kubernetes import client
+
+    with cluster.api_client() as api:
+        obj = client.CustomObjectsApi(api).get_namespaced_custom_object(
+            "nvidia.com", "v1beta1", namespace, "dynamographdeployments", name
+        )
+    return obj.get("status") or {}
+
+
+def service_url(cluster: LocalCluster, namespace: str, name: str, port: int) -> str:
+    """``http://<ClusterIP>:<port>``: reached from this machine through kube-proxy's rules, like a pod
+    would."""
+    from kubernetes import client
+
+    with cluster.api_client() as api:
+        svc = client.CoreV1Api(api).read_namespaced_service(name, namespace)
+    return f"http://{svc.spec.cluster_ip}:{port}"
+
+
+def chat_completion(base_url: str, model: str = "tiny", content: str = "Hello!", max_tokens: int = 8) -> dict:
+    body = {"model": model, "messages": [{"role": "user", "content": content}], "max_tokens": max_tokens}
+    req = urllib.request.Request(
+        f"{base_url}/v1/chat/completions",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())
+
+
+def models(base_url: str) -> list[str]:
+    with urllib.request.urlopen(f"{base_url}/v1/models", timeout=10) as r:
+        return [m["id"] for m in json.loads(r.read()).get("data", [])]
+
+
+def is_completion(doc: dict, model: str = "tiny") -> bool:
+    choice = (doc.get("choices") or [{}])[0]
+    usage = doc.get("usage") or {}
+    return (
+        doc.get("object") == "chat.completion"
+        and doc.get("model") == model
+        and choice.get("finish_reason") in ("length", "stop")
+        and usage.get("completion_tokens", 0) > 0
+        and usage.get("prompt_tokens", 0) > 0
+    )
+
+
+def save(path: Path, doc: dict) -> None:
+    path.write_text(json.dumps(doc, indent=2))
+
+
+def config_digest(image) -> str:
+    """The config digest of a built image (what the CRI reports as a container's imageID)."""
+    directory = image.archive.parent
+    meta = json.loads((directory / "image.json").read_text())
+    algo, digest = meta["digest"].split(":", 1)
+    manifest = json.loads((directory / "oci" / "blobs" / algo / digest).read_text())
+    return manifest["config"]["digest"]

@@ -1,0 +1,178 @@
+"""A real Dynamo graph, deployed by our operator on the real node: the frontend and the mocker engine from
+``ai-dynamo`` 1.6.1 find each other through Kubernetes discovery (DynamoWorkerMetadata), pass the probes the
+operator renders by default (seed 000), and answer ``POST /v1/chat/completions`` through the frontend Service.
+
+If the operator rendered a probe, a port, a command or the discovery account wrong, the pods never become
+Ready (or restart), the graph never becomes ``successful`` and no completion comes back: these tests fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+import uuid
+
+import pytest
+from conftest import Platform
+from realnode_helpers import (
+    EXAMPLES,
+    chat_completion,
+    dgd_state,
+    is_completion,
+    models,
+    service_url,
+    wait_for,
+)
+
+# The frontend's default readiness probe starts after 60 s (seed 000) and runs every 60 s.
+READY_TIMEOUT = float(os.environ.get("DYNAMO_REALNODE_READY_TIMEOUT", "360"))
+
+
+@pytest.fixture(scope="module")
+def graph_ns(platform: Platform):
+    ns = f"graph-{uuid.uuid4().hex[:6]}"
+    platform.kubectl("create", "namespace", ns)
+    yield ns
+    platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
+    """Applies an example; returns its name and the seconds until the DGD was ``successful``."""
+    started = time.monotonic()
+    platform.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / example))
+    name = example.removesuffix(".yaml")
+    wait_for(
+        lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
+        READY_TIMEOUT,
+        lambda: f"{name} to become successful\n{_diagnosis(platform, ns)}",
+        interval=2,
+    )
+    return name, time.monotonic() - started
+
+
+def _diagnosis(platform: Platform, ns: str) -> str:
+    """The pods and the warnings the kubelet recorded (a failing probe names itself there)."""
+    pods = platform.kubectl("get", "pods", "-n", ns, "-o", "wide", check=False)
+    events = platform.kubectl(
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        "type=Warning",
+        "-o",
+        "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message",
+        check=False,
+    )
+    return f"{pods}\n{events}"
+
+
+def pod_list(platform: Platform, ns: str, component: str) -> list[dict]:
+    selector = f"nvidia.com/dynamo-component={component}"
+    return json.loads(platform.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json"))["items"]
+
+
+def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]:
+    url = service_url(platform.cluster, ns, f"{name}-frontend", 8000)
+    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", interval=1)
+    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", interval=2)
+    return doc, url
+
+
+def test_mocker_agg_answers_a_chat_completion(platform, graph_ns, record_property):
+    name, ready_after = deploy(platform, graph_ns, "mocker-agg.yaml")
+    doc, _ = first_completion(platform, graph_ns, name)
+    assert is_completion(doc), doc
+    record_property("graph_ready_seconds", round(ready_after, 1))
+    # Kubernetes discovery for real: the worker published itself as the discovery account lets it.
+    dwm = json.loads(platform.kubectl("get", "dynamoworkermetadatas", "-n", graph_ns, "-o", "json"))["items"]
+    (worker,) = pod_list(platform, graph_ns, "MockerWorker")
+    assert [d["metadata"]["name"] for d in dwm] == [worker["metadata"]["name"]]
+    assert worker["spec"]["serviceAccountName"] == f"{name}-k8s-service-discovery"
+
+
+def test_the_rendered_defaults_pass_against_the_real_processes(platform, graph_ns):
+    for component, kinds in (("Frontend", {"livenessProbe", "readinessProbe"}), ("MockerWorker", None)):
+        (pod,) = pod_list(platform, graph_ns, component)
+        (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "main"]
+        probes = {k for k in ("livenessProbe", "readinessProbe", "startupProbe") if k in main}
+        assert probes == (kinds or {"livenessProbe", "readinessProbe", "startupProbe"}), probes
+        (status,) = [s for s in pod["status"]["containerStatuses"] if s["name"] == "main"]
+        assert status["ready"] and status["restartCount"] == 0, status  # probes passed, liveness never failed
+        assert {"name": "shared-memory", "mountPath": "/dev/shm"} in main["volumeMounts"]
+    (worker,) = pod_list(platform, graph_ns, "MockerWorker")
+    # the 8Gi memory-backed /dev/shm is really mounted in the running container (kubectl exec: API -> kubelet)
+    shm = platform.kubectl(
+        "exec", "-n", graph_ns, worker["metadata"]["name"], "-c", "main", "--", "df", "/dev/shm"
+    )
+    assert "tmpfs" in shm and "8388608" in shm, shm
+    env = platform.kubectl("exec", "-n", graph_ns, worker["metadata"]["name"], "-c", "main", "--", "env")
+    assert "DYN_SYSTEM_PORT=9090" in env and "DYN_DISCOVERY_BACKEND=kubernetes" in env
+
+
+def test_a_worker_scaled_to_two_serves_from_both(platform, graph_ns):
+    name = "mocker-agg"
+    patch = {"spec": {"components": [{"name": "MockerWorker", "replicas": 2}]}}
+    platform.kubectl(
+        "patch",
+        "dgd",
+        name,
+        "-n",
+        graph_ns,
+        "--type=merge",
+        "-p",
+        json.dumps(_full_patch(platform, graph_ns, name, patch)),
+    )
+    wait_for(
+        lambda: len([p for p in pod_list(platform, graph_ns, "MockerWorker") if _ready(p)]) == 2,
+        180,
+        "two ready workers",
+        interval=2,
+    )
+    wait_for(
+        lambda: len(json.loads(platform.kubectl("get", "dwm", "-n", graph_ns, "-o", "json"))["items"]) == 2,
+        60,
+        "two DynamoWorkerMetadata",
+    )
+    url = service_url(platform.cluster, graph_ns, f"{name}-frontend", 8000)
+    workers = [p["metadata"]["name"] for p in pod_list(platform, graph_ns, "MockerWorker")]
+
+    def served_by_both() -> bool:
+        for _ in range(4):
+            assert is_completion(chat_completion(url))
+        return all(_served(platform, graph_ns, w) for w in workers)
+
+    wait_for(served_by_both, 120, "requests served by both workers", interval=1)
+
+
+def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns):
+    name, _ = deploy(platform, graph_ns, "mocker-disagg.yaml")
+    doc, _ = first_completion(platform, graph_ns, name)
+    assert is_completion(doc), doc
+    for component in ("MockerPrefillWorker", "MockerDecodeWorker"):
+        (pod,) = pod_list(platform, graph_ns, component)
+        assert _served(platform, graph_ns, pod["metadata"]["name"]), component
+
+
+def _ready(pod: dict) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
+
+
+def _served(platform: Platform, ns: str, pod: str) -> bool:
+    r = subprocess.run(
+        ["kubectl", "logs", "-n", ns, pod, "-c", "main"],
+        env=platform.cluster.env,
+        capture_output=True,
+        text=True,
+    )
+    return "request completed" in r.stdout
+
+
+def _full_patch(platform: Platform, ns: str, name: str, patch: dict) -> dict:
+    """A merge patch replaces lists: carry the other components over, with the patched one's fields."""
+    dgd = json.loads(platform.kubectl("get", "dgd.v1beta1.nvidia.com", name, "-n", ns, "-o", "json"))
+    changes = {c["name"]: c for c in patch["spec"]["components"]}
+    components = [{**c, **changes.get(c["name"], {})} for c in dgd["spec"]["components"]]
+    return {"spec": {"components": components}}

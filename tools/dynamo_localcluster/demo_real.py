@@ -1,0 +1,129 @@
+"""The demo on the real node: everything runs for real, and it ends with the chat completion a Dynamo graph
+deployed by our operator answers.
+
+The control plane with a real kubelet node (``node`` profile) and the images ``make images`` built imported
+into its containerd; the chart installed with the operator running as Pods from that image (its hook Jobs as
+Jobs, its webhooks behind its Service); ``examples/mocker-agg.yaml`` deployed by the operator on the node;
+then ``POST /v1/chat/completions`` to the frontend Service, whose JSON answer is the demo's last output.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.request
+from dataclasses import dataclass
+
+from .cluster import REPO_ROOT, LocalCluster
+from .demo import DEMO_NAMESPACE, NAMESPACE, Demo, DemoError, wait
+from .realnode import layout
+from .realnode.node import built_image
+
+EXAMPLE = REPO_ROOT / "examples" / "mocker-agg.yaml"
+VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
+OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
+REQUEST = {"model": "tiny", "messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 8}
+
+
+@dataclass
+class RealDemo(Demo):
+    steps: int = 8
+
+    def up(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.say("dynamo-platform demo: install the platform and run a real Dynamo graph on a local node.")
+        self.say("real node: containers run here (root, on a bridge with no way out of this machine).")
+        self.say(f"State and logs live in {self.dir}.")
+        cluster = self.start_cluster()
+        env = cluster.env
+        chart_args = ["-n", NAMESPACE, "-f", str(VALUES)]
+        self.preflight(env, chart_args)
+        self.helm_install(env, chart_args)
+        self.operator_pods(env)
+        name = self.apply_graph(env, EXAMPLE)
+        dgd = self.wait_graph(env, name, 420, lambda: None)
+        self.show(env, dgd)
+        answer = self.chat(cluster, name)
+        self.finish(cluster, name)
+        self.say("")
+        self.say(json.dumps(answer, indent=2))
+
+    def start_cluster(self) -> LocalCluster:
+        t = self.step("Local control plane and a real node: containerd, kubelet, kube-proxy (+ kwok)")
+        images = [built_image(recipe) for recipe in ("operator", "runtime")]
+        cluster = LocalCluster(
+            self.cluster_dir,
+            profile="node",
+            nodes=2,
+            tie_to_parent=False,
+            node_images=[(i.ref, i.archive) for i in images],
+        )
+        cluster.start(timeout=300)
+        took = time.monotonic() - t
+        self.detail(f"ready in {took:.1f}s: node {layout.NODE_NAME} ({layout.NODE_IP}) and 2 fake GPU nodes")
+        for what, seconds in cluster.node.timings.items():  # type: ignore[union-attr]
+            self.detail(f"  {what}: {seconds:.1f}s")
+        self.detail(f"export KUBECONFIG={cluster.kubeconfig}")
+        return cluster
+
+    def operator_pods(self, env: dict[str, str]) -> None:
+        self.step("Operator: real Pods of the image, probed by the kubelet, leading on the Lease")
+        r = self.run(["kubectl", "get", "pods", "-n", NAMESPACE, "-l", OPERATOR_SELECTOR, "-o", "wide"], env)
+        self.detail(r.stdout)
+        lease = ["kubectl", "get", "lease", "dynamo.nvidia.com", "-n", "kube-system", "-o", "json"]
+        holder = json.loads(self.run(lease, env).stdout)["spec"].get("holderIdentity")
+        self.detail(f"leader: {holder}")
+
+    def chat(self, cluster: LocalCluster, name: str) -> dict:
+        self.step(f"POST /v1/chat/completions to the frontend Service {name}-frontend")
+        from kubernetes import client
+
+        with cluster.api_client() as api:
+            svc = client.CoreV1Api(api).read_namespaced_service(f"{name}-frontend", DEMO_NAMESPACE)
+        base = f"http://{svc.spec.cluster_ip}:8000"
+        self.detail(f"curl {base}/v1/chat/completions -H 'Content-Type: application/json' \\")
+        self.detail(f"  -d '{json.dumps(REQUEST)}'")
+        wait(lambda: "tiny" in _models(base), 120, "the frontend to list the model")
+        answer: dict = {}
+
+        def ask() -> bool:
+            answer.update(_chat(base))
+            return answer.get("object") == "chat.completion"
+
+        wait(ask, 60, "a chat completion")
+        if not answer:
+            raise DemoError("the frontend gave no completion")
+        return answer
+
+    def finish(self, cluster: LocalCluster, name: str) -> None:
+        self.say("")
+        self.say(f"Done in {time.monotonic() - self.started:.0f}s. Try next:")
+        self.hints(
+            [
+                (f"export KUBECONFIG={cluster.kubeconfig}", ""),
+                (f"kubectl get dgd,pods -n {DEMO_NAMESPACE} -o wide", "the graph on the real node"),
+                (f"kubectl logs -n {DEMO_NAMESPACE} deploy/{name}-mockerworker", "the engine serving"),
+                (f"kubectl get dynamoworkermetadatas -n {DEMO_NAMESPACE}", "Kubernetes discovery"),
+                (f"kubectl logs -n {NAMESPACE} -l {OPERATOR_SELECTOR}", "the operator's JSON logs"),
+                ("make demo-down", "stop everything; nothing stays behind"),
+            ]
+        )
+        self.say("")
+        self.say("The frontend's answer (the mocker simulates an engine: the token counts are real,")
+        self.say("the text is not):")
+
+
+def _models(base: str) -> list[str]:
+    with urllib.request.urlopen(f"{base}/v1/models", timeout=10) as r:
+        return [m["id"] for m in json.loads(r.read()).get("data", [])]
+
+
+def _chat(base: str) -> dict:
+    req = urllib.request.Request(
+        f"{base}/v1/chat/completions",
+        data=json.dumps(REQUEST).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.loads(r.read())

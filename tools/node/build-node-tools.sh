@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Builds the real node's Go tools (kubelet, kube-proxy, containerd v2 with its runc shim and ctr, and the
+# sandbox program tools/node/pause) from their Go modules into a cache outside the repository, then links
+# it at .tools/node.
+#
+# Why apart from tools/build-tools.sh: that script's cache hash covers its own inputs only, so the node's
+# tools get their own cache directory keyed by the hash of this script, tools/node/pins.env, the Kubernetes
+# pin in tools/pins.env and the wrapper go.mod files here. runc and the CNI plugins come from Debian
+# (`make node-deps`). Same publish discipline as the core tools: each binary is built to a temporary name and
+# renamed, the set is only renamed from <hash>.partial to <hash> once complete.
+#
+# Usage: tools/node/build-node-tools.sh [--print-dir]
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../pins.env
+source "$repo/tools/pins.env"
+# shellcheck source=pins.env
+source "$here/pins.env"
+
+hash=$( { grep '^KUBE_VERSION=' "$repo/tools/pins.env"; cat "$here/pins.env" "$here/build-node-tools.sh" \
+  "$here"/gomod/*/go.mod "$here"/pause/*; } | sha256sum | cut -c1-16)
+root="${DYNAMO_NODE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dynamo-platform/node-tools}"
+final="$root/$hash"
+stage="$root/$hash.partial"
+
+if [[ "${1:-}" == "--print-dir" ]]; then echo "$final"; exit 0; fi
+
+export CGO_ENABLED=0 GOFLAGS="-trimpath -buildvcs=false" GOPROXY="${GOPROXY:-https://proxy.golang.org}"
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+jobs="${TOOLS_BUILD_JOBS:-2}"
+start=$(date +%s)
+
+say() { printf '[node-tools %4ss] %s\n' "$(( $(date +%s) - start ))" "$*"; }
+
+link() {
+  mkdir -p "$repo/.tools"
+  ln -sfn "$final" "$repo/.tools/node"
+}
+
+if [[ -f "$final/.complete" ]]; then
+  link
+  say "node tools ready (cached) at $final"
+  exit 0
+fi
+
+command -v go >/dev/null || { echo "build-node-tools: Go is required (go 1.26+ on PATH)" >&2; exit 2; }
+mkdir -p "$stage/bin"
+say "building node tool set $hash into $stage (a first build takes about 10 minutes on 2 cores)"
+
+build() { # build NAME CMD...: runs CMD (which must write $tmp) unless $stage/bin/NAME exists
+  local name=$1 out="$stage/bin/$1"; shift
+  if [[ -x "$out" ]]; then say "$name: already built"; return; fi
+  local t0; t0=$(date +%s)
+  say "$name: building"
+  tmp="$out.tmp.$$"
+  "$@"
+  mv -f "$tmp" "$out"
+  say "$name: done in $(( $(date +%s) - t0 ))s"
+}
+
+wrapper_dir() { # a scratch copy of a committed wrapper module, so the build never writes into the repo
+  local src="$here/gomod/$1" dst="$stage/gomod/$1"
+  mkdir -p "$dst"; cp "$src"/go.mod "$src"/go.sum "$dst"/
+  ( cd "$dst" && go mod download )
+  echo "$dst"
+}
+
+kube_ldflags() {
+  local v=$KUBE_VERSION maj min ld="" p
+  maj=${v#v}; maj=${maj%%.*}; min=${v#v*.}; min=${min%%.*}
+  for p in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    ld+=" -X $p.gitVersion=$v -X $p.gitMajor=$maj -X $p.gitMinor=$min -X $p.gitTreeState=clean"
+  done
+  echo "$ld -s -w"
+}
+
+build_kube() { # $1 = cmd name
+  local d; d=$(wrapper_dir kubenode)
+  ( cd "$d" && go build -p "$jobs" -tags selinux,notest,grpcnotrace -ldflags "all=$(kube_ldflags)" \
+      -o "$tmp" "k8s.io/kubernetes/cmd/$1" )
+}
+
+build_containerd() { # $1 = cmd name
+  local d; d=$(wrapper_dir containerd) pkg=github.com/containerd/containerd/v2
+  ( cd "$d" && go build -p "$jobs" -tags "no_btrfs no_devmapper no_zfs urfave_cli_no_docs" \
+      -ldflags "-s -w -X $pkg/version.Version=$CONTAINERD_VERSION -X $pkg/version.Package=$pkg" \
+      -o "$tmp" "$pkg/cmd/$1" )
+}
+
+build_pause() { # the sandbox container's program (tools/node/pause): no dependencies, nothing to download
+  ( cd "$here/pause" && go build -ldflags "-s -w" -o "$tmp" . )
+}
+
+build pause build_pause
+for c in containerd containerd-shim-runc-v2 ctr; do build "$c" build_containerd "$c"; done
+for c in kube-proxy kubelet; do build "$c" build_kube "$c"; done
+
+"$stage/bin/kubelet" --version | grep -q "$KUBE_VERSION" || { echo "build-node-tools: kubelet version stamp wrong" >&2; exit 1; }
+"$stage/bin/containerd" --version | grep -q "$CONTAINERD_VERSION" || { echo "build-node-tools: containerd version wrong" >&2; exit 1; }
+rm -rf "$stage/gomod"
+touch "$stage/.complete"
+rm -rf "$final"; mv "$stage" "$final"
+link
+say "node tools ready at $final (linked at .tools/node)"

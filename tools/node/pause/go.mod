@@ -1,0 +1,3 @@
+module local/dynamo-platform/pause
+
+go 1.26.0
