@@ -13,15 +13,14 @@ import threading
 import time
 from pathlib import Path
 
+from dynamo_localcluster.graphs import AGGREGATED, graph
 from dynamo_operator.runtime.client import ResourceClient, load_api_client
 from kubernetes.client.exceptions import ApiException
+from support.crds import DGD_BETA
 from urllib3.exceptions import HTTPError
 
 
 def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: float) -> None:
-    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).resolve().parents[1] / "integration")]
-    from plane import DGD_BETA, graph
-
     client = ResourceClient(load_api_client(kubeconfig, pool_maxsize=threads * 2))
     state_path, stop_path = Path(state), Path(state + ".stop")
     lock = threading.Lock()
@@ -45,7 +44,7 @@ def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: fl
                     "POST",
                     DGD_BETA.base_path("default"),
                     [("dryRun", "All")],
-                    body=graph("default", f"l{n}-{i}"),
+                    body=graph(f"l{n}-{i}", "default", AGGREGATED),
                 )
                 with lock:
                     counts["ok"] += 1

@@ -30,12 +30,12 @@ from dynamo_localcluster.graphs import graph as shared_graph
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
-from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient, custom
+from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient
 from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks import admission_routes
 from dynamo_operator.webhooks.certs import MUTATING, VALIDATING
 from kubernetes.client.exceptions import ApiException
-from support.crds import install_crds
+from support.crds import DGD_BETA, install_crds
 from support.processes import OperatorProcess, spawn_operator
 from urllib3.exceptions import HTTPError
 
@@ -47,7 +47,6 @@ LEASE_NAME = "dynamo.nvidia.com"
 LEASE = {"duration": 4.0, "renew": 3.0, "retry": 0.5}
 BURST = 100
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-DGD_BETA = custom(store.GROUP, "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
 
 
 def graph(ns: str, name: str) -> dict:

@@ -29,6 +29,7 @@ RATE = 100.0  # admissions per second the load generator paces itself to
 # machine busy with other work (the apiserver, this webhook and the generator share its cores) gets less.
 MIN_RATE = 25.0
 LOADGEN = Path(__file__).with_name("loadgen.py")
+TESTS = Path(__file__).resolve().parents[1]  # the load process imports `support` from here
 
 
 class Load:
@@ -36,7 +37,7 @@ class Load:
         self.state = state
         self.proc = subprocess.Popen(
             [sys.executable, str(LOADGEN), plane.cluster.kubeconfig, str(state), str(RATE), "8", "120"],
-            env=plane.cluster.env,
+            env={**plane.cluster.env, "PYTHONPATH": str(TESTS)},
             stdout=subprocess.DEVNULL,
             stderr=open(state.with_suffix(".log"), "wb"),  # noqa: SIM115 - the child keeps it
         )

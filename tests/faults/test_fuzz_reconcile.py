@@ -6,8 +6,6 @@ without a single reconcile error or crashed worker."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from dynamo_operator.controllers import store
@@ -15,10 +13,9 @@ from dynamo_operator.runtime.informer import wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes.client.exceptions import ApiException
-from plane import DGD_BETA, Plane, graph
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_fuzz_admission import dgds
+from plane import Plane, graph
+from support.crds import DGD_BETA
+from support.fuzz import dgds
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 

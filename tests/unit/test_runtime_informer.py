@@ -6,8 +6,8 @@ import threading
 
 from dynamo_operator.runtime.client import CONFIGMAPS
 from dynamo_operator.runtime.informer import Indexer, Informer, wait_until
-from fakewatch import FakeWatch
 from kubernetes.client.exceptions import ApiException
+from support.fakewatch import FakeWatch
 
 
 def cm(name, rv, ns="default", owner_uid=None, data=None):

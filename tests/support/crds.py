@@ -6,12 +6,15 @@ import subprocess
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
-from dynamo_operator.runtime.client import ResourceClient
+from dynamo_operator.controllers import store
+from dynamo_operator.runtime.client import ResourceClient, custom
 from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
 
 CRD_DIR = REPO_ROOT / "crds"
+# DGDs as v1beta1 on the wire (the served, non-storage version: every read and write goes through conversion)
+DGD_BETA = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
 
 
 def crd_docs() -> list[dict]:
