@@ -143,11 +143,14 @@ def crds(client, dynamo_crds: list[str]) -> list[str]:
     and DCDs can be listed (and DGDs in v1beta1, through the conversion webhook)."""
     from dynamo_operator.controllers import store
     from dynamo_operator.runtime.client import custom
-    from dynamo_operator.runtime.informer import wait_until
+    from support.poll import wait_for
 
-    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
+    wait_for(
+        lambda: _listable(client, store.DGD) and _listable(client, store.DCD),
+        30,
+    )
     beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
-    assert wait_until(lambda: _listable(client, beta), 30)
+    wait_for(lambda: _listable(client, beta), 30)
     return dynamo_crds
 
 

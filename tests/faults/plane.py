@@ -31,11 +31,11 @@ from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
 from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks import admission_routes
 from dynamo_operator.webhooks.certs import MUTATING, VALIDATING
 from kubernetes.client.exceptions import ApiException
 from support.crds import DGD_BETA, install_crds
+from support.poll import wait_for
 from support.processes import OperatorProcess, spawn_operator
 from urllib3.exceptions import HTTPError
 
@@ -159,7 +159,7 @@ class Plane:
             return ""
 
     def wait_leader(self, timeout: float = 30.0) -> str:
-        assert wait_until(lambda: self.lease_holder() != "", timeout, interval=0.2), "no leader"
+        wait_for(lambda: self.lease_holder() != "", timeout, "no leader", interval=0.2)
         return self.lease_holder()
 
     def admission_works(self) -> bool:
@@ -303,8 +303,11 @@ class Plane:
                 last = [f"apiserver: {e}"]
             return not last
 
-        assert wait_until(ok, timeout, interval=1.0), (
-            f"not converged after {timeout}s: {last}\n" + self.operator_logs()
+        wait_for(
+            ok,
+            timeout,
+            lambda: f"not converged after {timeout}s: {last}\n" + self.operator_logs(),
+            interval=1.0,
         )
         return time.monotonic() - started
 
@@ -383,8 +386,11 @@ def running_plane(logs: Path, webhook: bool = True) -> Iterator[Plane]:
         plane = Plane(cluster, logs, client, port)
         if webhook:
             plane.start_webhook()
-            assert wait_until(plane.admission_works, 60, interval=0.5), (
-                "admission through the webhook process never worked\n" + plane.operator_logs()
+            wait_for(
+                plane.admission_works,
+                60,
+                lambda: "admission through the webhook process never worked\n" + plane.operator_logs(),
+                interval=0.5,
             )
         yield plane
     finally:

@@ -13,8 +13,8 @@ import signal
 import time
 
 import pytest
-from dynamo_operator.runtime.informer import wait_until
 from plane import BURST, LEASE, Plane
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -57,7 +57,11 @@ def test_kill9_leader_mid_burst(plane: Plane, stop_event):
     plane.supervise(stop_event)
     victim = _leader_proc(procs, leader)
     report = plane.burst(ns, fault_at=FAULT_AT, fault=lambda: victim.send_signal(signal.SIGKILL))
-    assert wait_until(lambda: plane.lease_holder() not in ("", leader), LEASE["duration"] + 15, 0.2)
+    wait_for(
+        lambda: plane.lease_holder() not in ("", leader),
+        LEASE["duration"] + 15,
+        interval=0.2,
+    )
     new_leader = plane.lease_holder()
     _finish(plane, ns, report, "kill -9 of the leader", stop_event, killed=leader, new_leader=new_leader)
 

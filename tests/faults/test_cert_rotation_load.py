@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.webhooks import CertPolicy, setup_webhooks
 from plane import OPNS, Plane
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -78,19 +78,19 @@ def test_serving_and_ca_rotation_under_load_fail_no_admission(bare_plane: Plane,
     mgr.start()
     load = None
     try:
-        assert wait_until(plane.admission_works, 60, interval=0.5), "admission never worked"
+        wait_for(plane.admission_works, 60, "admission never worked", interval=0.5)
         load = Load(plane, tmp_path / "load.json")
-        assert wait_until(lambda: load.count() >= 100, 30), "the load never got going"
+        wait_for(lambda: load.count() >= 100, 30, "the load never got going")
         serial = wh.tls.serial
         wh.certs.rotate_serving()
-        assert wait_until(lambda: wh.tls.serial != serial, 30), "no new serving certificate"
+        wait_for(lambda: wh.tls.serial != serial, 30, "no new serving certificate")
         at = load.count()
-        assert wait_until(lambda: load.count() >= at + 100, 30)
+        wait_for(lambda: load.count() >= at + 100, 30)
         serial = wh.tls.serial
         wh.certs.rotate_ca()
-        assert wait_until(lambda: wh.tls.serial != serial, 60), "no serving certificate from the new CA"
+        wait_for(lambda: wh.tls.serial != serial, 60, "no serving certificate from the new CA")
         at = load.count()
-        assert wait_until(lambda: load.count() >= at + 200, 30)
+        wait_for(lambda: load.count() >= at + 200, 30)
         got = load.finish()
         rate = (got["ok"] + got["failed"]) / max(got["seconds"], 1e-6)
         print(

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
 from dynamo_operator.render import checkpoint as rc
-from support.crs import condition, describe, events_of, running_operator, wait_for
+from support.crs import condition, describe, events_of, running_operator
 from support.dgd import get
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 

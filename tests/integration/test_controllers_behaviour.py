@@ -38,7 +38,7 @@ from dynamo_operator.runtime.client import (
 )
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer, wait_until
+from dynamo_operator.runtime.informer import Indexer
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
     IMAGE,
@@ -52,6 +52,7 @@ from support.dgd import (
     wait_status,
     wait_successful,
 )
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -137,9 +138,12 @@ def wait_event(client, ns, reason: str, fragment: str = "", timeout: float = 20)
             None,
         )
 
-    assert wait_until(lambda: find() is not None, timeout, interval=0.3), [
-        (e.get("reason"), e.get("message")) for e in events(client, ns)
-    ]
+    wait_for(
+        lambda: find() is not None,
+        timeout,
+        lambda: [(e.get("reason"), e.get("message")) for e in events(client, ns)],
+        interval=0.3,
+    )
     return find()
 
 
@@ -231,7 +235,11 @@ def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_onc
     try:
         apply_dgd(client, graph(ns, [comp]))
         # its Deployment exists and its pod cannot be scheduled: the DCD's first pass is long done
-        assert wait_until(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, WAIT, interval=0.2)
+        wait_for(
+            lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None,
+            WAIT,
+            interval=0.2,
+        )
         wait_status(client, ns, lambda s: s.get("observedGeneration") == 1)
         time.sleep(2)
         if time.monotonic() - started < PROGRESS_SECONDS - 5:
@@ -259,12 +267,15 @@ def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
     def config_maps():
         return [c["metadata"]["name"] for c in client.list(CONFIGMAPS, ns, label_selector=managed)["items"]]
 
-    assert wait_until(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
-    assert wait_until(lambda: len(config_maps()) == 1, 30)
+    wait_for(
+        lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None,
+        30,
+    )
+    wait_for(lambda: len(config_maps()) == 1, 30)
     (cm,) = config_maps()
     # the Epp component becomes a frontend (no config map, no epp account) and the Planner goes away
     apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Epp", "frontend")]))
-    assert wait_until(
+    wait_for(
         lambda: (
             get(client, CONFIGMAPS, cm, ns) is None
             and get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is None
@@ -291,7 +302,7 @@ def test_hand_edits_are_put_back(client, ns, operator):
         o["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/evil:1"
 
     edit(client, DEPLOYMENTS, "g-frontend", ns, change_image)
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["template"]["spec"]["containers"][0]["image"]
             == want
@@ -303,7 +314,7 @@ def test_hand_edits_are_put_back(client, ns, operator):
     # a Service that lost our label gets it back; the fields the apiserver allocated stay
     cluster_ip = client.get(SERVICES, "g-frontend", ns)["spec"]["clusterIP"]
     edit(client, SERVICES, "g-frontend", ns, lambda o: o["metadata"]["labels"].pop(names.LABEL_COMPONENT))
-    assert wait_until(
+    wait_for(
         lambda: (
             (client.get(SERVICES, "g-frontend", ns)["metadata"].get("labels") or {}).get(
                 names.LABEL_COMPONENT
@@ -322,10 +333,11 @@ def test_hand_edits_are_put_back(client, ns, operator):
         o["spec"] = wire["spec"]
 
     edit(client, store.DCD, "g-frontend", ns, scale_dcd)
-    assert wait_until(
-        lambda: "replicas" not in store.to_internal(client.get(store.DCD, "g-frontend", ns))["spec"], 30
+    wait_for(lambda: "replicas" not in store.to_internal(client.get(store.DCD, "g-frontend", ns))["spec"], 30)
+    wait_for(
+        lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1,
+        30,
     )
-    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
 
 
 def test_edited_hash_annotation_is_rewritten(client, ns, operator):
@@ -339,7 +351,7 @@ def test_edited_hash_annotation_is_rewritten(client, ns, operator):
         ns,
         lambda o: o["metadata"]["annotations"].update({names.ANN_SPEC_HASH: "x"}),
     )
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(DEPLOYMENTS, "g-frontend", ns)["metadata"]["annotations"][names.ANN_SPEC_HASH] == want
         ),
@@ -361,9 +373,12 @@ def test_conflicts_requeue_without_error_events(client, ns, operator):
             for o in operator.outcomes_for(DCD_CONTROLLER, ns, "g-frontend", since)
         )
 
-    assert wait_until(requeued, 30)
+    wait_for(requeued, 30)
     assert fault.hits == 1
-    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
+    wait_for(
+        lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1,
+        30,
+    )
     wait_event(client, ns, "UpdateDeployment", "drift")
     assert warnings(client, ns) == []
 
@@ -382,7 +397,7 @@ def test_api_failures_mark_the_graph_failed_and_raise(client, ns, operator):
         def raised():
             return [o.error for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g") if o.error is not None]
 
-        assert wait_until(raised, 10)  # recorded when the reconcile returns, just after its event
+        wait_for(raised, 10)  # recorded when the reconcile returns, just after its event
         assert isinstance(raised()[0], ApiException) and raised()[0].status == 500
     finally:
         operator.client.clear(fault)
@@ -401,7 +416,10 @@ def test_invalid_graph_fails_once_with_the_field_named(client, ns, operator):
     writes = len(operator.client.writes_in(ns, events=True))
     since = operator.mark()
     operator.enqueue(DGD_CONTROLLER, ns, "g")  # another reconcile of the same generation
-    assert wait_until(lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since), 10)
+    wait_for(
+        lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since),
+        10,
+    )
     assert operator.idle(ns)
     assert operator.client.writes_in(ns, events=True)[writes:] == []
     (warning,) = warnings(client, ns)
@@ -431,7 +449,7 @@ def test_foreign_controller_is_an_ownership_conflict(client, ns, operator):
     s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
     assert ready(s)["reason"] == st.REASON_OWNERSHIP
     # the status is written inside the reconcile, so its outcome is recorded a moment later
-    assert wait_until(
+    wait_for(
         lambda: any(
             o.result is not None and o.result.requeue_after
             for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
@@ -461,7 +479,7 @@ def test_pull_secrets_are_discovered_from_the_namespace(client, ns, operator):
         dep = get(client, DEPLOYMENTS, "g-frontend", ns)
         return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets")
 
-    assert wait_until(lambda: pull_secrets() == [{"name": "ngc"}], 30), pull_secrets()
+    wait_for(lambda: pull_secrets() == [{"name": "ngc"}], 30, lambda: pull_secrets())
 
 
 class _Recorder(EventRecorder):
@@ -484,8 +502,9 @@ def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
     client.create(CONFIGMAPS, {"metadata": {"name": "hold", "namespace": ns, "finalizers": [HOLD_FINALIZER]}})
     try:
         client.delete(NAMESPACES, ns)
-        assert wait_until(
-            lambda: client.get(NAMESPACES, ns).get("status", {}).get("phase") == "Terminating", 10
+        wait_for(
+            lambda: client.get(NAMESPACES, ns).get("status", {}).get("phase") == "Terminating",
+            10,
         )
 
         def refuses_new_content() -> bool:  # the admission plugin's namespace cache may lag a moment
@@ -496,7 +515,7 @@ def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
                 return e.status == 403
             return False
 
-        assert wait_until(refuses_new_content, 10)
+        wait_for(refuses_new_content, 10)
         real = FaultClient(kube_cluster.api_client())  # no faults: every answer is the apiserver's
         cached = store.to_wire(graph(ns))
         cached["metadata"].update(uid=str(uuid.uuid4()), resourceVersion="1", generation=1)
@@ -526,8 +545,9 @@ def test_recreated_graph_waits_for_the_garbage_collector(client, ns, operator):
     edit(client, store.DCD, "g-frontend", ns, lambda o: o["metadata"].update(finalizers=[HOLD_FINALIZER]))
     try:
         client.delete(store.DGD, "g", ns)
-        assert wait_until(
-            lambda: client.get(store.DCD, "g-frontend", ns)["metadata"].get("deletionTimestamp"), 30
+        wait_for(
+            lambda: client.get(store.DCD, "g-frontend", ns)["metadata"].get("deletionTimestamp"),
+            30,
         )
         since = operator.mark()
         apply_dgd(client, graph(ns))
@@ -538,7 +558,7 @@ def test_recreated_graph_waits_for_the_garbage_collector(client, ns, operator):
                 for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
             )
 
-        assert wait_until(waiting, 30)
+        wait_for(waiting, 30)
         assert dgd_status(client, ns).get("state") != st.STATE_FAILED
         assert client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"][0]["uid"] == old_uid
     finally:
@@ -560,7 +580,7 @@ def test_shared_service_account_is_referenced_by_every_user(client, ns, operator
         sa = get(client, SERVICEACCOUNTS, names.PLANNER_SERVICE_ACCOUNT, ns)
         return (sa or {}).get("metadata", {}).get("ownerReferences") or []
 
-    assert wait_until(lambda: sorted(r["name"] for r in refs()) == ["a-planner", "b-planner"], 30), refs()
+    wait_for(lambda: sorted(r["name"] for r in refs()) == ["a-planner", "b-planner"], 30, lambda: refs())
     assert not any(r.get("controller") for r in refs())
     client.delete(store.DGD, "a", ns)  # the garbage collector takes a's DCD, then a's reference
-    assert wait_until(lambda: [r["name"] for r in refs()] == ["b-planner"], 60), refs()
+    wait_for(lambda: [r["name"] for r in refs()] == ["b-planner"], 60, lambda: refs())

@@ -18,8 +18,9 @@ from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, SERVICEACCOUNTS
-from support.crs import condition, describe, events_of, running_operator, wait_for
+from support.crs import condition, describe, events_of, running_operator
 from support.dgd import get
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 

@@ -18,8 +18,9 @@ from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, describe, events_of, running_operator, wait_for
+from support.crs import FakeWorker, condition, describe, events_of, running_operator
 from support.dgd import get
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 

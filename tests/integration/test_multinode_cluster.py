@@ -28,8 +28,8 @@ from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.cli import dump_yaml
-from dynamo_operator.runtime.informer import wait_until
 from support.crds import install_third_party_crds, remove_third_party_crds
+from support.poll import wait_for
 from support.processes import operator_process
 
 pytestmark = pytest.mark.cluster
@@ -255,7 +255,7 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
                     c for c in doc["spec"]["components"] if (c.get("multinode") or {}).get("nodeCount")
                 ]
                 # the single-node Frontend is a Deployment kwok makes ready: only multinode parts stay missing
-                assert wait_until(
+                wait_for(
                     lambda ns=ns, name=name: (
                         (_get(env, "dgd", name, "-n", ns) or {})
                         .get("status", {})
@@ -265,8 +265,9 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
                         == 1
                     ),
                     90,
+                    lambda: proc.log_tail(),
                     interval=0.5,
-                ), proc.log_tail()
+                )
                 first = f"{name}-{multinode[0]['name'].lower()}-0"
                 status = _ready_condition(
                     env,
@@ -391,19 +392,20 @@ def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
                     in ready.get("message", "")
                 )
 
-            assert wait_until(both_reported, 60, interval=0.5), proc.log_tail()
+            wait_for(both_reported, 60, lambda: proc.log_tail(), interval=0.5)
             status = _get(env, "dgd", name, "-n", ns)["status"]
             assert status["state"] == "pending"
             assert "Frontend" not in next(c for c in status["conditions"] if c["type"] == "Ready")["message"]
             _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 1})
-            assert wait_until(
+            wait_for(
                 lambda: (
                     ((_get(env, "dgd", name, "-n", ns) or {}).get("status") or {}).get("state")
                     == "successful"
                 ),
                 60,
+                lambda: proc.log_tail(),
                 interval=0.5,
-            ), proc.log_tail()
+            )
             status = _get(env, "dgd", name, "-n", ns)["status"]
             ready = next(c for c in status["conditions"] if c["type"] == "Ready")
             assert (ready["status"], ready["reason"]) == ("True", "all_resources_are_ready")

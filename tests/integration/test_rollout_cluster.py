@@ -22,8 +22,8 @@ from dynamo_operator.render import names
 from dynamo_operator.render.graph import ANN_RESTART_AT
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import DEPLOYMENTS, EVENTS, PODS
-from dynamo_operator.runtime.informer import wait_until
 from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, wait_status, wait_successful
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -235,7 +235,7 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     apply_dgd(client, g)
     wait_successful(client, ns, generation=1, timeout=WAIT)
     h1 = worker_hash(g)
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(store.DGD, "g", ns)["metadata"].get("annotations", {}).get(ANN_CURRENT_WORKER_HASH)
             == h1

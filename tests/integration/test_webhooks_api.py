@@ -37,6 +37,7 @@ from dynamo_operator.webhooks.certs import CRDS, MUTATING, VALIDATING
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from support.crds import crd_docs, install_crds
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -47,20 +48,6 @@ OPNS = f"wh-op-{UID}"
 OPERATOR_SA = f"system:serviceaccount:{OPNS}:dynamo-operator"
 PLANNER_SA = f"system:serviceaccount:{NS}:planner-serviceaccount"
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
-
-
-def wait_for(fn, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            got = fn()
-            if got:
-                return got
-        except Exception as e:  # keep polling; report the last error
-            last = e
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
 
 
 def _webhook_configs(port: int) -> tuple[dict, dict]:
@@ -201,6 +188,7 @@ def env(api_cluster):
             ),
             timeout=60,
             what="admission and conversion through the webhook",
+            retry_on=(ApiException,),
         )
         yield e
     finally:

@@ -8,9 +8,10 @@ import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
 from dynamo_operator.runtime.client import ResourceClient, custom
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
+
+from support.poll import wait_for
 
 CRD_DIR = REPO_ROOT / "crds"
 # DGDs as v1beta1 on the wire (the served, non-storage version: every read and write goes through conversion)
@@ -32,8 +33,11 @@ def established(rc: ResourceClient, name: str) -> bool:
 
 def wait_established(api_client, name: str, timeout: float = 60) -> None:
     rc = ResourceClient(api_client)
-    assert wait_until(lambda: established(rc, name), timeout, interval=0.2), (
-        f"CRD {name} not Established after {timeout}s"
+    wait_for(
+        lambda: established(rc, name),
+        timeout,
+        lambda: f"CRD {name} not Established after {timeout}s",
+        interval=0.2,
     )
 
 
@@ -104,6 +108,9 @@ def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
     cluster = connect(env["KUBECONFIG"])
     left = delete_crds(cluster, third_party_crd_names(), timeout)
     assert not left, f"CRDs still present {timeout}s after their deletion: {describe_left(cluster, left)}"
-    assert wait_until(lambda: not _groups_served(env), timeout, interval=0.5), (
-        f"API groups still served after deleting their CRDs: {_groups_served(env)}"
+    wait_for(
+        lambda: not _groups_served(env),
+        timeout,
+        lambda: f"API groups still served after deleting their CRDs: {_groups_served(env)}",
+        interval=0.5,
     )

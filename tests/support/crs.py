@@ -20,9 +20,10 @@ from typing import Self
 
 from dynamo_operator.controllers import setup
 from dynamo_operator.runtime.client import EVENTS
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
+
+from support.poll import wait_for
 
 
 @contextlib.contextmanager
@@ -42,7 +43,10 @@ def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manag
     mgr.start()
     try:
         assert mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in mgr.controllers.values()), 30)
+        wait_for(
+            lambda: all(c.running for c in mgr.controllers.values()),
+            30,
+        )
         yield mgr
     finally:
         mgr.stop()
@@ -78,18 +82,6 @@ def describe(kube_cluster, kind: str, name: str, ns: str) -> str:
     )
     assert r.returncode == 0, r.stderr
     return r.stdout
-
-
-def wait_for(fn, timeout: float, what: str, interval: float = 0.3):
-    """Poll ``fn`` until it returns a truthy value (returned); fail naming ``what`` and the last value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
 class BackgroundServer:

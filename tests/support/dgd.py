@@ -22,10 +22,11 @@ from dynamo_operator.controllers import setup, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.controller import Request, Result
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client.exceptions import ApiException
+
+from support.poll import wait_for
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 WAIT = 60.0
@@ -75,8 +76,11 @@ def ready(status: dict) -> dict:
 
 
 def wait_status(client, ns, pred, name="g", timeout=WAIT) -> dict:
-    assert wait_until(lambda: pred(dgd_status(client, ns, name)), timeout, interval=0.3), dgd_status(
-        client, ns, name
+    wait_for(
+        lambda: pred(dgd_status(client, ns, name)),
+        timeout,
+        lambda: dgd_status(client, ns, name),
+        interval=0.3,
     )
     return dgd_status(client, ns, name)
 
@@ -231,7 +235,10 @@ class Operator:
     def start(self) -> None:
         self.mgr.start()
         assert self.mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in self.controllers.values()), 30)
+        wait_for(
+            lambda: all(c.running for c in self.controllers.values()),
+            30,
+        )
 
     def stop(self) -> None:
         self.held.clear()
@@ -278,7 +285,9 @@ class Operator:
                 busy = now
             return now - max(last, busy) >= quiet
 
-        return wait_until(quiet_now, timeout, interval=0.2)
+        return wait_for(
+            quiet_now, timeout, f"no reconcile in {ns or 'any namespace'} for {quiet}s", interval=0.2
+        )
 
     def enqueue(self, controller: str, ns: str, name: str) -> None:
         self.controllers[controller].enqueue(Request(ns, name))

@@ -8,7 +8,6 @@ import time
 import pytest
 from dynamo_operator.runtime.client import ResourceDescriptor
 from dynamo_operator.runtime.controller import Request, owner_requests
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.workqueue import (
     BucketRateLimiter,
@@ -16,6 +15,7 @@ from dynamo_operator.runtime.workqueue import (
     MaxOfRateLimiter,
     WorkQueue,
 )
+from support.poll import wait_for
 
 
 @pytest.fixture
@@ -96,9 +96,9 @@ def test_controller_success_cancels_its_own_earlier_requeue():
     ctl.start()
     try:
         ctl.enqueue(Request("ns", "a"))
-        assert wait_until(lambda: len(seen) == 1, 5)
+        wait_for(lambda: len(seen) == 1, 5)
         ctl.enqueue(Request("ns", "a"))  # an event: this pass succeeds, so the 0.3 s wake-up is moot
-        assert wait_until(lambda: len(seen) == 2, 5)
+        wait_for(lambda: len(seen) == 2, 5)
         time.sleep(0.6)
         assert len(seen) == 2
     finally:
