@@ -142,15 +142,11 @@ def crds(client, dynamo_crds: list[str]) -> list[str]:
     """The generated CRDs, served (incl. conversion) by the session's ``dynamo_crds`` fixture, once DGDs
     and DCDs can be listed (and DGDs in v1beta1, through the conversion webhook)."""
     from dynamo_operator.controllers import store
-    from dynamo_operator.runtime.client import custom
+    from support.crds import DGD_BETA
     from support.poll import wait_for
 
-    wait_for(
-        lambda: _listable(client, store.DGD) and _listable(client, store.DCD),
-        30,
-    )
-    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
-    wait_for(lambda: _listable(client, beta), 30)
+    wait_for(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
+    wait_for(lambda: _listable(client, DGD_BETA), 30, "v1beta1 DGDs listed through the conversion webhook")
     return dynamo_crds
 
 
@@ -173,7 +169,6 @@ def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
 def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
     import base64
     import datetime as dt
-    import time
 
     import yaml
     from dynamo_operator.api import registry
@@ -183,6 +178,7 @@ def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
     from dynamo_operator.webhooks.certs import TLSContextHolder
     from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp, WebhookServer
     from kubernetes.client.exceptions import ApiException
+    from support.crds import wait_established
 
     client = ResourceClient(cluster.api_client())
     ca_crt, ca_key = issue_ca(dt.timedelta(days=1))
@@ -222,12 +218,8 @@ def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
             except ApiException as e:
                 if e.status != 409:
                     raise
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        conds = [((client.get(crds_res, n).get("status") or {}).get("conditions") or []) for n in names]
-        if all(any(c["type"] == "Established" and c["status"] == "True" for c in cs) for cs in conds):
-            break
-        time.sleep(0.2)
+    for name in names:
+        wait_established(client.api_client, name, 60)
     try:
         yield names
     finally:

@@ -180,12 +180,14 @@ class Plane:
         fault: Callable[[], None] | None = None,
         timeout: float = 120.0,
         workers: int = 4,
+        report: BurstReport | None = None,
     ) -> BurstReport:
         """Create ``n`` DGDs from ``workers`` threads, as a user's pipeline would: an attempt that fails
         (the webhook or the apiserver down) is retried until ``timeout``; an AlreadyExists after a retry
         counts as created (the first attempt landed). ``fault`` runs once, in its own thread, when
-        ``fault_at`` DGDs exist; the burst does not wait for it."""
-        report = BurstReport()
+        ``fault_at`` DGDs exist; the burst does not wait for it. ``report``, when given, is the one filled in
+        (a fault may watch it: how many creates were refused so far)."""
+        report = report if report is not None else BurstReport()
         lock = threading.Lock()
         fired = threading.Event()
         aborted = threading.Event()  # the fault itself failed: stop at once, report it

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,15 +172,17 @@ def _config(tmp_path: Path, orchestrators: dict) -> Path:
 
 def _ready_condition(env: dict, ns: str, dgd: str, contains: str, timeout: float = 90) -> dict:
     """The DGD's status once its Ready condition's message contains ``contains`` (bounded wait)."""
-    deadline, status = time.monotonic() + timeout, {}
-    while time.monotonic() < deadline:
+    last: dict = {}
+
+    def mentioned() -> dict:
         obj = _get(env, "dgd", dgd, "-n", ns)
-        status = (obj or {}).get("status") or {}
+        last["status"] = status = (obj or {}).get("status") or {}
         ready = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), None)
-        if ready and contains in ready.get("message", ""):
-            return status
-        time.sleep(0.5)
-    raise AssertionError(f"DGD {ns}/{dgd}: Ready never mentioned {contains!r} in {timeout}s: {status}")
+        return status if ready and contains in ready.get("message", "") else {}
+
+    return wait_for(
+        mentioned, timeout, lambda: f"DGD {ns}/{dgd}: Ready mentioning {contains!r}: {last}", interval=0.5
+    )
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
 from dynamo_operator.runtime.workqueue import ItemExponentialFailureRateLimiter
 from kubernetes.client.exceptions import ApiException
-from support.poll import wait_for
+from support.poll import stays, wait_for
 from support.processes import http_get, run_argv, spawn_operator
 
 pytestmark = pytest.mark.api
@@ -144,10 +144,21 @@ def test_watch_stream_and_close_from_another_thread(client, make_ns):
     assert not t.is_alive()
 
 
+class CountingListWatcher(ClientListWatcher):
+    """Counts the watches opened: the one way to see, from outside, that an informer resumed."""
+
+    watches = 0
+
+    def watch(self, resource_version: str):
+        self.watches += 1
+        return super().watch(resource_version)
+
+
 def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
     ns = make_ns()
     events = []
-    inf = Informer(CONFIGMAPS, ClientListWatcher(client, CONFIGMAPS, ns, watch_timeout=(5, 6)))
+    lw = CountingListWatcher(client, CONFIGMAPS, ns, watch_timeout=(5, 6))
+    inf = Informer(CONFIGMAPS, lw)
     inf.add_event_handler(
         on_add=lambda o: events.append(("add", o["metadata"]["name"])),
         on_update=lambda a, b: events.append(("update", b["metadata"]["name"], b.get("data"))),
@@ -166,7 +177,7 @@ def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
         wait_for(lambda: ("delete", "a") in events, 10)
         assert inf.store.get(ns, "a") is None and inf.store.get(ns, "before") is not None
         # the server ends the watch after timeoutSeconds (5-6s): the informer resumes without losing events
-        time.sleep(7)
+        wait_for(lambda: lw.watches >= 2, 15, "the informer's next watch after the server ended the first")
         client.create(CONFIGMAPS, {"metadata": {"name": "after-resume", "namespace": ns}})
         wait_for(lambda: ("add", "after-resume") in events, 10)
         assert inf.relists == 1
@@ -191,8 +202,7 @@ def test_two_managers_one_leader_and_handover_on_release(api_cluster, client, ma
     b.start()
     try:
         wait_for(lambda: a.is_leader() or b.is_leader(), 15)
-        time.sleep(1.5)
-        assert a.is_leader() != b.is_leader(), "exactly one leader"
+        stays(lambda: a.is_leader() != b.is_leader(), 1.5, "exactly one leader")
         leader, follower = (a, b) if a.is_leader() else (b, a)
         lease = client.get(LEASES, "dynamo.nvidia.com", ns)
         assert lease["spec"]["holderIdentity"] == leader.identity
@@ -287,8 +297,7 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
             lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader_name,
             20,
         )
-        time.sleep(1.5)
-        assert child_data(client, ns)["reconciledBy"] == leader_name  # the follower never wrote
+        stays(lambda: child_data(client, ns)["reconciledBy"] == leader_name, 1.5, "the follower never wrote")
         status, body = http_get(f"http://127.0.0.1:{procs[leader_name].metrics}/metrics")
         assert status == 200
         assert any(
@@ -355,9 +364,10 @@ def test_restricted_and_cluster_wide_coexist_and_takeover(api_cluster, client, m
             lambda: (child_data(client, team) or {}).get("reconciledBy") == restricted.identity,
             15,
         )
-        # renewals keep the claim alive past one lease duration
-        time.sleep(4)
-        assert cluster.is_namespace_excluded(team)
+        # renewals keep the claim alive past one lease duration (3 s)
+        stays(
+            lambda: cluster.is_namespace_excluded(team), 4, "the namespace claimed by the restricted operator"
+        )
         assert child_data(client, team)["reconciledBy"] == restricted.identity
         # the restricted operator dies without cleaning up: its marker expires and the namespace comes back
         restricted.stop(release=False)
@@ -389,8 +399,8 @@ def test_clean_restricted_stop_deletes_marker_and_returns_namespace_at_once(api_
     try:
         wait_for(lambda: cluster.is_namespace_excluded(team), 10)
         parent_cm(client, team)
-        time.sleep(1)
-        assert child_data(client, team) is None  # nobody reconciles it: restricted has no controller here
+        # nobody reconciles it: restricted has no controller here
+        stays(lambda: child_data(client, team) is None, 1, "no child in the claimed namespace")
         restricted.stop()  # deletes the marker
         assert restricted.wait(30)
         wait_for(lambda: not cluster.is_namespace_excluded(team), 5)  # not 30s
@@ -549,8 +559,7 @@ def test_controller_requeues_errors_with_backoff_and_counts_them(client, make_ns
     ctl.start()
     try:
         wait_for(lambda: len(calls) >= 3, 10)
-        time.sleep(0.3)
-        assert len(calls) == 3  # success → forgotten, no more requeues
+        stays(lambda: len(calls) == 3, 0.3, "no requeue after the success (forgotten)")
         assert calls[2][1] - calls[1][1] >= 0.09  # second retry waited ~0.1s
         lbl = {"resource_type": "ConfigMap", "namespace": ns}
         r = m.registry
@@ -605,8 +614,8 @@ def test_owned_child_enqueues_controller_owner_and_exclusions_drop(client, make_
         client.create(CONFIGMAPS, _labelled("child", ns, f"{label}-owned", ownerReferences=[ref]))
         # the owned child's event enqueues its controller owner, not itself
         wait_for(lambda: Request(ns, "parent") in seen, 10)
-        time.sleep(0.3)
-        assert Request(ns, "child") not in seen  # an owned object maps to its owner only
+        # an owned object maps to its owner only
+        stays(lambda: Request(ns, "child") not in seen, 0.3, "the owned child never enqueued itself")
         # the primary cache holds `other` (cluster-wide watch), but its namespace is another operator's
         assert infs[0].store.get(claimed, "other") is not None
         assert Request(claimed, "other") not in seen

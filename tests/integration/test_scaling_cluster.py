@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-import time
 
 import pytest
 import yaml
@@ -31,7 +30,7 @@ from dynamo_operator.runtime.client import (
     custom,
 )
 from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, get, wait_successful
-from support.poll import wait_for
+from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -160,7 +159,7 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     def sample() -> None:
         while not stop.is_set():
             seen.append(deployment_replicas(client, ns))
-            time.sleep(0.1)
+            stop.wait(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -171,7 +170,7 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
             WAIT,
         )
         wait_successful(client, ns, generation=3, timeout=WAIT)
-        time.sleep(2)
+        stays(lambda: deployment_replicas(client, ns) == 3, 2, "the Deployment at 3 replicas")
     finally:
         stop.set()
         sampler.join(10)

@@ -20,7 +20,6 @@ import copy
 import datetime as dt
 import json
 import threading
-import time
 import uuid
 
 import pytest
@@ -824,6 +823,15 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
     )
     certs = CertManager(rc, opns, ["127.0.0.1"], TLSContextHolder(), inject_crds=False)
     assert certs.policy.check_interval >= 60
+    # the first reconcile is over once the leader loop waits: an injection after that is the watch's
+    periodic_wait = threading.Event()
+    wait_between_checks = certs._sleep
+
+    def observed_wait(stop: threading.Event, seconds: float) -> None:
+        periodic_wait.set()
+        wait_between_checks(stop, seconds)
+
+    certs._sleep = observed_wait
     stop = threading.Event()
     threads = [
         threading.Thread(target=fn, args=(stop,), daemon=True) for fn in (certs.run_leader, certs.run_watcher)
@@ -837,7 +845,7 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
     name = f"wh-watch-{UID}"
     try:
         wait_for(lambda: certs.bundle, what="the CA of the first reconcile")
-        time.sleep(1)  # the leader loop is now in its minute-long sleep
+        wait_for(periodic_wait.is_set, 10, "the leader loop in its minute-long wait")
         b64 = base64.b64encode(certs.bundle).decode()
 
         def bundle_of() -> str | None:

@@ -2,7 +2,9 @@
 
 A test never sleeps for a guessed time: on a busy machine the guess is too short (a flake), on a quiet one
 too long (a slow suite). It names what it waits for, and the failure says what that was and what the
-condition last returned.
+condition last returned. ``stays`` is the same poll turned around, for a claim that something does *not*
+happen (no second leader, no write to a converged object): the condition is checked all through the
+window, and the test fails the moment it breaks rather than at the end.
 """
 
 from __future__ import annotations
@@ -42,6 +44,28 @@ def wait_for(
         time.sleep(interval)
     described = what() if callable(what) else what or _source(fn)
     raise AssertionError(f"timed out after {timeout}s waiting for {described}; last: {last!r}")
+
+
+def stays(
+    fn: Callable[[], object],
+    seconds: float,
+    what: str | Callable[[], str] | None = None,
+    interval: float = 0.1,
+) -> None:
+    """Check ``fn`` every ``interval`` seconds for ``seconds``; fail the first time it is falsy, naming
+    ``what`` (by default the condition's own source) and the value."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = fn()
+        if not value:
+            described = what() if callable(what) else what or _source(fn)
+            raise AssertionError(
+                f"no longer true after {seconds - (deadline - time.monotonic()):.1f}s: "
+                f"{described}; got: {value!r}"
+            )
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(interval)
 
 
 def _source(fn: Callable) -> str:

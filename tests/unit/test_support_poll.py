@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from support.poll import wait_for
+from support.poll import stays, wait_for
 
 
 def test_returns_the_first_truthy_value():
@@ -45,3 +45,14 @@ def test_only_the_named_exceptions_are_retried():
         wait_for(lambda: 1 / 0, 1, interval=0.01)
     with pytest.raises(AssertionError, match="ZeroDivisionError"):
         wait_for(lambda: 1 / 0, 0.05, interval=0.01, retry_on=(ZeroDivisionError,))
+
+
+def test_stays_checks_all_through_the_window_and_fails_the_moment_it_breaks():
+    calls = []
+    stays(lambda: calls.append(1) or True, 0.2, interval=0.02)
+    assert len(calls) >= 5  # checked all along, not once at the end
+    broken_at = time.monotonic() + 0.1
+    started = time.monotonic()
+    with pytest.raises(AssertionError, match=r"no longer true .*the leader count"):
+        stays(lambda: time.monotonic() < broken_at, 5, "the leader count", interval=0.01)
+    assert time.monotonic() - started < 2  # not at the end of the window
