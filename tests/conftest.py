@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, leftover_processes, sweep
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+from support import cleanup
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
+SESSION_STARTED = pytest.StashKey[float]()  # seconds since boot when the session began
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -23,46 +25,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.unit)
 
 
-def _descendants(root: int) -> list[tuple[int, str]]:
-    """Live processes below ``root`` (by parent pid), with their command lines."""
-    parent: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                fields = stat.rsplit(")", 1)[1].split()
-                if fields[0] != "Z":
-                    parent[int(entry.name)] = int(fields[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], {root}
-    while frontier:
-        children = {pid for pid, ppid in parent.items() if ppid in frontier}
-        frontier = children - {pid for pid, _ in found}
-        for pid in frontier:
-            try:
-                cmd = (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")).decode(
-                    errors="replace"
-                )
-            except OSError:
-                continue
-            found.append((pid, cmd.strip()))
-    return found
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[SESSION_STARTED] = cleanup.uptime()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Nothing a test started may outlive the suite: every process below this one, and every process
-    that names a test cluster directory or this run's temporary directory, is reported and killed."""
+    started since the session began that names a test cluster directory or this run's temporary
+    directory, is reported and killed (never this process's own ancestors: see ``support.cleanup``)."""
     # Only this session's clusters: another pytest run may share the checkout.
     markers = [str(CLUSTER_ROOT / f"{profile}-{os.getpid()}") for profile in ("api", "cluster")]
     basetemp = getattr(session.config, "_tmp_path_factory", None)
     if basetemp is not None:
         with contextlib.suppress(Exception):
             markers.append(str(basetemp.getbasetemp()))
-    leaked = {pid: cmd for pid, cmd in _descendants(os.getpid())}
-    for marker in markers:
-        leaked.update(dict(leftover_processes(marker)))
-    leaked.pop(os.getpid(), None)
+    since = session.config.stash.get(SESSION_STARTED, 0.0)
+    leaked = cleanup.leftovers(os.getpid(), markers, since, cleanup.process_table())
     if not leaked:
         return
     for pid in leaked:
