@@ -41,10 +41,7 @@ from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
-    IMAGE,
     WAIT,
-    FaultClient,
-    Operator,
     apply_dgd,
     dgd_status,
     get,
@@ -52,6 +49,8 @@ from support.dgd import (
     wait_status,
     wait_successful,
 )
+from support.graphs import VLLM, component, dgd
+from support.operator import FaultClient, Operator
 from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -75,33 +74,18 @@ def operator(kube_cluster, crds):
 # -- helpers -------------------------------------------------------------------------------------------------
 
 
-def component(name: str, ctype: str, replicas: int | None = None, gpu: bool = False, **extra) -> dict:
-    main: dict = {"name": "main", "image": IMAGE}
-    if gpu:
-        main["command"] = ["python3", "-m", "dynamo.vllm"]
-        main["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
-    comp = {"name": name, "type": ctype, "podTemplate": {"spec": {"containers": [main]}}, **extra}
-    if replicas is not None:
-        comp["replicas"] = replicas
-    return comp
-
-
 def full_components(decode_replicas: int = 2) -> list[dict]:
     return [
         component("Frontend", "frontend"),
         component("Planner", "planner"),
-        component("VllmPrefillWorker", "prefill", gpu=True),
-        component("VllmDecodeWorker", "decode", replicas=decode_replicas, gpu=True),
+        component("VllmPrefillWorker", "prefill", command=VLLM, gpus=1),
+        component("VllmDecodeWorker", "decode", replicas=decode_replicas, command=VLLM, gpus=1),
     ]
 
 
 def graph(ns: str, components: list[dict] | None = None, name: str = "g") -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": names.DGD_KIND,
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"components": components or [component("Frontend", "frontend")]},
-    }
+    """A graph of ``components`` (a lone Frontend by default)."""
+    return dgd(*(components or [component("Frontend", "frontend")]), name=name, namespace=ns)
 
 
 def edit(client, res, name, ns, fn) -> dict:

@@ -21,7 +21,9 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     SERVICES,
 )
-from support.dgd import IMAGE, Operator, apply_dgd, get, ready, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, get, ready, wait_successful
+from support.operator import Operator
 from support.poll import stays, wait_for
 from support.processes import http_get, operator_process
 
@@ -41,61 +43,17 @@ def operator(kube_cluster, crds):
 
 
 def graph(ns: str, name: str = "g", decode_replicas: int = 2, planner: bool = True) -> dict:
-    worker_cmd = ["python3", "-m", "dynamo.vllm"]
+    """Frontend, a vLLM prefill worker, ``decode_replicas`` decode workers (one GPU each) and a Planner."""
     comps = [
-        {
-            "name": "Frontend",
-            "type": "frontend",
-            "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-        },
-        {
-            "name": "VllmPrefillWorker",
-            "type": "prefill",
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": IMAGE,
-                            "command": [*worker_cmd, "--is-prefill-worker"],
-                            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                        }
-                    ]
-                }
-            },
-        },
-        {
-            "name": "VllmDecodeWorker",
-            "type": "decode",
-            "replicas": decode_replicas,
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": IMAGE,
-                            "command": worker_cmd,
-                            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                        }
-                    ]
-                }
-            },
-        },
+        graphs.component("Frontend", "frontend"),
+        graphs.component(
+            "VllmPrefillWorker", "prefill", command=[*graphs.VLLM, "--is-prefill-worker"], gpus=1
+        ),
+        graphs.component("VllmDecodeWorker", "decode", replicas=decode_replicas, command=graphs.VLLM, gpus=1),
     ]
     if planner:
-        comps.append(
-            {
-                "name": "Planner",
-                "type": "planner",
-                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-            }
-        )
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": names.DGD_KIND,
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"components": comps},
-    }
+        comps.append(graphs.component("Planner", "planner"))
+    return graphs.dgd(*comps, name=name, namespace=ns)
 
 
 def component_names(dgd: dict) -> list[str]:

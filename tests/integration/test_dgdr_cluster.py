@@ -18,8 +18,10 @@ from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, SERVICEACCOUNTS
-from support.crs import condition, describe, events_of, running_operator
+from support import graphs
+from support.crs import condition, describe, events_of
 from support.dgd import get
+from support.operator import Operator
 from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -27,50 +29,20 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "dgdr"
 WAIT = 90.0
 EXAMPLE = REPO_ROOT / "examples" / "dgdr-mocker.yaml"
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
-
-MOCKER_GRAPH = {
-    "apiVersion": "nvidia.com/v1beta1",
-    "kind": "DynamoGraphDeployment",
-    "metadata": {"name": "profiled"},
-    "spec": {
-        "components": [
-            {
-                "name": "Frontend",
-                "type": "frontend",
-                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-            },
-            {
-                "name": "MockerWorker",
-                "type": "worker",
-                "replicas": 2,
-                "podTemplate": {
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "main",
-                                "image": IMAGE,
-                                "command": [
-                                    "python3",
-                                    "-m",
-                                    "dynamo.mocker",
-                                    "--model-path",
-                                    "Qwen/Qwen3-0.6B",
-                                ],
-                            }
-                        ]
-                    }
-                },
-            },
-        ]
-    },
-}
+MOCKER = ["python3", "-m", "dynamo.mocker", "--model-path", "Qwen/Qwen3-0.6B"]
+# what the stand-in profiler writes: a graph of mocker workers (no GPU), named by the request's output
+MOCKER_GRAPH = graphs.dgd(
+    graphs.component("Frontend", "frontend"),
+    graphs.component("MockerWorker", replicas=2, command=MOCKER),
+    name="profiled",
+    namespace=None,
+)
 
 
 @pytest.fixture
 def operator(kube_cluster, crds):
-    with running_operator(kube_cluster) as mgr:
-        yield mgr
+    with Operator(kube_cluster) as op:
+        yield op
 
 
 def request(ns: str, name: str = "req", **spec_extra) -> dict:

@@ -22,7 +22,9 @@ from dynamo_operator.render import names
 from dynamo_operator.render.graph import ANN_RESTART_AT
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import DEPLOYMENTS, EVENTS, PODS
-from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, wait_status, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, dgd_status, wait_status, wait_successful
+from support.operator import Operator
 from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -38,31 +40,13 @@ def operator(kube_cluster, crds):
 
 
 def graph(ns: str) -> dict:
-    def comp(name: str, type_: str, replicas: int, args: list[str] | None = None) -> dict:
-        main: dict = {"name": "main", "image": IMAGE}
-        if type_ in names.WORKER_TYPES:
-            main["command"] = ["python3", "-m", "dynamo.vllm"]
-            if args:
-                main["args"] = args
-        return {
-            "name": name,
-            "type": type_,
-            "replicas": replicas,
-            "podTemplate": {"spec": {"containers": [main]}},
-        }
-
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": {
-            "components": [
-                comp("Frontend", "frontend", 1),
-                comp("Prefill", "prefill", 1, ["--is-prefill-worker"]),
-                comp("Decode", "decode", 2),
-            ]
-        },
-    }
+    """A Frontend, one vLLM prefill worker and two decode workers."""
+    return graphs.dgd(
+        graphs.component("Frontend", "frontend", replicas=1),
+        graphs.component("Prefill", "prefill", replicas=1, command=graphs.VLLM, args=["--is-prefill-worker"]),
+        graphs.component("Decode", "decode", replicas=2, command=graphs.VLLM),
+        namespace=ns,
+    )
 
 
 # -- the recorded history ------------------------------------------------------------------------------------

@@ -29,7 +29,9 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     custom,
 )
-from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, get, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, dgd_status, get, wait_successful
+from support.operator import Operator
 from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
@@ -47,23 +49,11 @@ def operator(kube_cluster, crds):
 
 
 def graph(ns: str, decode_replicas: int = 2) -> dict:
-    def comp(name: str, type_: str, **extra) -> dict:
-        main = {"name": "main", "image": IMAGE}
-        if type_ == "decode":
-            main["command"] = ["python3", "-m", "dynamo.vllm"]
-        return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": [main]}}, **extra}
-
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": {
-            "components": [
-                comp("Frontend", "frontend"),
-                comp("Decode", "decode", replicas=decode_replicas, scalingAdapter={}),
-            ]
-        },
-    }
+    """A Frontend and vLLM decode workers scaled through an adapter."""
+    decode = graphs.component(
+        "Decode", "decode", replicas=decode_replicas, command=graphs.VLLM, scalingAdapter={}
+    )
+    return graphs.dgd(graphs.component("Frontend", "frontend"), decode, namespace=ns)
 
 
 def run_kubectl(kube_cluster, *args: str) -> subprocess.CompletedProcess[str]:

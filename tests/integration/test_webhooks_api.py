@@ -35,6 +35,7 @@ from dynamo_operator.webhooks import CertPolicy, admission_routes, setup_webhook
 from dynamo_operator.webhooks.certs import CRDS, MUTATING, VALIDATING
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from support import graphs
 from support.crds import crd_docs, install_crds
 from support.poll import wait_for
 
@@ -238,47 +239,24 @@ def main_container(image: str = "vllm:1") -> dict:
 
 
 def dgd(name: str, components: list | None = None, **spec) -> dict:
-    return {
-        "apiVersion": f"{GROUP}/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name},
-        "spec": {
-            "backendFramework": "vllm",
-            "components": components
-            if components is not None
-            else [
-                {"name": "Frontend", "type": "frontend"},
-                {"name": "VllmWorker", "type": "worker", "podTemplate": main_container()},
-            ],
-            **spec,
-        },
-    }
+    """A vLLM graph as a user applies it (no namespace): a Frontend and a VllmWorker unless ``components``."""
+    if components is None:
+        components = [
+            {"name": "Frontend", "type": "frontend"},
+            graphs.component("VllmWorker", image="vllm:1"),
+        ]
+    return graphs.dgd(*components, name=name, namespace=None, **{"backendFramework": "vllm", **spec})
 
 
 def dgd_alpha(name: str, services: dict) -> dict:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name},
-        "spec": {"backendFramework": "vllm", "services": services},
-    }
+    return graphs.dgd_v1alpha1(services, name=name, namespace=None, backendFramework="vllm")
 
 
 def multinode_worker(backend: str, args: list[str], gpus: str | None = "8", nodes: int = 2) -> dict:
-    main = {
-        "name": "main",
-        "image": f"{backend}:1",
-        "command": ["python3", "-m", f"dynamo.{backend}"],
-        "args": args,
-    }
-    if gpus:
-        main["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
-    return {
-        "name": "Worker",
-        "type": "worker",
-        "multinode": {"nodeCount": nodes},
-        "podTemplate": {"spec": {"containers": [main]}},
-    }
+    command = ["python3", "-m", f"dynamo.{backend}"]
+    return graphs.component(
+        "Worker", image=f"{backend}:1", command=command, args=args, gpus=gpus, nodes=nodes
+    )
 
 
 def epp(**extra) -> dict:

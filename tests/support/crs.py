@@ -18,39 +18,17 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
-from dynamo_operator.controllers import setup
 from dynamo_operator.runtime.client import EVENTS
 from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
 
-from support.poll import wait_for
+from support.operator import Operator
 
 
 @contextlib.contextmanager
 def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manager]:
-    """The operator's controllers in this process (leader election off, servers on 127.0.0.1)."""
-    mgr = Manager(
-        RuntimeSettings(
-            metrics_bind_address="0",
-            health_probe_bind_address="127.0.0.1:0",
-            metrics_secure=False,
-            leader_elect=False,
-            config=config,
-        ),
-        kube_cluster.api_client(),
-    )
-    setup(mgr)
-    mgr.start()
-    try:
-        assert mgr.wait_for_cache_sync(30)
-        wait_for(
-            lambda: all(c.running for c in mgr.controllers.values()),
-            30,
-        )
-        yield mgr
-    finally:
-        mgr.stop()
-        assert mgr.wait(30)
+    """The Manager of an ``Operator`` (support.operator, the one builder), for the tests that want only it."""
+    with Operator(kube_cluster, config) as op:
+        yield op.mgr
 
 
 def condition(obj: dict | None, type_: str) -> dict:

@@ -25,6 +25,7 @@ from dynamo_operator.webhooks.server import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import graphs
 
 YEAR = dt.timedelta(days=365)
 
@@ -45,12 +46,7 @@ def review(obj, operation="CREATE", old=None, kind="DynamoGraphDeployment", vers
 
 
 def dgd(components):
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team"},
-        "spec": {"backendFramework": "vllm", "components": components},
-    }
+    return graphs.dgd(*components, namespace="team", backendFramework="vllm")
 
 
 # ------------------------------------------------------------------------------------------------------------
