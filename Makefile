@@ -20,7 +20,8 @@ CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml charts/*/comp
 help:
 	@echo "make demo        install the platform on a local control plane and deploy a sample graph"
 	@echo "make demo-down   stop the demo cluster"
-	@echo "make test        everything CI checks (ruff, pytest unit + integration, chart checks)"
+	@echo "make test        everything CI checks, cheapest first: lint, chart checks, unit, integration"
+	@echo "make unit        the unit tier alone: no cluster, no tools (no .tools, no Go), under a minute"
 	@echo "make cluster-up  start a local control plane and print its KUBECONFIG line"
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
@@ -56,17 +57,33 @@ lint: $(STAMP)
 crds: $(STAMP)
 	$(PY) -m dynamo_operator.api.crdgen --out crds
 
+# helm lint and helm unittest of every chart, then the values tests through `helm template` (pytest's
+# `tools` tier): the chart's mistakes show within the first minute or two.
 .PHONY: charts-check
-charts-check: helm-plugins
+charts-check: $(STAMP) helm-plugins
 	@for c in $(CHARTS); do echo "== helm lint $$c"; helm lint --strict $$c || exit 1; \
 	  if [ -d $$c/tests ]; then echo "== helm unittest $$c"; helm unittest $$c || exit 1; fi; done
+	$(PY) -m pytest -m tools -q $(PYTEST_ARGS)
 
+# The pure-code tier: needs the venv only (no .tools, no Go, no cluster).
+.PHONY: unit
+unit: $(STAMP)
+	$(PY) -m pytest -m unit -q $(PYTEST_ARGS)
+
+# The tiers on a local control plane (api, cluster, the fault tests).
+.PHONY: integration
+integration: $(STAMP) helm-plugins
+	$(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS)
+
+# Every tier in one pytest run (PYTEST_ARGS narrows it, e.g. PYTEST_ARGS=tests/integration/test_demo.py).
 .PHONY: pytest
 pytest: $(STAMP) helm-plugins
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Cheapest first, so a mistake fails early: ruff (seconds), the charts (a minute), unit (a minute), then
+# the integration tiers (minutes). Make runs the prerequisites in this order.
 .PHONY: test
-test: lint pytest charts-check
+test: lint charts-check unit integration
 
 .PHONY: cluster-up cluster-down
 cluster-up: $(STAMP) tools
@@ -74,7 +91,7 @@ cluster-up: $(STAMP) tools
 cluster-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster down --dir .cache/localcluster
 
-# Performance on the local control plane: table on stdout, JSON in bench/results/ (docs/readme/performance.md).
+# Performance on the local control plane: table on stdout, JSON in bench/results/ (docs/performance.md).
 .PHONY: bench
 bench: $(STAMP) tools
 	$(PY) -m bench

@@ -1,7 +1,8 @@
 """Session fixtures for the real local control plane, and the marker rules.
 
-Tests without an ``api`` or ``cluster`` marker are unit tests (marked ``unit`` here), so
-``pytest -m unit`` runs the pure-code suite in seconds with no cluster and no tools.
+Tests without a ``tools``, ``api`` or ``cluster`` marker are unit tests (marked ``unit`` here), so
+``pytest -m unit`` (``make unit``) runs the pure-code suite in under a minute with no cluster and no tools
+(no .tools, no Go). Nothing this file imports at the top may need them either.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from support import cleanup
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
+TIERS = ("tools", "api", "cluster")  # the markers of tests that are not unit tests
 SESSION_STARTED = pytest.StashKey[float]()  # seconds since boot when the session began
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if not any(item.get_closest_marker(m) for m in ("api", "cluster")):
+        if not any(item.get_closest_marker(m) for m in TIERS):
             item.add_marker(pytest.mark.unit)
 
 

@@ -2,7 +2,8 @@
 coalescing `helm install` runs, without a cluster): garbage is refused with a message naming the file or
 the offending key, and every accepted render prints no Helm warning at all.
 
-Needs the pinned helm on PATH (`make pytest` puts .tools/bin there); no cluster.
+Needs the pinned helm on PATH (the Makefile puts .tools/bin there); no cluster: the ``tools`` tier, which
+`make charts-check` runs beside helm lint and helm unittest.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ CHART = REPO_ROOT / "charts" / "platform"
 # chart has none); everything else on stderr is a real warning.
 SYMLINK_NOTICE = re.compile(r"^walk\.go:\d+: found symbolic link in path: .*$")
 
+pytestmark = pytest.mark.tools
+
 
 def _helm() -> str:
     helm = shutil.which("helm")
     if helm is None:
-        pytest.fail("helm is not on PATH: run the tests through `make pytest` (it builds the pinned tools)")
+        pytest.fail("helm is not on PATH: run these through `make charts-check` (it builds the pinned tools)")
     return helm
 
 
