@@ -4,7 +4,7 @@ Each test: a fresh plane (see ``plane.py``), two controller replicas with leader
 fault in the middle of it, then the judge: every graph converges with exactly its rendered children, no
 duplicate, no orphan, no DGD stuck. A replica that exits (a leader that lost its lease) is restarted as the
 kubelet would. What was observed is printed (``pytest -s``) and summarised in
-the README section "Reliability".
+docs/reliability.md.
 """
 
 from __future__ import annotations
