@@ -57,6 +57,7 @@ class Config:
     grow: bool = True
     timeout: float = 1200
     dir: Path = REPO_ROOT / ".cache" / "bench"
+    settle_seconds: float = 10  # how long the operator must be quiet before a phase is measured as done
 
     @classmethod
     def from_env(cls) -> Config:
@@ -69,6 +70,7 @@ class Config:
             grow=env.get("BENCH_GROW", "1") not in ("0", "false", "no"),
             timeout=float(env.get("BENCH_TIMEOUT", 1200)),
             dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
+            settle_seconds=float(env.get("BENCH_SETTLE_SECONDS", 10)),
         )
 
 
@@ -192,7 +194,7 @@ def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
         try:
             op.start()
             op.wait_ready()
-            settle(op, audit, quiet=3)
+            settle(op, audit, quiet=min(3, cfg.settle_seconds))
             mem["points"]["0"] = point(op)
 
             # -- burst ------------------------------------------------------------------------------------
@@ -203,7 +205,7 @@ def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
             done = watch.wait(cfg.n, cfg.timeout)
             watch.stop()
             secs = done - t0
-            settle(op, audit)
+            settle(op, audit, quiet=cfg.settle_seconds)
             results["burst"] = {
                 "seconds": round(secs, 2),
                 "writes": audit.count(mark),
@@ -249,7 +251,7 @@ def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
             op.start()
             ready = op.wait_ready()
             idle = _wait_reconciled(op, cfg.n, cfg.timeout)
-            settle(op, audit)
+            settle(op, audit, quiet=cfg.settle_seconds)
             results["restart"] = {
                 "writes": audit.count(mark),
                 "write_breakdown": audit.breakdown(mark),
@@ -268,7 +270,7 @@ def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
                 create_graphs(user, "bench-grow", "h", cfg.n)
                 done = watch.wait(cfg.n, cfg.timeout)
                 watch.stop()
-                settle(op, audit)
+                settle(op, audit, quiet=cfg.settle_seconds)
                 results["grow"] = {"seconds": round(done - t0, 2)}
                 mem["points"][str(2 * cfg.n)] = point(op)
                 save()

@@ -164,7 +164,8 @@ def test_status_goes_initializing_pending_successful_with_counts(client, ns, ope
         def pods_not_ready(s):
             return s.get("state") == st.STATE_PENDING and ready(s).get("reason") == st.REASON_PODS_NOT_READY
 
-        s = wait_status(client, ns, pods_not_ready)
+        # the graph names the counts once each DCD wrote its first status: held back up to PROGRESS_SECONDS
+        s = wait_status(client, ns, pods_not_ready, timeout=PROGRESS_SECONDS + WAIT)
         message = ready(s)["message"]
         assert message.startswith("0/4 components ready; not ready: Frontend: 0/1 replicas ready"), message
         assert "VllmDecodeWorker: 0/2 replicas ready" in message

@@ -39,8 +39,9 @@ MOCKER_GRAPH = graphs.dgd(
 )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
+    """One in-process operator for the module: each test works in a namespace of its own."""
     with Operator(kube_cluster) as op:
         yield op
 

@@ -31,8 +31,9 @@ WAIT = 60.0
 EXAMPLE = REPO_ROOT / "examples" / "dynamomodel-lora.yaml"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
+    """One in-process operator for the module: each test works in a namespace of its own."""
     with Operator(kube_cluster) as op:
         yield op
 

@@ -5,8 +5,8 @@
 * A running operator applies each example: on Grove one PodCliqueSet per graph, on LWS one LeaderWorkerSet
   (+ headless Service) per multinode component. kwok runs no Grove or LWS controller, so those components
   can never become ready here, and the DGD status must say exactly that, naming the object.
-* ``helm install`` of the platform with ``grove.enabled=true`` (and Kai) brings the CRDs with it: a
-  rendered PodCliqueSet is accepted right after the install.
+* That ``helm install`` with ``grove.enabled=true`` brings these CRDs is checked by the chart's own install
+  test (test_chart_install.py).
 
 The module removes the third-party CRDs when it ends: operators in other modules auto-detect Grove.
 """
@@ -47,66 +47,6 @@ def kubectl(
     if check:
         assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.stderr}"
     return r
-
-
-CHART = REPO_ROOT / "charts" / "platform"
-
-
-@pytest.mark.slow
-def test_platform_install_with_grove_brings_the_crds_podcliquesets_need(kube_cluster, crds):
-    """Runs before the module installs the CRDs itself: here only the chart brings them."""
-    env = kube_cluster.env
-    remove_third_party_crds(env)
-    release = f"mn-{uuid.uuid4().hex[:6]}"
-    namespace, target = f"{release}-ns", f"{release}-graphs"
-    try:
-        r = subprocess.run(
-            [
-                "helm",
-                "install",
-                release,
-                str(CHART),
-                "-n",
-                namespace,
-                "--create-namespace",
-                "--values",
-                str(CHART / "ci" / "cluster-wide-values.yaml"),
-                "--wait",
-                "--timeout",
-                "300s",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=400,
-        )
-        assert r.returncode == 0, r.stderr[-3000:]
-        for crd in (
-            "podcliquesets.grove.io",
-            "podcliques.grove.io",
-            "podcliquescalinggroups.grove.io",
-            "queues.scheduling.run.ai",
-        ):
-            assert _get(env, "crd", crd) is not None, crd
-        assert _get(env, "queue", "dynamo") is not None  # the Kai subchart's queues, created after install
-        kubectl(env, "create", "namespace", target)
-        doc = example("sglang-multinode")
-        doc["metadata"]["namespace"] = target
-        ctx = RenderContext(detected=frozenset({"grove", "kaiScheduler"}))
-        (pcs,) = [o for o in render_all(doc, ctx) if o["kind"] == "PodCliqueSet"]
-        kubectl(env, "create", "--validate=strict", "-f", "-", input=dump_yaml([pcs]))
-        assert _get(env, "podcliqueset", pcs["metadata"]["name"], "-n", target) is not None
-    finally:
-        subprocess.run(
-            ["helm", "uninstall", release, "-n", namespace, "--wait", "--timeout", "300s"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=400,
-        )
-        for ns in (namespace, target):
-            kubectl(env, "delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
-        remove_third_party_crds(env)
 
 
 @pytest.fixture(scope="module")

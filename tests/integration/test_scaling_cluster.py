@@ -42,8 +42,9 @@ EXAMPLES = REPO_ROOT / "examples"
 DGDSA_BETA = custom(names.GROUP, "v1beta1", DGDSA.plural, DGDSA.kind)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
+    """One in-process operator for the module: each test works in a namespace of its own."""
     with Operator(kube_cluster) as op:
         yield op
 
