@@ -70,10 +70,24 @@ charts-check: $(STAMP) helm-plugins
 unit: $(STAMP)
 	$(PY) -m pytest -m unit -q $(PYTEST_ARGS)
 
-# The tiers on a local control plane (api, cluster, the fault tests).
-.PHONY: integration
+# The tiers on a local control plane (api, cluster, the fault tests), as two pytest processes side by side:
+# one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the control
+# planes its tests need, on free ports and in directories of its own (with a --basetemp in PYTEST_ARGS,
+# each gets a subdirectory: tests/conftest.py). The first takes the tests that start control planes of their
+# own (the fault tests, the benchmark, the demo, uninstall) and the api tier; the second everything else, so
+# a new test module lands there. Each one's output is printed when it ends.
+INTEGRATION_SIDE := tests/faults tests/integration/test_bench.py tests/integration/test_crds_apiserver.py \
+  tests/integration/test_demo.py tests/integration/test_hooks_checks_cluster.py \
+  tests/integration/test_localcluster_api.py tests/integration/test_runtime_api.py \
+  tests/integration/test_uninstall.py tests/integration/test_webhooks_api.py
+.PHONY: integration integration-side integration-main
 integration: $(STAMP) helm-plugins
-	$(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration-side integration-main
+integration-side: $(STAMP) helm-plugins
+	DYNAMO_TEST_STREAM=side $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) $(INTEGRATION_SIDE)
+integration-main: $(STAMP) helm-plugins
+	DYNAMO_TEST_STREAM=main $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) \
+	  $(addprefix --ignore=,$(INTEGRATION_SIDE))
 
 # Every tier in one pytest run (PYTEST_ARGS narrows it, e.g. PYTEST_ARGS=tests/integration/test_demo.py).
 .PHONY: pytest

@@ -27,6 +27,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.unit)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Side by side (``make integration`` runs two pytest processes), a --basetemp given to both becomes one
+    subdirectory each: pytest empties its basetemp when it starts, and the cleanup kills what names it."""
+    stream = os.environ.get("DYNAMO_TEST_STREAM")
+    if stream and config.option.basetemp:
+        shared = Path(config.option.basetemp)
+        shared.mkdir(parents=True, exist_ok=True)  # pytest makes only the last level
+        config.option.basetemp = str(shared / stream)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[SESSION_STARTED] = cleanup.uptime()
 
@@ -150,15 +161,12 @@ def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
     import base64
     import datetime as dt
 
-    import yaml
     from dynamo_operator.api import registry
     from dynamo_operator.pki import issue_ca, issue_serving
     from dynamo_operator.runtime.client import ResourceClient
-    from dynamo_operator.webhooks.certs import CRDS as crds_res
     from dynamo_operator.webhooks.certs import TLSContextHolder
     from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp, WebhookServer
-    from kubernetes.client.exceptions import ApiException
-    from support.crds import wait_established
+    from support.crds import crd_docs, put_crd, wait_established
 
     client = ResourceClient(cluster.api_client())
     ca_crt, ca_key = issue_ca(dt.timedelta(days=1))
@@ -178,26 +186,11 @@ def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
         },
     }
     names = []
-    for path in sorted((REPO_ROOT / "crds").glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
+    for crd in crd_docs():
         if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
             crd["spec"]["conversion"] = conversion
         names.append(crd["metadata"]["name"])
-        for _ in range(5):
-            try:
-                live = client.get(crds_res, crd["metadata"]["name"])
-            except ApiException as e:
-                if e.status != 404:
-                    raise
-                client.create(crds_res, crd)
-                break
-            crd["metadata"]["resourceVersion"] = live["metadata"]["resourceVersion"]
-            try:
-                client.replace(crds_res, crd)
-                break
-            except ApiException as e:
-                if e.status != 409:
-                    raise
+        put_crd(client, crd)
     for name in names:
         wait_established(client.api_client, name, 60)
     try:

@@ -12,6 +12,7 @@ the basetemp too, and killing them kills the run that asked for the cleanup.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,10 +67,18 @@ def descendants(pid: int, table: dict[int, Proc]) -> set[int]:
     return found
 
 
+def names(cmd: str, marker: str) -> bool:
+    """Whether ``cmd`` names the path ``marker`` itself or a path below it: ``/tmp/pytest-1`` is not named by
+    ``/tmp/pytest-12/x`` (another session's directory, which may be running beside this one)."""
+    return re.search(re.escape(marker) + r"(?=$|[/\s])", cmd) is not None
+
+
 def leftovers(me: int, markers: list[str], since: float, table: dict[int, Proc]) -> dict[int, str]:
     """The processes ``me``'s tests left running (pid -> command line); see the module docstring."""
     named = {
-        pid for pid, info in table.items() if info.started >= since and any(m in info.cmd for m in markers)
+        pid
+        for pid, info in table.items()
+        if info.started >= since and any(names(info.cmd, m) for m in markers)
     }
     keep = ancestors(me, table) | {me}
     return {pid: table[pid].cmd for pid in (descendants(me, table) | named) - keep}

@@ -27,8 +27,12 @@ def test_leftovers_are_descendants_and_late_marker_holders_but_no_ancestor_nor_o
         14: Proc(9, 5.0, f"tee {marker}/log"),  # a sibling in the pipeline, older than the session
         15: Proc(1, 22.0, f"python worker.py {marker}/pytest-0/test_x0"),  # re-parented to init
         16: Proc(1, 22.0, "unrelated"),
+        17: Proc(
+            1, 22.0, f"etcd --data-dir {marker}2/etcd"
+        ),  # another session's basetemp-x2, beside this one
+        18: Proc(1, 22.0, f"python worker.py {marker}"),  # the marker itself, last on the line
     }
-    assert sorted(leftovers(11, [marker], since=10.0, table=table)) == [12, 13, 15]
+    assert sorted(leftovers(11, [marker], since=10.0, table=table)) == [12, 13, 15, 18]
 
 
 def test_a_run_under_timeout_with_a_basetemp_survives_its_cleanup_and_kills_the_leak(tmp_path: Path):
