@@ -15,23 +15,24 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from dynamo_operator.controllers import MANAGED_SELECTOR, store, worker_counts
+from dynamo_operator.controllers import MANAGED_SELECTOR, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.sync import child_type, is_shared, owner_reference
 from dynamo_operator.render import RenderContext, names, render_component, render_graph
 from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceClient, is_status
-from dynamo_operator.runtime.settings import load_config, settings_from_config
+from dynamo_operator.settings import load_config, settings_from_config
+from dynamo_operator.tunables import ControllerTunables
 
 from .graphs import graph
 
 # As many requests in flight as the operator's DGD and DCD controllers have workers.
-OPERATOR_CONCURRENCY = sum(worker_counts().values())
+OPERATOR_CONCURRENCY = ControllerTunables().graph_workers + ControllerTunables().component_workers
 
 
 def operator_render_context() -> RenderContext:
     """What ``dynamo-operator run`` renders with when given no configuration file."""
     s = settings_from_config(load_config(None))
-    return RenderContext(operator_config=s.config, operator_version=s.operator_version)
+    return RenderContext(operator_config=s.config, operator_version=s.runtime.operator_version)
 
 
 @dataclass

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -181,105 +182,131 @@ def floor_phase(cfg: Config, nodes: int, name: str) -> dict:
             conversion.stop()
 
 
+@dataclass
+class _OperatorRun:
+    """What the operator phases share: the cluster, the clients, the audit log, the operator process (the
+    restart phase replaces it) and where results go."""
+
+    cfg: Config
+    rc: ResourceClient
+    user: ResourceClient
+    audit: AuditLog
+    op: OperatorProcess
+    results: dict
+    save: Callable[[], None]
+
+    @property
+    def mem(self) -> dict:
+        return self.results["memory"]
+
+
 def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
     say(f"operator: local control plane with {nodes} fake nodes")
     namespaces = ["bench-burst", "bench-grow", "bench-admission", OPERATOR_NAMESPACE]
     with LocalCluster(cfg.dir / "operator", profile="cluster", nodes=nodes, audit=True) as cluster:
         rc = prepare(cluster, namespaces)
-        user = client(cluster, "user")
-        audit = AuditLog(cluster.audit_log)
         op = OperatorProcess(cluster, cfg.dir / "operator.log")
-        mem: dict = {"points": {}}
-        results["memory"] = mem
+        results["memory"] = {"points": {}}
+        run = _OperatorRun(cfg, rc, client(cluster, "user"), AuditLog(cluster.audit_log), op, results, save)
         try:
             op.start()
             op.wait_ready()
-            settle(op, audit, quiet=min(3, cfg.settle_seconds))
-            mem["points"]["0"] = point(op)
-
-            # -- burst ------------------------------------------------------------------------------------
-            say(f"burst: {cfg.n} graphs created at once")
-            watch = ReadyWatch(user, "bench-burst").start()
-            mark, cpu0, t0 = audit.mark(), op.cpu_seconds(), time.monotonic()
-            create_graphs(user, "bench-burst", "g", cfg.n)
-            done = watch.wait(cfg.n, cfg.timeout)
-            watch.stop()
-            secs = done - t0
-            settle(op, audit, quiet=cfg.settle_seconds)
-            results["burst"] = {
-                "seconds": round(secs, 2),
-                "writes": audit.count(mark),
-                "write_breakdown": audit.breakdown(mark),
-                "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 1),
-            }
-            mem["points"][str(cfg.n)] = point(op)
-            say(f"burst: {secs:.1f} s, {results['burst']['writes']} operator writes")
-            save()
-
-            # -- idle -------------------------------------------------------------------------------------
-            say(f"idle: {cfg.idle_seconds:.0f} s with {cfg.n} converged graphs")
-            before = snapshot(rc, ["bench-burst"])
-            mark, rss0, cpu0, t0 = audit.mark(), op.rss_mb(), op.cpu_seconds(), time.monotonic()
-            rss_samples = []
-            while time.monotonic() - t0 < cfg.idle_seconds:
-                time.sleep(min(15, max(0.0, cfg.idle_seconds - (time.monotonic() - t0))))
-                op.check_alive()
-                rss_samples.append(round(op.rss_mb(), 1))
-            secs = time.monotonic() - t0
-            writes = audit.count(mark)
-            after = snapshot(rc, ["bench-burst"])
-            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-            results["idle"] = {
-                "seconds": round(secs, 1),
-                "writes": writes,
-                "writes_per_minute": round(writes / secs * 60, 2),
-                "write_breakdown": audit.breakdown(mark),
-                "objects_changed": len(changed),
-                "changed_examples": changed[:10],
-                "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 2),
-            }
-            mem["idle_growth_mb"] = round(op.rss_mb() - rss0, 1)
-            mem["idle_rss_samples_mb"] = rss_samples
-            say(f"idle: {writes} writes, {len(changed)} objects changed")
-            save()
-
-            # -- restart ----------------------------------------------------------------------------------
-            say("restart: SIGTERM, then a new operator process over the converged graphs")
-            op.stop()
-            mark = audit.mark()
-            op = OperatorProcess(cluster, cfg.dir / "operator-restarted.log", ports=op.ports)
-            op.start()
-            ready = op.wait_ready()
-            idle = _wait_reconciled(op, cfg.n, cfg.timeout)
-            settle(op, audit, quiet=cfg.settle_seconds)
-            results["restart"] = {
-                "writes": audit.count(mark),
-                "write_breakdown": audit.breakdown(mark),
-                "ready_seconds": round(ready, 2),
-                "idle_seconds": round(idle, 2),
-            }
-            mem["points"][f"{cfg.n} (restarted)"] = point(op)
-            say(f"restart: {results['restart']['writes']} writes, ready {ready:.1f} s, idle {idle:.1f} s")
-            save()
-
-            # -- grow -------------------------------------------------------------------------------------
+            settle(op, run.audit, quiet=min(3, cfg.settle_seconds))
+            run.mem["points"]["0"] = point(op)
+            _burst_phase(run)
+            _idle_phase(run)
+            _restart_phase(run, cluster)
             if cfg.grow:
-                say(f"grow: {cfg.n} more graphs (total {2 * cfg.n})")
-                watch = ReadyWatch(user, "bench-grow").start()
-                t0 = time.monotonic()
-                create_graphs(user, "bench-grow", "h", cfg.n)
-                done = watch.wait(cfg.n, cfg.timeout)
-                watch.stop()
-                settle(op, audit, quiet=cfg.settle_seconds)
-                results["grow"] = {"seconds": round(done - t0, 2)}
-                mem["points"][str(2 * cfg.n)] = point(op)
-                save()
-
-            # -- admission --------------------------------------------------------------------------------
-            results["admission"] = admission_phase(cfg, rc, op)
+                _grow_phase(run)
+            results["admission"] = admission_phase(cfg, rc, run.op)
             save()
         finally:
-            op.stop()
+            run.op.stop()
+
+
+def _burst_phase(run: _OperatorRun) -> None:
+    cfg, op, audit = run.cfg, run.op, run.audit
+    say(f"burst: {cfg.n} graphs created at once")
+    watch = ReadyWatch(run.user, "bench-burst").start()
+    mark, cpu0, t0 = audit.mark(), op.cpu_seconds(), time.monotonic()
+    create_graphs(run.user, "bench-burst", "g", cfg.n)
+    done = watch.wait(cfg.n, cfg.timeout)
+    watch.stop()
+    secs = done - t0
+    settle(op, audit, quiet=cfg.settle_seconds)
+    run.results["burst"] = {
+        "seconds": round(secs, 2),
+        "writes": audit.count(mark),
+        "write_breakdown": audit.breakdown(mark),
+        "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 1),
+    }
+    run.mem["points"][str(cfg.n)] = point(op)
+    say(f"burst: {secs:.1f} s, {run.results['burst']['writes']} operator writes")
+    run.save()
+
+
+def _idle_phase(run: _OperatorRun) -> None:
+    cfg, op, audit = run.cfg, run.op, run.audit
+    say(f"idle: {cfg.idle_seconds:.0f} s with {cfg.n} converged graphs")
+    before = snapshot(run.rc, ["bench-burst"])
+    mark, rss0, cpu0, t0 = audit.mark(), op.rss_mb(), op.cpu_seconds(), time.monotonic()
+    rss_samples = []
+    while time.monotonic() - t0 < cfg.idle_seconds:
+        time.sleep(min(15, max(0.0, cfg.idle_seconds - (time.monotonic() - t0))))
+        op.check_alive()
+        rss_samples.append(round(op.rss_mb(), 1))
+    secs = time.monotonic() - t0
+    writes = audit.count(mark)
+    after = snapshot(run.rc, ["bench-burst"])
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    run.results["idle"] = {
+        "seconds": round(secs, 1),
+        "writes": writes,
+        "writes_per_minute": round(writes / secs * 60, 2),
+        "write_breakdown": audit.breakdown(mark),
+        "objects_changed": len(changed),
+        "changed_examples": changed[:10],
+        "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 2),
+    }
+    run.mem["idle_growth_mb"] = round(op.rss_mb() - rss0, 1)
+    run.mem["idle_rss_samples_mb"] = rss_samples
+    say(f"idle: {writes} writes, {len(changed)} objects changed")
+    run.save()
+
+
+def _restart_phase(run: _OperatorRun, cluster: LocalCluster) -> None:
+    cfg, audit = run.cfg, run.audit
+    say("restart: SIGTERM, then a new operator process over the converged graphs")
+    run.op.stop()
+    mark = audit.mark()
+    run.op = op = OperatorProcess(cluster, cfg.dir / "operator-restarted.log", ports=run.op.ports)
+    op.start()
+    ready = op.wait_ready()
+    idle = _wait_reconciled(op, cfg.n, cfg.timeout)
+    settle(op, audit, quiet=cfg.settle_seconds)
+    run.results["restart"] = {
+        "writes": audit.count(mark),
+        "write_breakdown": audit.breakdown(mark),
+        "ready_seconds": round(ready, 2),
+        "idle_seconds": round(idle, 2),
+    }
+    run.mem["points"][f"{cfg.n} (restarted)"] = point(op)
+    say(f"restart: {run.results['restart']['writes']} writes, ready {ready:.1f} s, idle {idle:.1f} s")
+    run.save()
+
+
+def _grow_phase(run: _OperatorRun) -> None:
+    cfg = run.cfg
+    say(f"grow: {cfg.n} more graphs (total {2 * cfg.n})")
+    watch = ReadyWatch(run.user, "bench-grow").start()
+    t0 = time.monotonic()
+    create_graphs(run.user, "bench-grow", "h", cfg.n)
+    done = watch.wait(cfg.n, cfg.timeout)
+    watch.stop()
+    settle(run.op, run.audit, quiet=cfg.settle_seconds)
+    run.results["grow"] = {"seconds": round(done - t0, 2)}
+    run.mem["points"][str(2 * cfg.n)] = point(run.op)
+    run.save()
 
 
 def _wait_reconciled(op: OperatorProcess, n: int, timeout: float) -> float:

@@ -107,7 +107,9 @@ def dynamo_crds(kube_cluster: LocalCluster) -> Iterator[list[str]]:
     A session fixture because CRDs are cluster-wide and the garbage collector watches the preferred
     version (v1beta1): without a live conversion webhook, dependents of deleted Dynamo objects are never
     collected, whichever test module happens to run next."""
-    yield from _serve_crds(kube_cluster)
+    from support.crds import serve_crds
+
+    yield from serve_crds(kube_cluster)
 
 
 @pytest.fixture(scope="module")
@@ -155,45 +157,3 @@ def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
     yield name
     with contextlib.suppress(ApiException):
         client.delete(NAMESPACES, name)
-
-
-def _serve_crds(cluster: LocalCluster) -> Iterator[list[str]]:
-    import base64
-    import datetime as dt
-
-    from dynamo_operator.api import registry
-    from dynamo_operator.pki import issue_ca, issue_serving
-    from dynamo_operator.runtime.client import ResourceClient
-    from dynamo_operator.webhooks.certs import TLSContextHolder
-    from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp, WebhookServer
-    from support.crds import crd_docs, put_crd, wait_established
-
-    client = ResourceClient(cluster.api_client())
-    ca_crt, ca_key = issue_ca(dt.timedelta(days=1))
-    crt, key = issue_serving(ca_crt, ca_key, ["127.0.0.1"], dt.timedelta(hours=12))
-    tls = TLSContextHolder()
-    tls.update(crt, key)
-    server = WebhookServer(WebhookApp(AdmissionSettings()), host="127.0.0.1", port=0, tls=tls)
-    server.start()
-    conversion = {
-        "strategy": "Webhook",
-        "webhook": {
-            "conversionReviewVersions": ["v1"],
-            "clientConfig": {
-                "url": f"https://127.0.0.1:{server.port}{registry.CONVERSION_PATH}",
-                "caBundle": base64.b64encode(ca_crt).decode(),
-            },
-        },
-    }
-    names = []
-    for crd in crd_docs():
-        if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
-            crd["spec"]["conversion"] = conversion
-        names.append(crd["metadata"]["name"])
-        put_crd(client, crd)
-    for name in names:
-        wait_established(client.api_client, name, 60)
-    try:
-        yield names
-    finally:
-        server.stop()

@@ -99,6 +99,8 @@ class CheckContext:
     create_namespace: bool = False
     rendered: list[RenderedObject] | None = None
     now: dt.datetime | None = None
+    # False in the chart's pre-install hook: its RBAC reads no Deployments (conflicts.discover)
+    read_deployments: bool = True
     cache: dict[str, Any] = field(default_factory=dict)
 
     def version_info(self) -> Obj | None:
@@ -402,6 +404,7 @@ def _conflicts(ctx: CheckContext) -> list[Finding]:
         if s.restricted
         else s.leader_election_namespace,
         now=ctx.now,
+        read_deployments=ctx.read_deployments,
     )
     findings = []
     for decision in conflicts.evaluate(found.operators, s):
@@ -425,9 +428,10 @@ def _conflicts(ctx: CheckContext) -> list[Finding]:
             Finding(
                 Status.FAIL,
                 f"conflict detection incomplete: {limit}",
-                "Grant list on deployments.apps and leases.coordination.k8s.io in all namespaces to "
-                "the installer "
-                "(or the hook ServiceAccount) so other Dynamo operators can be seen.",
+                "Grant the installer list on deployments.apps in all namespaces, list on "
+                "validatingwebhookconfigurations, list on the Leases named dynamo-operator-namespace-scope "
+                "in all namespaces and get on the leader-election Lease, so other Dynamo operators can be "
+                "seen (the chart's hook ServiceAccount has all but the Deployments).",
                 severity=Severity.WARNING,
             )
         )

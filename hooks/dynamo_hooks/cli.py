@@ -68,6 +68,14 @@ def main(ctx: click.Context, kubeconfig: str | None, kube_context: str | None, o
     "--leader-election-id", default=None, help="Leader-election Lease name (default dynamo.nvidia.com)."
 )
 @click.option("--leader-election-namespace", default=None, help="Its namespace (default kube-system).")
+@click.option(
+    "--read-deployments/--no-read-deployments",
+    default=False,
+    show_default=True,
+    help="Also find operators by their Deployments in all namespaces (needs list on deployments.apps "
+    "cluster-wide, which the chart's hook ServiceAccount does not have: it finds them by webhook "
+    "configuration and Lease).",
+)
 @click.pass_context
 def check_conflicts(
     ctx: click.Context,
@@ -77,6 +85,7 @@ def check_conflicts(
     target_namespace: str | None,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
+    read_deployments: bool,
 ) -> None:
     """Block the install when another Dynamo operator conflicts (the chart document's matrix)."""
     opts = ctx.obj
@@ -93,6 +102,7 @@ def check_conflicts(
         kube_context=opts["context"],
         namespace_restricted=namespace_restricted,
         target_namespace=target_namespace,
+        read_deployments=read_deployments,
     )
     context = build_context(inp, load_chart(None))
     results = run_checks(context, only={"cluster.api-reachable", "operators.conflicts"})
@@ -171,6 +181,13 @@ def ensure_certs(ctx: click.Context, namespace: str, secret_name: str, service_n
 @click.option("--leader-election-id", default="dynamo.nvidia.com", show_default=True)
 @click.option("--leader-election-namespace", default="kube-system", show_default=True)
 @click.option("--secret", "secrets", multiple=True, help="A hook-made Secret to delete (repeatable).")
+@click.option(
+    "--webhook-configuration",
+    "webhook_configurations",
+    multiple=True,
+    help="--phase before: <validatingwebhookconfigurations|mutatingwebhookconfigurations>/<name> to delete "
+    "(repeatable; default: the release's, found by its labels).",
+)
 @click.pass_context
 def uninstall_cleanup(
     ctx: click.Context,
@@ -182,6 +199,7 @@ def uninstall_cleanup(
     leader_election_id: str,
     leader_election_namespace: str,
     secrets: tuple[str, ...],
+    webhook_configurations: tuple[str, ...],
 ) -> None:
     """What a plain `helm uninstall` leaves (the chart's pre-delete / post-delete hook Jobs run this; the
     `helm dynamo uninstall` plugin runs the same steps from the user's machine)."""
@@ -197,6 +215,7 @@ def uninstall_cleanup(
         leader_election_id=leader_election_id,
         leader_election_namespace=leader_election_namespace,
         secrets=list(secrets),
+        webhook_configurations=list(webhook_configurations),
     )
     report = un.Report()
     try:
@@ -205,7 +224,7 @@ def uninstall_cleanup(
             un.remove_webhooks(cluster, info, report)
         else:
             un.after_helm_uninstall(cluster, info, report, keep_secrets=False, crds=False)
-    except ClusterError as exc:
+    except (ClusterError, un.UninstallError) as exc:
         _emit(opts["output"], {"error": str(exc), "done": report.lines}, f"dynamo-hooks: {exc}", err=True)
         sys.exit(EXIT_API)
     _emit(opts["output"], {"done": report.lines}, "\n".join(report.lines) or "nothing to clean up")

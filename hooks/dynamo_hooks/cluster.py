@@ -15,6 +15,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any, Protocol
 
+from dynamo_operator import __version__
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
@@ -22,6 +23,9 @@ Obj = dict[str, Any]
 
 # One request must never hang an install hook: helm waits on the Job, the user waits on helm.
 REQUEST_TIMEOUT_SECONDS = 15.0
+# Like client-go's "<binary>/<version>": the API server's audit log tells the hooks' and the plugin's
+# requests from helm's and kubectl's (tests/integration/test_rbac_cluster.py relies on it).
+USER_AGENT = f"dynamo-hooks/{__version__}"
 # CustomResourceDefinitions: their group/version and resource, as in collection_path / object_path
 CRD_API = "apiextensions.k8s.io/v1"
 CRDS = "customresourcedefinitions"
@@ -65,6 +69,8 @@ class Cluster(Protocol):
 
     def create(self, path: str, body: Obj) -> Obj: ...
 
+    def apply(self, path: str, body: Obj, field_manager: str) -> tuple[Obj, bool]: ...
+
     def replace(self, path: str, body: Obj) -> Obj: ...
 
     def delete(self, path: str) -> None: ...
@@ -77,17 +83,38 @@ class KubeCluster:
 
     def __init__(self, api_client: k8s_client.ApiClient) -> None:
         self.api_client = api_client
+        api_client.user_agent = USER_AGENT
 
     def server_url(self) -> str:
         return str(self.api_client.configuration.host)
 
     def _request(
-        self, method: str, path: str, *, query: dict[str, str] | None = None, body: Any = None
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
     ) -> Any:
+        return self._exchange(method, path, query=query, body=body, content_type=content_type)[0]
+
+    def _exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+    ) -> tuple[Any, int]:
+        """(decoded answer, HTTP status) of one request; a ClusterError for anything but 2xx."""
         url = self.server_url().rstrip("/") + path
         if query:
             url += "?" + urllib.parse.urlencode(query)
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        # call_api, unlike the generated methods, sends none of the client's default headers
+        headers["User-Agent"] = str(self.api_client.user_agent or USER_AGENT)
         # update_params_for_auth fills in the bearer token (in-cluster, token kubeconfigs); client
         # certificates are already part of the REST client's pool manager.
         self.api_client.update_params_for_auth(headers, [], ["BearerToken"], path, method, body)
@@ -109,7 +136,7 @@ class KubeCluster:
             with contextlib.suppress(ValueError, AttributeError):
                 message = json.loads(message).get("message", message)
             raise ClusterError(resp.status, str(message), path=path)
-        return json.loads(data) if data else {}
+        return (json.loads(data) if data else {}), resp.status
 
     def server_version(self) -> Obj:
         return self._request("GET", "/version")
@@ -141,6 +168,21 @@ class KubeCluster:
 
     def create(self, path: str, body: Obj) -> Obj:
         return self._request("POST", path, body=body)
+
+    def apply(self, path: str, body: Obj, field_manager: str) -> tuple[Obj, bool]:
+        """Server-side apply of ``body`` at its object path; (the object, whether it was created).
+
+        Why apply to create: the API server authorizes an apply that creates with the verb create *and the
+        object's name*, so RBAC can limit it with resourceNames, which a POST cannot be (a POST's name is
+        not known at authorization). The hooks create their Secrets this way and may create no others."""
+        obj, status = self._exchange(
+            "PATCH",
+            path,
+            query={"fieldManager": field_manager},
+            body=json.dumps(body),
+            content_type="application/apply-patch+yaml",
+        )
+        return obj, status == 201
 
     def replace(self, path: str, body: Obj) -> Obj:
         return self._request("PUT", path, body=body)

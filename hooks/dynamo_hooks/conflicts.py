@@ -6,9 +6,20 @@ the cluster at install time (preflight, or the chart's pre-install hook Job) and
 operator itself maintains:
 
 * Deployments labelled `app.kubernetes.io/name: dynamo-operator` (present even while no pod runs);
+* ValidatingWebhookConfigurations with that label and a webhook for nvidia.com DynamoGraphDeployments: every
+  release registers one (also while no pod runs); a namespaceSelector on `kubernetes.io/metadata.name`
+  names a restricted operator's target;
 * the namespace-scope Lease `dynamo-operator-namespace-scope` a namespace-restricted operator renews
   (an expired Lease means that operator is gone);
 * the leader-election Lease (`dynamo.nvidia.com` in `kube-system` by default) a cluster-wide operator holds.
+
+The chart's pre-install hook reads no Deployments (``read_deployments=False``): RBAC cannot limit a
+cluster-wide list of Deployments to labelled ones, and a Deployment carries its env. Its ServiceAccount
+lists webhook configurations (cluster configuration, no secrets), the marker Leases by name and gets the
+leader Lease by name. What it then cannot see: an operator installed without webhook configurations
+(a bare Deployment, not a Helm release of this or upstream's chart) that holds no Lease at that moment;
+and the version of an installed operator whose configurations carry no version label. `helm dynamo check
+preflight`, run as the user, reads the Deployments too.
 
 The matrix is the chart document's six scenarios, plus the case the document leaves implicit: two
 namespace-restricted operators for the same namespace.
@@ -22,6 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 import yaml
+from dynamo_operator.labels import WEBHOOK_NAMESPACE_LABEL  # the release namespace, on webhook configs
 from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
 
 from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
@@ -37,6 +49,7 @@ RESTRICTED_ARG_PREFIXES = ("--restrictedNamespace=", "--restricted-namespace=", 
 
 class Source(StrEnum):
     DEPLOYMENT = "deployment"
+    WEBHOOK_CONFIGURATION = "webhook-configuration"
     NAMESPACE_SCOPE_LEASE = "namespace-scope-lease"
     LEADER_LEASE = "leader-election-lease"
 
@@ -260,17 +273,9 @@ def _version_of(meta: Obj, pod_spec: Obj) -> str | None:
     return None
 
 
-def discover(
-    cluster: Cluster,
-    *,
-    leader_election_id: str,
-    leader_election_namespace: str = DEFAULT_LEADER_ELECTION_NAMESPACE,
-    now: dt.datetime | None = None,
-) -> Discovery:
-    """Find every Dynamo operator by Deployment label, namespace-scope Lease and leader-election Lease."""
-    found = Discovery()
-    deployments: list[Obj] = []
-    guessed: set[int] = set()  # indexes of operators whose mode is the default guess, not a signal
+def _from_deployments(cluster: Cluster, found: Discovery, guessed: set[int]) -> None:
+    """Operator Deployments (by label) in every namespace; ``guessed`` gets the indexes of those whose mode
+    is the default guess, not a signal."""
     try:
         deployments = cluster.list(
             collection_path("apps/v1", "deployments"), label_selector=OPERATOR_LABEL_SELECTOR
@@ -279,6 +284,7 @@ def discover(
         if not exc.forbidden:
             raise
         found.limitations.append(f"cannot list Deployments in all namespaces ({exc.message})")
+        return
     for dep in deployments:
         meta = dep.get("metadata") or {}
         pod_spec = ((dep.get("spec") or {}).get("template") or {}).get("spec") or {}
@@ -299,14 +305,84 @@ def discover(
             )
         )
 
+
+def _guards_graphs(config: Obj) -> list[Obj]:
+    """The webhooks of a configuration that admit nvidia.com DynamoGraphDeployments."""
+    return [
+        hook
+        for hook in config.get("webhooks") or []
+        if any(
+            "nvidia.com" in (rule.get("apiGroups") or [])
+            and "dynamographdeployments" in (rule.get("resources") or [])
+            for rule in hook.get("rules") or []
+        )
+    ]
+
+
+def _selected_namespace(hooks: list[Obj]) -> str | None:
+    """The one namespace a restricted release's webhooks select (``kubernetes.io/metadata.name``), if any."""
+    for hook in hooks:
+        labels = (hook.get("namespaceSelector") or {}).get("matchLabels") or {}
+        if labels.get("kubernetes.io/metadata.name"):
+            return str(labels["kubernetes.io/metadata.name"])
+    return None
+
+
+def _from_webhook_configurations(cluster: Cluster, found: Discovery, guessed: set[int]) -> None:
+    """Installed operators by their validating webhook configuration, for releases no Deployment showed."""
+    path = collection_path("admissionregistration.k8s.io/v1", "validatingwebhookconfigurations")
+    try:
+        configs = cluster.list(path, label_selector=OPERATOR_LABEL_SELECTOR)
+    except ClusterError as exc:
+        if not exc.forbidden:
+            raise
+        found.limitations.append(f"cannot list ValidatingWebhookConfigurations ({exc.message})")
+        return
+    for config in configs:
+        hooks = _guards_graphs(config)
+        if not hooks:
+            continue
+        meta = config.get("metadata") or {}
+        release, release_ns = _release_of(meta)
+        service_ns = ((hooks[0].get("clientConfig") or {}).get("service") or {}).get("namespace")
+        namespace = release_ns or (meta.get("labels") or {}).get(WEBHOOK_NAMESPACE_LABEL) or service_ns or ""
+        if any(
+            (op.release_name, op.release_namespace) == (release, release_ns)
+            if release
+            else op.namespace == namespace
+            for op in found.operators
+        ):
+            continue
+        target = _selected_namespace(hooks)
+        if target is None:
+            guessed.add(len(found.operators))
+        found.operators.append(
+            ExistingOperator(
+                mode=OperatorMode.NAMESPACE_RESTRICTED if target else OperatorMode.CLUSTER_WIDE,
+                namespace=namespace,
+                target_namespace=target,
+                source=Source.WEBHOOK_CONFIGURATION,
+                object_ref=f"ValidatingWebhookConfiguration {meta.get('name')}",
+                release_name=release,
+                release_namespace=release_ns,
+                version=(meta.get("labels") or {}).get("app.kubernetes.io/version"),
+            )
+        )
+
+
+def _from_namespace_markers(
+    cluster: Cluster, found: Discovery, guessed: set[int], now: dt.datetime | None
+) -> None:
+    """Live namespace-scope markers: each one is a running restricted operator (merged with what stands
+    for it already); expired ones are reported as stale."""
     leases_path = collection_path("coordination.k8s.io/v1", "leases")
     try:
         markers = cluster.list(leases_path, field_selector=f"metadata.name={NAMESPACE_SCOPE_LEASE}")
     except ClusterError as exc:
         if not exc.forbidden:
             raise
-        markers = []
         found.limitations.append(f"cannot list Leases in all namespaces ({exc.message})")
+        return
     for lease in markers:
         meta = lease.get("metadata") or {}
         ns = meta.get("namespace", "")
@@ -316,16 +392,14 @@ def discover(
                 f"Lease {ns}/{NAMESPACE_SCOPE_LEASE} (holder {holder or 'none'}) expired"
             )
             continue
-        # A restricted Deployment for the same namespace already stands for this operator: merge them.
-        merged = False
+        # A restricted operator found otherwise for the same namespace stands for this one: merge them.
         for i, op in enumerate(found.operators):
             if op.target_namespace == ns or (i in guessed and op.namespace == ns):
                 found.operators[i] = replace(
                     op, mode=OperatorMode.NAMESPACE_RESTRICTED, target_namespace=ns, holder=holder
                 )
-                merged = True
                 break
-        if not merged:
+        else:
             found.operators.append(
                 ExistingOperator(
                     mode=OperatorMode.NAMESPACE_RESTRICTED,
@@ -338,40 +412,57 @@ def discover(
                 )
             )
 
+
+def _from_leader_lease(
+    cluster: Cluster, found: Discovery, lease_id: str, lease_ns: str, now: dt.datetime | None
+) -> None:
+    """A held leader-election Lease is a running cluster-wide operator, unless one was found already."""
     try:
-        leader = cluster.get(
-            object_path("coordination.k8s.io/v1", "leases", leader_election_id, leader_election_namespace)
-        )
+        leader = cluster.get(object_path("coordination.k8s.io/v1", "leases", lease_id, lease_ns))
     except ClusterError as exc:
         if not exc.forbidden:
             raise
-        leader = None
-        found.limitations.append(
-            f"cannot read Lease {leader_election_namespace}/{leader_election_id} ({exc.message})"
+        found.limitations.append(f"cannot read Lease {lease_ns}/{lease_id} ({exc.message})")
+        return
+    if not leader or lease_expired(leader, now):
+        return
+    holder = str((leader.get("spec") or {}).get("holderIdentity") or "")
+    # controller-runtime holders are "<pod>_<uuid>"; pods are named after their Deployment.
+    owned = any(
+        op.source is Source.DEPLOYMENT and holder.startswith(op.object_ref.rsplit("/", 1)[-1] + "-")
+        for op in found.operators
+    )
+    if owned or any(op.mode is OperatorMode.CLUSTER_WIDE for op in found.operators):
+        return
+    found.operators.append(
+        ExistingOperator(
+            mode=OperatorMode.CLUSTER_WIDE,
+            namespace=lease_ns,
+            target_namespace=None,
+            source=Source.LEADER_LEASE,
+            object_ref=f"Lease {lease_ns}/{lease_id}",
+            holder=holder,
         )
-    if leader and not lease_expired(leader, now):
-        holder = str((leader.get("spec") or {}).get("holderIdentity") or "")
-        # controller-runtime holders are "<pod>_<uuid>"; pods are named after their Deployment.
-        owner = next(
-            (
-                op
-                for op in found.operators
-                if op.source is Source.DEPLOYMENT
-                and holder.startswith(op.object_ref.rsplit("/", 1)[-1] + "-")
-            ),
-            None,
-        )
-        if owner is None and not any(op.mode is OperatorMode.CLUSTER_WIDE for op in found.operators):
-            found.operators.append(
-                ExistingOperator(
-                    mode=OperatorMode.CLUSTER_WIDE,
-                    namespace=leader_election_namespace,
-                    target_namespace=None,
-                    source=Source.LEADER_LEASE,
-                    object_ref=f"Lease {leader_election_namespace}/{leader_election_id}",
-                    holder=holder,
-                )
-            )
+    )
+
+
+def discover(
+    cluster: Cluster,
+    *,
+    leader_election_id: str,
+    leader_election_namespace: str = DEFAULT_LEADER_ELECTION_NAMESPACE,
+    now: dt.datetime | None = None,
+    read_deployments: bool = True,
+) -> Discovery:
+    """Find every Dynamo operator: by Deployment label (unless ``read_deployments`` is off, as in the
+    install hook), webhook configuration, namespace-scope Lease and leader-election Lease."""
+    found = Discovery()
+    guessed: set[int] = set()  # indexes of operators whose mode is the default guess, not a signal
+    if read_deployments:
+        _from_deployments(cluster, found, guessed)
+    _from_webhook_configurations(cluster, found, guessed)
+    _from_namespace_markers(cluster, found, guessed, now)
+    _from_leader_lease(cluster, found, leader_election_id, leader_election_namespace, now)
     return found
 
 

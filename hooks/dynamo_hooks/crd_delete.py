@@ -69,18 +69,26 @@ def stalled(crd: Obj) -> bool:
     )
 
 
-def nudge(cluster: Cluster, crd: Obj, now: Callable[[], float] = time.time) -> bool:
+def nudge(cluster: Cluster, crd: Obj, now: Callable[[], float] = time.time, attempts: int = 3) -> bool:
     """Change an annotation of a stalled CRD: any change besides its Terminating condition re-queues the
-    finalizer without its back-off. A conflict or a CRD already gone is fine: the next poll sees it."""
-    meta = crd["metadata"]
-    meta.setdefault("annotations", {})[RETRY_ANNOTATION] = f"{now():.3f}"
-    try:
-        cluster.replace(object_path(CRD_API, CRDS, meta["name"]), crd)
-    except ClusterError as exc:
-        if exc.status in (404, 409):
+    finalizer without its back-off. The API server rewrites a terminating CRD's conditions meanwhile, so a
+    conflict re-reads it and tries again; a CRD already gone is fine: the next poll sees it."""
+    path = object_path(CRD_API, CRDS, crd["metadata"]["name"])
+    for _ in range(attempts):
+        crd["metadata"].setdefault("annotations", {})[RETRY_ANNOTATION] = f"{now():.3f}"
+        try:
+            cluster.replace(path, crd)
+            return True
+        except ClusterError as exc:
+            if exc.status != 409:
+                if exc.status == 404:
+                    return False
+                raise
+        fresh = cluster.get(path)
+        if fresh is None:
             return False
-        raise
-    return True
+        crd = fresh
+    return False
 
 
 def delete_crds(

@@ -32,6 +32,7 @@ class PreflightInput:
     namespace_restricted: bool | None = None
     target_namespace: str | None = None
     create_namespace: bool = False
+    read_deployments: bool = True  # False in the chart's hook (its RBAC reads no Deployments)
 
 
 def build_context(inp: PreflightInput, chart: ChartInfo, *, cluster: Cluster | None = None) -> CheckContext:
@@ -57,6 +58,7 @@ def build_context(inp: PreflightInput, chart: ChartInfo, *, cluster: Cluster | N
         cluster=cluster,
         connect_error=error,
         create_namespace=inp.create_namespace,
+        read_deployments=inp.read_deployments,
     )
 
 

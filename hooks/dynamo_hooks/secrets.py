@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from dynamo_operator import certsecret as webhook_certs
+from dynamo_operator.certsecret import service_hosts as webhook_hosts
 from dynamo_operator.labels import LABEL_APP_COMPONENT, LABEL_MANAGED_BY, LABEL_PART_OF
-from dynamo_operator.webhooks import certs as webhook_certs
-from dynamo_operator.webhooks import service_hosts as webhook_hosts
 
 from . import sshkeys
-from .cluster import Cluster, ClusterError, Obj, collection_path, object_path
+from .cluster import Cluster, ClusterError, Obj, object_path
 
 MANAGED_BY = "dynamo-hooks"
 TLS_TYPE = webhook_certs.SECRET_TYPE
@@ -92,6 +93,14 @@ def _secret_body(
     }
 
 
+def _create(cluster: Cluster, path: str, body: Obj) -> tuple[Obj, bool]:
+    """Create the Secret by server-side apply, which the API server authorizes with the Secret's name: the
+    hooks' RBAC then allows creating exactly their two Secrets, never another (a token Secret, say).
+    The field manager is this run's own, so a Secret another writer created meanwhile with other
+    content is a conflict (409), never overwritten."""
+    return cluster.apply(path, body, field_manager=f"{MANAGED_BY}-{uuid.uuid4().hex[:8]}")
+
+
 def _write(
     cluster: Cluster,
     namespace: str,
@@ -112,12 +121,12 @@ def _write(
             if action is Action.UNCHANGED:
                 rv = str(((current or {}).get("metadata") or {}).get("resourceVersion", ""))
                 return EnsureResult(ref, action, reason, rv)
-            if action is Action.CREATED:
-                created = cluster.create(collection_path("v1", "secrets", namespace), body)
-                return EnsureResult(ref, action, reason, str(created["metadata"].get("resourceVersion", "")))
-            if action is Action.REPLACED:
-                cluster.delete(path)
-                created = cluster.create(collection_path("v1", "secrets", namespace), body)
+            if action in (Action.CREATED, Action.REPLACED):
+                if action is Action.REPLACED:
+                    cluster.delete(path)
+                created, new = _create(cluster, path, body)
+                if not new:
+                    continue  # it appeared meanwhile, with the same content: decide again on it
                 return EnsureResult(ref, action, reason, str(created["metadata"].get("resourceVersion", "")))
             updated = cluster.replace(path, body)
             return EnsureResult(ref, action, reason, str(updated["metadata"].get("resourceVersion", "")))
@@ -127,8 +136,8 @@ def _write(
             if exc.forbidden:
                 raise HookError(
                     f"{ref}: the API refused the write ({exc.message}). Fix: grant the hook's ServiceAccount "
-                    f"get, create and update (delete too, to change a Secret's type) on secrets in namespace "
-                    f"{namespace}."
+                    f"get, create, patch (create is a server-side apply) and update (delete too, to change a "
+                    f"Secret's type) on the secret {name} in namespace {namespace}."
                 ) from exc
             raise
     raise HookError(

@@ -10,9 +10,14 @@ the release goes away its admission webhooks would keep answering for a Service 
    objects, then delete its webhook configurations first, so no update or delete of a Dynamo object is
    refused by a webhook whose server is going away;
 2. `helm uninstall` (the caller runs it);
-3. ``after``: release Dynamo finalizers left on Dynamo objects, delete the namespace-scope marker and an
-   unheld leader-election Lease of this release, and the hook-made Secrets unless asked to keep them;
+3. ``after``: release the operator's finalizer left on Dynamo objects, delete the namespace-scope marker
+   and an unheld leader-election Lease of this release, and the hook-made Secrets unless asked to keep them;
 4. optionally (``remove_crds``) the CRDs, which deletes every Dynamo object of the cluster with them.
+
+"Dynamo" is an explicit list, never a pattern: the kinds of ``dynamo_operator.api.registry`` (their CRDs,
+and the objects whose finalizer is released) and the operator's own finalizer name. Other ``*.nvidia.com``
+CRDs (the GPU Operator's ``clusterpolicies.nvidia.com``, ``nvidiadrivers.nvidia.com``) and their objects are
+never read, changed or deleted.
 
 Every step is idempotent: a second run after a partial failure finishes the job.
 """
@@ -21,17 +26,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dynamo_operator.api.registry import KINDS, KindInfo
+from dynamo_operator.controllers.lifecycle import FINALIZER
 from dynamo_operator.labels import LABEL_MANAGED_BY
 from dynamo_operator.labels import MANAGED_BY as OPERATOR_MANAGED_BY
 
 from .cluster import CRD_API, CRDS, Cluster, ClusterError, Obj, collection_path, object_path
-from .crd_delete import delete_crds, describe_left, storage_version
+from .crd_delete import delete_crds, describe_left
 from .secrets import MANAGED_BY as HOOKS_MANAGED_BY
 from .settings import DEFAULT_MPI_SECRET, DEFAULT_WEBHOOK_SECRET
 
 WEBHOOK_KINDS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
 ADMISSION = "admissionregistration.k8s.io/v1"
-DYNAMO_GROUP = "nvidia.com"
 MARKER_LEASE = "dynamo-operator-namespace-scope"
 ANN_MODE = "nvidia.com/dynamo-operator-mode"
 ANN_TARGET = "nvidia.com/dynamo-operator-target-namespace"
@@ -53,6 +59,9 @@ class ReleaseInfo:
     leader_election_id: str = "dynamo.nvidia.com"
     leader_election_namespace: str = "kube-system"
     secrets: list[str] = field(default_factory=list)
+    # "<plural>/<name>" of the release's webhook configurations (the chart's hook passes them, so it may
+    # delete exactly these); empty: found by the release's labels (the plugin, as the user).
+    webhook_configurations: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -97,43 +106,66 @@ def read_release(cluster: Cluster, name: str, namespace: str) -> ReleaseInfo:
     return info
 
 
+def dynamo_kinds(*, namespaced_only: bool = False) -> list[KindInfo]:
+    """Dynamo's kinds, from the API registry (the one list the CRD generator uses too)."""
+    return [k for k in KINDS.values() if not namespaced_only or k.scope == "Namespaced"]
+
+
+def dynamo_crd_names() -> list[str]:
+    return [k.crd_name for k in dynamo_kinds()]
+
+
 def remove_webhooks(cluster: Cluster, info: ReleaseInfo, report: Report) -> None:
     """Delete the release's admission webhook configurations, before anything else goes."""
-    sel = f"{_selector(info)},nvidia.com/dynamo-operator-namespace={info.namespace}"
-    for kind in WEBHOOK_KINDS:
-        for obj in cluster.list(collection_path(ADMISSION, kind), label_selector=sel):
-            cluster.delete(object_path(ADMISSION, kind, obj["metadata"]["name"]))
-            report.add(f"deleted {kind[:-1]} {obj['metadata']['name']} (first, so nothing blocks deletes)")
+    if info.webhook_configurations:
+        names = [tuple(ref.split("/", 1)) for ref in info.webhook_configurations]
+    else:
+        sel = f"{_selector(info)},nvidia.com/dynamo-operator-namespace={info.namespace}"
+        names = [
+            (kind, obj["metadata"]["name"])
+            for kind in WEBHOOK_KINDS
+            for obj in cluster.list(collection_path(ADMISSION, kind), label_selector=sel)
+        ]
+    for kind, name in names:
+        if kind not in WEBHOOK_KINDS:
+            raise UninstallError(f"webhook configuration {kind}/{name}: kind not one of {WEBHOOK_KINDS}")
+        cluster.delete(object_path(ADMISSION, kind, name))
+        report.add(f"deleted {kind[:-1]} {name} (first, so nothing blocks deletes)")
 
 
 def dynamo_crds(cluster: Cluster) -> list[Obj]:
-    return [
-        c
-        for c in cluster.list(collection_path(CRD_API, CRDS))
-        if (c.get("spec") or {}).get("group") == DYNAMO_GROUP
-    ]
+    """The installed CRDs of Dynamo's kinds, each read by name (no other CRD is looked at)."""
+    return [c for c in (cluster.get(object_path(CRD_API, CRDS, n)) for n in dynamo_crd_names()) if c]
 
 
 def release_finalizers(cluster: Cluster, report: Report, namespaces: list[str] | None = None) -> None:
-    """Take ``nvidia.com/`` finalizers off Dynamo objects: with the operator gone nobody else would, and
-    a namespace or CRD deletion would hang on them forever."""
-    for crd in dynamo_crds(cluster):
-        gv = f"{DYNAMO_GROUP}/{storage_version(crd)}"
-        plural = crd["spec"]["names"]["plural"]
+    """Take the operator's finalizer off Dynamo objects: with the operator gone nobody else would, and a
+    namespace or CRD deletion would hang on it forever. Only Dynamo's kinds are listed (a kind whose CRD
+    is not installed answers 404 and is skipped), and only ``FINALIZER`` is removed."""
+    for kind in dynamo_kinds(namespaced_only=True):
+        gv = kind.api_version(kind.storage_version)
         for ns in namespaces or [None]:
-            for obj in cluster.list(collection_path(gv, plural, ns)):
-                meta = obj["metadata"]
-                ours = [f for f in meta.get("finalizers") or [] if f.startswith(DYNAMO_GROUP + "/")]
-                if not ours:
+            try:
+                items = cluster.list(collection_path(gv, kind.plural, ns))
+            except ClusterError as exc:
+                if exc.status == 404:
                     continue
-                meta["finalizers"] = [f for f in meta["finalizers"] if f not in ours]
-                cluster.replace(object_path(gv, plural, meta["name"], meta.get("namespace")), obj)
-                report.add(f"released finalizers {ours} of {plural} {meta.get('namespace')}/{meta['name']}")
+                raise
+            for obj in items:
+                meta = obj["metadata"]
+                if FINALIZER not in (meta.get("finalizers") or []):
+                    continue
+                meta["finalizers"] = [f for f in meta["finalizers"] if f != FINALIZER]
+                cluster.replace(object_path(gv, kind.plural, meta["name"], meta.get("namespace")), obj)
+                report.add(
+                    f"released finalizer {FINALIZER} of {kind.plural} {meta.get('namespace')}/{meta['name']}"
+                )
 
 
 def remove_leases(cluster: Cluster, info: ReleaseInfo, report: Report) -> None:
     """The namespace-scope marker of a restricted release (present when its operator died without
-    SIGTERM), and the leader-election Lease when nobody holds it or this release's pod did."""
+    SIGTERM), and the leader-election Lease when nobody holds it or this release's pod did (cluster-wide
+    operators share theirs: another release's holder keeps it). Both read and deleted by name."""
     coord = "coordination.k8s.io/v1"
     if info.restricted and info.target_namespace:
         path = object_path(coord, "leases", MARKER_LEASE, info.target_namespace)
@@ -148,8 +180,8 @@ def remove_leases(cluster: Cluster, info: ReleaseInfo, report: Report) -> None:
         return
     holder = (lease.get("spec") or {}).get("holderIdentity") or ""
     ours = bool(info.deployment) and holder.startswith(info.deployment + "-")
-    if info.restricted or (holder and not ours):
-        return  # shared by every cluster-wide operator: only an unheld or our own lease goes
+    if holder and not ours:
+        return  # another operator leads: only an unheld or our own lease goes
     cluster.delete(path)
     report.add(
         f"deleted Lease {info.leader_election_namespace}/{info.leader_election_id} "
@@ -176,7 +208,8 @@ def remove_secrets(cluster: Cluster, info: ReleaseInfo, report: Report, keep: bo
 
 
 def remove_crds(cluster: Cluster, report: Report, timeout: float = 120.0) -> None:
-    """Delete every nvidia.com CRD (and with it every Dynamo object), refusing while an operator runs."""
+    """Delete Dynamo's CRDs (and with them every Dynamo object), refusing while an operator runs. Other
+    nvidia.com CRDs are not Dynamo's and stay."""
     from .conflicts import discover
 
     others = discover(cluster, leader_election_id="dynamo.nvidia.com").operators
@@ -206,11 +239,7 @@ def after_helm_uninstall(
 ) -> None:
     """Everything after `helm uninstall`; a ClusterError names the API call that failed."""
     namespaces = [info.target_namespace] if info.restricted and info.target_namespace else None
-    try:
-        release_finalizers(cluster, report, namespaces)
-    except ClusterError as exc:
-        if exc.status != 404:
-            raise
+    release_finalizers(cluster, report, namespaces)
     remove_leases(cluster, info, report)
     remove_secrets(cluster, info, report, keep_secrets)
     if crds:

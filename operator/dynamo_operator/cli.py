@@ -6,13 +6,19 @@ Hidden flags exist for tests and development (short leases, extra controller set
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dynamo_operator.runtime.log import get_logger, setup_logging
+
+if TYPE_CHECKING:
+    from dynamo_operator.runtime.manager import Manager
+    from dynamo_operator.settings import OperatorSettings
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,19 +37,69 @@ def _load_setup(spec: str) -> Callable:
     return getattr(importlib.import_module(mod), fn or "setup")
 
 
-def register_default_controllers(mgr) -> None:
-    """The product's controllers and webhooks register here (``dynamo_operator.controllers.setup(manager)``
-    when that package exists)."""
-    try:
-        controllers = importlib.import_module("dynamo_operator.controllers")
-    except ModuleNotFoundError as e:
-        if e.name not in ("dynamo_operator.controllers",):
-            raise
-        get_logger("setup").warning("no controllers package installed; running the runtime only")
-        return
-    setup = getattr(controllers, "setup", None)
-    if setup is not None:
-        setup(mgr)
+# ``run`` flags that override runtime settings of the same name (None: not given)
+_RUNTIME_FLAGS = (
+    "kubeconfig",
+    "health_probe_bind_address",
+    "metrics_bind_address",
+    "metrics_service_bind_address",
+    "metrics_secure",
+    "metrics_cert_dir",
+    "leader_elect",
+    "leader_election_id",
+    "leader_election_namespace",
+    "operator_version",
+    "log_level",
+    "lease_duration",
+    "renew_deadline",
+    "retry_period",
+    "scope_lease_duration",
+    "scope_lease_renew_interval",
+)
+
+
+def _settings(opts: dict[str, Any]) -> OperatorSettings:
+    """The configuration file, overridden by the flags given."""
+    from dynamo_operator.settings import load_config, settings_from_config
+    from dynamo_operator.tunables import Tunables
+
+    tunables = Tunables()
+    if opts["cache_sync_timeout"] is not None:
+        runtime = dataclasses.replace(tunables.runtime, cache_sync_timeout=opts["cache_sync_timeout"])
+        tunables = dataclasses.replace(tunables, runtime=runtime)
+    return settings_from_config(
+        load_config(opts["config_path"]),
+        tunables,
+        restricted_namespace=opts["restricted"],
+        **{k: opts[k] for k in _RUNTIME_FLAGS},
+    )
+
+
+def _manager(settings: OperatorSettings, opts: dict[str, Any]) -> Manager:
+    """A Manager with the product's controllers and webhooks (unless told otherwise) and extra setups."""
+    from dynamo_operator.runtime.manager import Manager
+
+    mgr = Manager(settings.runtime)
+    defaults = not opts["no_default_controllers"]
+    if defaults:
+        from dynamo_operator.controllers import setup
+
+        setup(mgr, settings.config, settings.tunables)
+    if opts["webhooks"] if opts["webhooks"] is not None else defaults:
+        from dynamo_operator.webhooks import setup_webhooks
+
+        setup_webhooks(
+            mgr,
+            settings.config,
+            host=opts["webhook_host"],
+            port=opts["webhook_port"],
+            cert_dir=opts["webhook_cert_dir"],
+            url_base=opts["webhook_url_base"],
+            tunables=settings.tunables.webhooks,
+        )
+    for spec in opts["setups"]:
+        _load_setup(spec)(mgr)
+    return mgr
 
 
 @main.command()
@@ -93,6 +149,13 @@ def register_default_controllers(mgr) -> None:
 @click.option("--scope-lease-duration", type=float, default=None, hidden=True)
 @click.option("--scope-lease-renew-interval", type=float, default=None, hidden=True)
 @click.option(
+    "--cache-sync-timeout",
+    type=float,
+    default=None,
+    hidden=True,
+    help="Seconds the caches may take to sync before the process exits 1 (tests).",
+)
+@click.option(
     "--setup",
     "setups",
     multiple=True,
@@ -115,82 +178,18 @@ def register_default_controllers(mgr) -> None:
     help="https://HOST:PORT the API server uses to reach the webhook by URL (local runs); added to the "
     "serving certificate's SANs.",
 )
-def run(
-    kubeconfig,
-    config_path,
-    health_probe_bind_address,
-    metrics_bind_address,
-    metrics_service_bind_address,
-    metrics_secure,
-    metrics_cert_dir,
-    leader_elect,
-    leader_election_id,
-    leader_election_namespace,
-    restricted,
-    operator_version,
-    log_level,
-    lease_duration,
-    renew_deadline,
-    retry_period,
-    scope_lease_duration,
-    scope_lease_renew_interval,
-    setups,
-    no_default_controllers,
-    webhooks,
-    webhook_host,
-    webhook_port,
-    webhook_cert_dir,
-    webhook_url_base,
-) -> None:
+def run(**opts: Any) -> None:
     """Run the operator: caches, controllers (on the leader), health and metrics servers."""
-    from dynamo_operator.runtime.manager import Manager
-    from dynamo_operator.runtime.settings import load_config, settings_from_config
-
     setup_logging("info", "json")
     log = get_logger("setup")
     try:
-        config = load_config(config_path)
-        settings = settings_from_config(
-            config,
-            kubeconfig=kubeconfig,
-            health_probe_bind_address=health_probe_bind_address,
-            metrics_bind_address=metrics_bind_address,
-            metrics_service_bind_address=metrics_service_bind_address,
-            metrics_secure=metrics_secure,
-            metrics_cert_dir=metrics_cert_dir,
-            leader_elect=leader_elect,
-            leader_election_id=leader_election_id,
-            leader_election_namespace=leader_election_namespace,
-            restricted_namespace=restricted,
-            operator_version=operator_version,
-            log_level=log_level,
-            lease_duration=lease_duration,
-            renew_deadline=renew_deadline,
-            retry_period=retry_period,
-            scope_lease_duration=scope_lease_duration,
-            scope_lease_renew_interval=scope_lease_renew_interval,
-        )
+        settings = _settings(opts)
     except Exception as e:
-        log.error("invalid configuration", error=str(e), config=config_path)
+        log.error("invalid configuration", error=str(e), config=opts["config_path"])
         sys.exit(2)
-    setup_logging(settings.log_level, settings.log_format)
+    setup_logging(settings.runtime.log_level, settings.runtime.log_format)
     try:
-        mgr = Manager(settings)
-        if not no_default_controllers:
-            register_default_controllers(mgr)
-        if webhooks if webhooks is not None else not no_default_controllers:
-            from dynamo_operator.webhooks import setup_webhooks
-
-            setup_webhooks(
-                mgr,
-                settings,
-                host=webhook_host,
-                port=webhook_port,
-                cert_dir=webhook_cert_dir,
-                url_base=webhook_url_base,
-            )
-        for spec in setups:
-            _load_setup(spec)(mgr)
+        mgr = _manager(settings, opts)
     except Exception as e:
         log.error("setup failed", error=str(e))
         sys.exit(1)
@@ -203,9 +202,11 @@ def run(
 # Offline tools: the same rendering and CRD generation the running operator uses.
 # ------------------------------------------------------------------------------------------------------------
 def _register_offline_commands() -> None:
+    from dynamo_operator.copier import command as publish_profiling_output
     from dynamo_operator.render.cli import render_command
 
     main.add_command(render_command, "render")
+    main.add_command(publish_profiling_output)  # the DGDR profiling Job's output-copier
 
 
 _register_offline_commands()

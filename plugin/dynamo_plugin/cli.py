@@ -266,8 +266,9 @@ def install(skip: tuple[str, ...], preflight_output: str, helm_args: tuple[str, 
 @click.option(
     "--crds",
     is_flag=True,
-    help="Also delete the nvidia.com CRDs and so every Dynamo object in the cluster (refused while "
-    "another Dynamo operator runs).",
+    help="Also delete Dynamo's CRDs (dynamographdeployments.nvidia.com and the other kinds of the Dynamo "
+    "API) and so every Dynamo object in the cluster (refused while another Dynamo operator runs). Other "
+    "nvidia.com CRDs, such as the GPU Operator's, are not touched.",
 )
 @click.option("--keep-secrets", is_flag=True, help="Keep the webhook certificate and MPI SSH key Secrets.")
 @click.option("--timeout", default="300s", show_default=True, help="Passed to helm uninstall --wait.")

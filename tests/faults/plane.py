@@ -226,7 +226,7 @@ class Plane:
                     with lock:
                         report.errors.append(err)
                     return
-                time.sleep(min(0.2 * attempt, 1.0))
+                time.sleep(min(0.2 * attempt, 1.0))  # not a wait: a retry's backoff
             if not created:
                 return
             with lock:

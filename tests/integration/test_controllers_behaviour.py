@@ -21,7 +21,7 @@ import uuid
 import pytest
 from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, store
 from dynamo_operator.controllers import status as st
-from dynamo_operator.controllers.common import PROGRESS_SECONDS, Deps
+from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import names
@@ -39,6 +39,7 @@ from dynamo_operator.runtime.client import (
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
     WAIT,
@@ -58,6 +59,7 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "beh"  # the ``ns`` fixture's namespaces
 NODES = ResourceDescriptor("", "v1", "nodes", "Node", namespaced=False)
 HOLD_FINALIZER = "test.dynamo.nvidia.com/hold"
+PROGRESS_SECONDS = ControllerTunables().status_progress_seconds
 
 
 # -- fixtures ------------------------------------------------------------------------------------------------
@@ -244,21 +246,27 @@ def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_onc
 
 
 def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
-    epp = component("Epp", "epp", eppConfig={"config": {"plugins": []}})
-    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Planner", "planner"), epp]))
+    # An EPP DCD of its own (a graph with an epp component needs the InferencePool API, not served here)
+    epp = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DCD_KIND,
+        "metadata": {"name": "epp", "namespace": ns},
+        "spec": component("Epp", "epp", eppConfig={"config": {"plugins": []}}),
+    }
+    client.create(store.DCD, store.to_wire(epp), ns)
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Planner", "planner")]))
     managed = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
 
     def config_maps():
         return [c["metadata"]["name"] for c in client.list(CONFIGMAPS, ns, label_selector=managed)["items"]]
 
-    wait_for(
-        lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None,
-        30,
-    )
+    wait_for(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
     wait_for(lambda: len(config_maps()) == 1, 30)
+    wait_for(lambda: get(client, store.DCD, "g-planner", ns) is not None, 30)
     (cm,) = config_maps()
     # the Epp component becomes a frontend (no config map, no epp account) and the Planner goes away
-    apply_dgd(client, graph(ns, [component("Frontend", "frontend"), component("Epp", "frontend")]))
+    edit(client, store.DCD, "epp", ns, lambda o: o["spec"].update(componentType="frontend"))
+    apply_dgd(client, graph(ns, [component("Frontend", "frontend")]))
     wait_for(
         lambda: (
             get(client, CONFIGMAPS, cm, ns) is None

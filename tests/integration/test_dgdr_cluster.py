@@ -7,9 +7,19 @@ the profiler's OUTPUT is written by the test, exactly where the Job's ``output-c
 publish it: the ConfigMap ``dgdr-output-<name>`` with ``final_config.yaml`` (a mocker graph) and
 ``profiler_status.yaml``.  From there on everything is the operator's: the DGD it creates is reconciled
 by the DGD controller to ``successful`` on kwok pods, and the request follows it.
+
+v1beta1 requests go through the real conversion webhook to v1alpha1 storage and back: a request with every
+field is read back identical in v1beta1 and in its natural v1alpha1 homes; its profiling Job carries every
+field (the profiler's ``--config``, the model cache PVC, ``overrides.profilingJob``); the generated graph
+carries ``overrides.dgd``, the model cache mounts and the planner's ConfigMap; and v1beta1 readers follow the
+progress (phase, profilingPhase, profilingJobName, dgdName, deploymentInfo). GPU discovery reads the kwok
+nodes (``nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3``, 8 allocatable GPUs each, 2 nodes).
 """
 
 from __future__ import annotations
+
+import contextlib
+import json
 
 import pytest
 import yaml
@@ -17,7 +27,8 @@ from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
-from dynamo_operator.runtime.client import CONFIGMAPS, SERVICEACCOUNTS
+from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICEACCOUNTS, ResourceDescriptor, custom
+from kubernetes.client.exceptions import ApiException
 from support import graphs
 from support.crs import condition, describe, events_of
 from support.dgd import get
@@ -29,6 +40,13 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "dgdr"
 WAIT = 90.0
 EXAMPLE = REPO_ROOT / "examples" / "dgdr-mocker.yaml"
+EXAMPLE_V1BETA1 = REPO_ROOT / "examples" / "dgdr-v1beta1.yaml"
+DGDRS_V1BETA1 = custom(
+    "nvidia.com", "v1beta1", "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest"
+)
+PVS = ResourceDescriptor("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+PROFILER_IMAGE = "registry.local/ai-dynamo/dynamo-planner:1.2.1"  # the operator configuration's default
+IMAGE = graphs.IMAGE
 MOCKER = ["python3", "-m", "dynamo.mocker", "--model-path", "Qwen/Qwen3-0.6B"]
 # what the stand-in profiler writes: a graph of mocker workers (no GPU), named by the request's output
 MOCKER_GRAPH = graphs.dgd(
@@ -41,8 +59,9 @@ MOCKER_GRAPH = graphs.dgd(
 
 @pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
-    """One in-process operator for the module: each test works in a namespace of its own."""
-    with Operator(kube_cluster) as op:
+    """One in-process operator for the module, with the chart's profiler image configured: each test works
+    in a namespace of its own."""
+    with Operator(kube_cluster, {"images": {"profiler": PROFILER_IMAGE}}) as op:
         yield op
 
 
@@ -103,6 +122,13 @@ def test_profiling_job_completes_and_the_generated_graph_is_deployed(client, ns,
     example = yaml.safe_load(EXAMPLE.read_text())  # applied unchanged, in the test's namespace
     n = example["metadata"]["name"]
     client.create(DGDRS, {**example, "metadata": {**example["metadata"], "namespace": ns}})
+    # written in v1alpha1, read in v1beta1: the profiler blob's fields in their typed homes, and back
+    spec = get(client, DGDRS_V1BETA1, n, ns)["spec"]
+    assert (spec["sla"], spec["workload"]) == ({"ttft": 200, "itl": 20}, {"isl": 3000, "osl": 150})
+    assert spec["features"] == {"mocker": {"enabled": True}} and spec["image"].endswith(
+        "dynamo-planner:1.2.1"
+    )
+    assert get(client, DGDRS, n, ns)["spec"] == example["spec"]
     wait_for(lambda: state(client, ns, n) == "Profiling", WAIT, "state Profiling")
     obj = dgdr(client, ns, n)
     assert (condition(obj, "Validation")["status"], condition(obj, "Validation")["reason"]) == (
@@ -180,7 +206,7 @@ def test_unusable_profiler_output_fails_with_the_reason(client, ns, operator):
     wait_for(lambda: state(client, ns) == "Failed", WAIT, "state Failed")
     c = condition(dgdr(client, ns), "Profiling")
     assert (c["status"], c["reason"]) == ("False", "InvalidProfilingOutput")
-    assert "is not a DynamoGraphDeployment" in c["message"]
+    assert "has a document of kind 'Deployment'" in c["message"]
     wait_for(
         lambda: (
             ("Warning", "InvalidProfilingOutput") in {e[:2] for e in events_of(client, ns, "req", DGDRS.kind)}
@@ -206,3 +232,288 @@ def test_invalid_request_fails_validation_without_a_job(kube_cluster, client, ns
     )
     text = describe(kube_cluster, "dgdr", "req", ns)
     assert "InvalidSpec" in text and "missing-disagg" in text and "Warning" in text, text
+
+
+# -- v1beta1 ------------------------------------------------------------------------------------------------
+
+PLANNER_GRAPH = {
+    **MOCKER_GRAPH,
+    "spec": {
+        "components": [
+            *MOCKER_GRAPH["spec"]["components"],
+            {
+                "name": "Planner",
+                "type": "planner",
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1"}
+                        ]
+                    }
+                },
+            },
+        ]
+    },
+}
+PLANNER_CONFIG = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "planner-config-4a1f"},
+    "data": {"planner_config.json": '{"mode": "disagg"}'},
+}
+EVERY_FIELD = {
+    "model": "Qwen/Qwen3-0.6B",
+    "backend": "vllm",
+    "image": "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1",
+    "modelCache": {"pvcName": "models", "pvcModelPath": "qwen3-0.6b", "pvcMountPath": "/opt/models"},
+    "hardware": {
+        "gpuSku": "h100_sxm",
+        "vramMb": 81559,
+        "totalGpus": 16,
+        "numGpusPerNode": 8,
+        "interconnect": "nvlink",
+        "rdma": False,
+    },
+    "workload": {"isl": 3000, "osl": 150, "concurrency": 8},
+    "sla": {"ttft": 200, "itl": 20, "optimizationType": "latency"},
+    "overrides": {
+        "profilingJob": {
+            "activeDeadlineSeconds": 3600,
+            "template": {
+                "metadata": {"labels": {"team": "inference"}},
+                "spec": {
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                    "containers": [
+                        {
+                            "name": "profiler",
+                            "resources": {"requests": {"cpu": "1"}},
+                            "env": [{"name": "DYN_LOG", "value": "debug"}],
+                        }
+                    ],
+                },
+            },
+        },
+        "dgd": {
+            "apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoGraphDeployment",
+            "metadata": {"labels": {"team": "inference"}},
+            "spec": {
+                "components": [
+                    {
+                        "name": "MockerWorker",
+                        "replicas": 1,
+                        "podTemplate": {
+                            "spec": {
+                                "containers": [
+                                    {"name": "main", "env": [{"name": "DYN_LOG", "value": "debug"}]}
+                                ]
+                            }
+                        },
+                    }
+                ]
+            },
+        },
+    },
+    "features": {"planner": {"mode": "disagg", "ttft_ms": 200}, "mocker": {"enabled": True}},
+    "searchStrategy": "rapid",
+    "autoApply": True,
+}
+
+
+@contextlib.contextmanager
+def bound_pvc(client, ns: str, name: str):
+    """A PersistentVolumeClaim bound (by kube-controller-manager) to a hostPath PersistentVolume of its
+    own, so pods mounting it schedule on the kwok nodes (kwok runs nothing, nothing is written)."""
+    pv, sc = f"{ns}-{name}", f"manual-{ns}"
+    client.create(
+        PVS,
+        {
+            "metadata": {"name": pv},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": sc,
+                "hostPath": {"path": f"/tmp/{pv}"},
+            },
+        },
+    )
+    try:
+        client.create(
+            PVCS,
+            {
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {
+                    "accessModes": ["ReadWriteMany"],
+                    "storageClassName": sc,
+                    "volumeName": pv,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        )
+        wait_for(
+            lambda: ((get(client, PVCS, name, ns) or {}).get("status") or {}).get("phase") == "Bound",
+            WAIT,
+            f"PVC {name} Bound",
+        )
+        yield
+    finally:
+        with contextlib.suppress(ApiException):
+            client.delete(PVS, pv)
+
+
+def beta_request(ns: str, name: str, spec: dict) -> dict:
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": spec,
+    }
+
+
+def beta_status(client, ns, name) -> dict:
+    return (get(client, DGDRS_V1BETA1, name, ns) or {}).get("status") or {}
+
+
+def profiler_given(job: dict) -> dict:
+    profiler = job["spec"]["template"]["spec"]["containers"][0]
+    assert profiler["name"] == "profiler" and profiler["args"][0] == "--config", profiler
+    return json.loads(profiler["args"][1])
+
+
+def test_v1beta1_request_with_every_field_is_kept_and_acted_on(client, ns, operator):
+    n = "every"
+    with bound_pvc(client, ns, "models"):
+        client.create(DGDRS_V1BETA1, beta_request(ns, n, EVERY_FIELD))
+
+        # stored as v1alpha1 and read back identical in v1beta1; v1alpha1 readers see the natural homes
+        assert get(client, DGDRS_V1BETA1, n, ns)["spec"] == EVERY_FIELD
+        alpha = get(client, DGDRS, n, ns)
+        prof = alpha["spec"]["profilingConfig"]
+        assert prof["profilerImage"] == EVERY_FIELD["image"] and alpha["spec"]["useMocker"] is True
+        assert prof["config"]["sla"] == {"ttft": 200, "itl": 20, "isl": 3000, "osl": 150}
+        assert prof["config"]["deployment"]["modelCache"] == {
+            "pvcName": "models",
+            "modelPathInPvc": "qwen3-0.6b",
+            "pvcMountPath": "/opt/models",
+        }
+        assert prof["config"]["planner"] == {"mode": "disagg", "ttft_ms": 200}
+        assert prof["resources"] == {"requests": {"cpu": "1"}}
+
+        # the profiling Job carries every field
+        job = wait_job_complete(client, ns, n)
+        assert profiler_given(job) == EVERY_FIELD  # all four hardware fields given: no discovery
+        pod = job["spec"]["template"]["spec"]
+        assert {"name": "model-cache", "mountPath": "/opt/models", "readOnly": True} in pod["containers"][0][
+            "volumeMounts"
+        ]
+        assert {
+            "name": "model-cache",
+            "persistentVolumeClaim": {"claimName": "models", "readOnly": True},
+        } in pod["volumes"]
+        assert job["spec"]["activeDeadlineSeconds"] == 3600
+        assert job["spec"]["template"]["metadata"]["labels"]["team"] == "inference"
+        assert (
+            pod["tolerations"] == EVERY_FIELD["overrides"]["profilingJob"]["template"]["spec"]["tolerations"]
+        )
+        assert pod["containers"][0]["resources"] == {"requests": {"cpu": "1"}}
+        assert {"name": "DYN_LOG", "value": "debug"} in pod["containers"][0]["env"]
+
+        st = beta_status(client, ns, n)
+        assert st["phase"] == "Profiling" and st["profilingJobName"] == rd.job_name(n)
+        assert st["profilingPhase"] in ("Initializing", "Done")
+        publish_output(client, ns, n, final=yaml.safe_dump_all([PLANNER_CONFIG, PLANNER_GRAPH]))
+
+        # the generated graph: overrides.dgd, the model cache mounts, the planner and its ConfigMap
+        dgd = wait_for(lambda: get(client, store.DGD, n, ns), WAIT, "the generated DGD")
+        assert dgd["metadata"]["labels"]["team"] == "inference"
+        worker = dgd["spec"]["services"]["MockerWorker"]
+        assert worker["replicas"] == 1
+        assert {"name": "DYN_LOG", "value": "debug"} in worker["envs"]
+        assert worker["extraPodSpec"]["mainContainer"]["image"] == IMAGE
+        for svc in ("Frontend", "MockerWorker"):
+            assert {"name": "models", "mountPoint": "/opt/models"} in dgd["spec"]["services"][svc][
+                "volumeMounts"
+            ]
+        assert dgd["spec"]["services"]["Planner"]["componentType"] == "planner"
+        cm = wait_for(
+            lambda: get(client, CONFIGMAPS, "planner-config-4a1f", ns), WAIT, "the planner ConfigMap"
+        )
+        assert cm["data"] == PLANNER_CONFIG["data"]
+        assert cm["metadata"]["ownerReferences"][0]["name"] == n
+
+        # progress as v1beta1 readers see it
+        wait_for(lambda: beta_status(client, ns, n).get("phase") == "Deployed", WAIT, "phase Deployed")
+        st = beta_status(client, ns, n)
+        assert st["dgdName"] == n and "profilingPhase" not in st
+        assert st["profilingResults"]["selectedConfig"]["kind"] == "DynamoGraphDeployment"
+        wait_for(
+            lambda: (
+                beta_status(client, ns, n).get("deploymentInfo") == {"replicas": 3, "availableReplicas": 3}
+            ),
+            WAIT,
+            "deploymentInfo of the three components",
+        )
+        assert condition({"status": st}, "Succeeded")["status"] == "True"
+        assert get(client, DGDRS_V1BETA1, n, ns)["spec"] == EVERY_FIELD  # still identical
+        # the v1beta1 view carries no annotation of ours but the record of v1alpha1-only status fields
+        annotations = get(client, DGDRS_V1BETA1, n, ns)["metadata"].get("annotations") or {}
+        assert set(annotations) <= {"nvidia.com/conversion-from-v1alpha1"}, annotations
+        saved = json.loads(annotations.get("nvidia.com/conversion-from-v1alpha1", "[]"))
+        assert {tuple(r["path"][:2]) for r in saved} <= {
+            ("status", "backend"),
+            ("status", "deployment"),
+            ("status", "profilingResults"),
+        }, saved
+
+
+def test_v1beta1_example_profiles_with_the_configured_image_and_discovered_gpus(client, ns, operator):
+    example = yaml.safe_load(EXAMPLE_V1BETA1.read_text())  # applied unchanged, in the test's namespace
+    n = example["metadata"]["name"]
+    client.create(DGDRS_V1BETA1, {**example, "metadata": {**example["metadata"], "namespace": ns}})
+    job = wait_job_complete(client, ns, n)
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == PROFILER_IMAGE
+    given = profiler_given(job)
+    assert given["hardware"] == {"gpuSku": "h100_sxm", "numGpusPerNode": 8, "totalGpus": 16}
+    assert {k: given[k] for k in ("sla", "workload", "searchStrategy", "features")} == {
+        k: example["spec"][k] for k in ("sla", "workload", "searchStrategy", "features")
+    }
+    publish_output(client, ns, n, final=yaml.safe_dump_all([PLANNER_CONFIG, PLANNER_GRAPH]))
+    wait_for(lambda: beta_status(client, ns, n).get("phase") == "Deployed", WAIT, "phase Deployed")
+    assert get(client, store.DGD, n, ns)["metadata"]["labels"]["team"] == "inference"
+
+
+def test_a_request_with_only_a_model_gets_the_defaults(client, ns, operator):
+    client.create(DGDRS_V1BETA1, beta_request(ns, "bare", {"model": "Qwen/Qwen3-0.6B"}))
+    job = wait_for(lambda: get(client, JOBS, rd.job_name("bare"), ns), WAIT, "the profiling Job")
+    assert job["spec"]["template"]["spec"]["containers"][0]["image"] == PROFILER_IMAGE
+    given = profiler_given(job)
+    assert given == {
+        "model": "Qwen/Qwen3-0.6B",
+        "image": PROFILER_IMAGE,
+        "hardware": {"gpuSku": "h100_sxm", "numGpusPerNode": 8, "totalGpus": 16},
+    }
+    assert get(client, DGDRS_V1BETA1, "bare", ns)["spec"] == {"model": "Qwen/Qwen3-0.6B"}  # nothing rewritten
+    st = wait_for(
+        lambda: beta_status(client, ns, "bare").get("profilingJobName") and beta_status(client, ns, "bare"),
+        WAIT,
+        "profilingJobName",
+    )
+    assert st["phase"] == "Profiling"
+
+
+def test_without_gpu_discovery_a_request_must_name_its_hardware(kube_cluster, client, ns, operator):
+    # the module's operator holds its reconciles of this namespace while one restricted to it, configured
+    # without GPU discovery, answers
+    held = {(name, ns) for name in operator.controllers}
+    operator.held |= held
+    try:
+        with Operator(kube_cluster, {"gpu": {"discoveryEnabled": False}}, restricted_namespace=ns):
+            client.create(DGDRS_V1BETA1, beta_request(ns, "nohw", {"model": "Qwen/Qwen3-0.6B"}))
+            wait_for(lambda: beta_status(client, ns, "nohw").get("phase") == "Failed", WAIT, "phase Failed")
+            c = condition(get(client, DGDRS_V1BETA1, "nohw", ns), "Validation")
+            assert (c["status"], c["reason"]) == ("False", "InvalidSpec")
+            assert "spec.hardware.gpuSku and spec.hardware.numGpusPerNode" in c["message"]
+            assert "gpu.discoveryEnabled is false" in c["message"]
+            assert get(client, JOBS, rd.job_name("nohw"), ns) is None
+    finally:
+        operator.held -= held

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
+from support import examples
 from support.poll import wait_for
 from support.processes import operator_process
 
@@ -36,9 +37,7 @@ CONFIG = {
 
 
 def test_every_example_is_covered_here_or_by_the_multinode_tests():
-    from test_multinode_cluster import EXAMPLES as MULTINODE
-
-    assert {p.stem for p in ALL_EXAMPLES} == {p.stem for p in EXAMPLES} | set(MULTINODE)
+    assert {p.stem for p in ALL_EXAMPLES} == {p.stem for p in EXAMPLES} | set(examples.MULTINODE)
 
 
 @pytest.fixture(scope="module")

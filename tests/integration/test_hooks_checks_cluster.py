@@ -505,7 +505,7 @@ def test_expired_leader_lease_is_ignored(kube, ns):
 def test_forbidden_lists_become_limitations_not_crashes(api_cluster, kube, ns):
     limited = limited_cluster(api_cluster, kube, ns, [])
     found = discover(limited, leader_election_id=f"id-{ns}", leader_election_namespace=ns)
-    assert found.operators == [] and len(found.limitations) == 3
+    assert found.operators == [] and len(found.limitations) == 4
 
 
 # -- secret hooks --------------------------------------------------------------------------------------------

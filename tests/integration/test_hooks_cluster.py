@@ -32,9 +32,57 @@ def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dic
     return jobs
 
 
+def webhook_configuration(release: str, namespace: str, restricted: bool) -> dict:
+    """What the chart's ValidatingWebhookConfiguration looks like to the conflict hook, which finds
+    installed operators by it (its RBAC reads no Deployments)."""
+    hook = {
+        "name": "vdynamographdeployment-v1beta1.dynamo.nvidia.com",
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "clientConfig": {"url": "https://127.0.0.1:9/validate-nvidia-com-v1beta1-dynamographdeployment"},
+        "rules": [
+            {
+                "apiGroups": ["nvidia.com"],
+                "apiVersions": ["v1beta1"],
+                "operations": ["CREATE", "UPDATE"],
+                "resources": ["dynamographdeployments"],
+            }
+        ],
+        # a webhook nobody serves must not block the other tests' graphs; a restricted release's webhooks
+        # select its namespace (as the chart's), a cluster-wide stand-in selects none
+        "failurePolicy": "Ignore",
+        "namespaceSelector": {
+            "matchLabels": {"kubernetes.io/metadata.name": namespace}
+            if restricted
+            else {"test.dynamo.nvidia.com/selects": "nothing"}
+        },
+    }
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {
+            "name": f"{release}-dynamo-operator-{namespace}-validating",
+            "labels": {
+                "app.kubernetes.io/name": "dynamo-operator",
+                "app.kubernetes.io/instance": release,
+                "nvidia.com/dynamo-operator-namespace": namespace,
+            },
+            "annotations": {
+                "meta.helm.sh/release-name": release,
+                "meta.helm.sh/release-namespace": namespace,
+            },
+        },
+        "webhooks": [hook],
+    }
+
+
 def operator_deployment(api: client.ApiClient, release: str, namespace: str, restricted: bool) -> None:
-    """What the chart's operator Deployment and config look like, without helm (fast matrix setup)."""
+    """What the chart's operator Deployment, config and webhook configuration look like, without helm
+    (fast matrix setup)."""
     ensure_namespace(api, namespace)
+    client.AdmissionregistrationV1Api(api).create_validating_webhook_configuration(
+        webhook_configuration(release, namespace, restricted)
+    )
     name = f"{release}-dynamo-operator-controller-manager"
     config = {"apiVersion": "operator.config.dynamo.nvidia.com/v1alpha1", "kind": "OperatorConfiguration"}
     if restricted:
@@ -81,6 +129,9 @@ def delete_operator(api: client.ApiClient, release: str, namespace: str) -> None
     name = f"{release}-dynamo-operator-controller-manager"
     client.AppsV1Api(api).delete_namespaced_deployment(name, namespace)
     client.CoreV1Api(api).delete_namespaced_config_map(f"{name}-config", namespace)
+    client.AdmissionregistrationV1Api(api).delete_validating_webhook_configuration(
+        f"{release}-dynamo-operator-{namespace}-validating"
+    )
 
 
 def test_conflict_matrix_with_the_charts_argv(kube_cluster) -> None:

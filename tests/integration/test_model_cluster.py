@@ -242,6 +242,7 @@ def test_endpoint_calls_are_bounded_and_run_off_the_caller():
     """No cluster needed: the HTTP side alone, against FakeWorkers on 127.0.0.1."""
     from dynamo_operator.controllers.dynamomodel import Prober, call_endpoint
     from dynamo_operator.runtime.controller import Request
+    from dynamo_operator.tunables import ModelProbeTunables
 
     with FakeWorker("127.0.0.1", free_port(), mode="slow:3") as slow:
         t0 = time.monotonic()
@@ -250,7 +251,7 @@ def test_endpoint_calls_are_bounded_and_run_off_the_caller():
         assert time.monotonic() - t0 < 2.0  # 2 attempts x 0.3 s timeout + backoff, not 2 x 3 s
 
     done: list[Request] = []
-    prober = Prober(on_done=done.append, timeout=2.0, attempts=3, backoff=0.05)
+    prober = Prober(ModelProbeTunables(request_timeout=2.0, attempts=3, backoff=0.05), on_done=done.append)
     try:
         with (
             FakeWorker("127.0.0.1", free_port()) as ok,

@@ -27,6 +27,7 @@ from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.cli import dump_yaml
+from support import examples
 from support.crds import install_third_party_crds, remove_third_party_crds
 from support.poll import wait_for
 from support.processes import operator_process
@@ -34,7 +35,7 @@ from support.processes import operator_process
 pytestmark = pytest.mark.cluster
 
 NS_PREFIX = "mn"
-EXAMPLES = ["vllm-disagg-multinode", "sglang-multinode", "trtllm-multinode"]
+EXAMPLES = examples.MULTINODE
 PATHWAYS = ["grove", "lws"]
 MPI = {"sshSecretName": "mpi-run-ssh-secret", "sshSecretNamespace": "dynamo-system"}
 OPERATOR = [str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator")]

@@ -19,7 +19,7 @@ from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
-from dynamo_operator.runtime.settings import RuntimeSettings
+from dynamo_operator.runtime.settings import RuntimeSettings, RuntimeTunables
 from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
 from dynamo_operator.runtime.workqueue import ItemExponentialFailureRateLimiter
 from kubernetes.client.exceptions import ApiException
@@ -80,7 +80,7 @@ def settings(**kw):
         metrics_bind_address="0",
         health_probe_bind_address="127.0.0.1:0",
         metrics_secure=False,
-        scope_sweep_interval=0.2,
+        tunables=RuntimeTunables(scope_sweep_interval=0.2),
     )
     base.update(kw)
     return RuntimeSettings(**base)

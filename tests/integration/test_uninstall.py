@@ -10,6 +10,7 @@ be edited and deleted again, and `--crds` removes the CRDs (and with them every 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 
@@ -136,11 +137,86 @@ def test_uninstall_after_the_operator_died_strands_nothing(
         assert again.returncode == 0, again.stdout + again.stderr  # idempotent
 
 
+FOREIGN_CRD = "clusterpolicies.nvidia.com"
+
+
+def _foreign_crd() -> dict:
+    """A stand-in for the NVIDIA GPU Operator's ClusterPolicy: another vendor's *.nvidia.com kind."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": FOREIGN_CRD},
+        "spec": {
+            "group": "nvidia.com",
+            "names": {"kind": "ClusterPolicy", "plural": "clusterpolicies", "singular": "clusterpolicy"},
+            "scope": "Cluster",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+def _kubectl_with(env: dict[str, str], doc: dict, *args: str) -> subprocess.CompletedProcess:
+    """``kubectl ARGS -f -`` with ``doc`` on stdin."""
+    proc = subprocess.run(
+        ["kubectl", *args, "-f", "-"],
+        input=yaml.safe_dump(doc),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@contextlib.contextmanager
+def foreign_policy(env: dict[str, str]):
+    """The foreign CRD and one object of it with a finalizer named like the operator's; yields the object
+    as created, then removes both."""
+    _kubectl_with(env, _foreign_crd(), "apply")
+    run(env, "kubectl", "wait", "--for=condition=Established", f"crd/{FOREIGN_CRD}", "--timeout=60s")
+    obj = {
+        "apiVersion": "nvidia.com/v1",
+        "kind": "ClusterPolicy",
+        "metadata": {"name": "cluster-policy", "finalizers": ["nvidia.com/finalizer"]},
+        "spec": {"driver": {"image": "nvcr.io/nvidia/driver"}},
+    }
+    created = json.loads(_kubectl_with(env, obj, "create", "-o", "json").stdout)
+    try:
+        yield created
+    finally:
+        run(
+            env,
+            "kubectl",
+            "patch",
+            f"{FOREIGN_CRD}/cluster-policy",
+            "--type=merge",
+            "-p",
+            '{"metadata":{"finalizers":null}}',
+            check=False,
+        )
+        run(env, "kubectl", "delete", "crd", FOREIGN_CRD, "--ignore-not-found", check=False)
+
+
 def test_uninstall_keep_secrets_and_crds(kube_cluster, client, crds, plugin_env, tmp_path) -> None:
-    """--keep-secrets keeps the hook Secrets; --crds removes every nvidia.com CRD and every Dynamo object
-    (the session's CRDs are put back afterwards)."""
+    """--keep-secrets keeps the hook Secrets; --crds removes Dynamo's CRDs and every Dynamo object (the
+    session's CRDs are put back afterwards), and leaves another vendor's nvidia.com CRD and its object,
+    finalizer included, exactly as they were."""
     env = kube_cluster.env
-    with preserved_crds(client) as saved, release(kube_cluster, tmp_path, "uncrd") as rel:
+    with (
+        preserved_crds(client) as saved,
+        foreign_policy(env) as foreign,
+        release(kube_cluster, tmp_path, "uncrd") as rel,
+    ):
         rel.install(CHART, "--skip-crds")
         ns = rel.namespace
         rel.start_operator()
@@ -160,6 +236,11 @@ def test_uninstall_keep_secrets_and_crds(kube_cluster, client, crds, plugin_env,
                 client.get(CRDS, name)
             assert gone.value.status == 404
         assert _webhook_configs(env, ns) == []
+        assert FOREIGN_CRD not in out.stdout
+        after = json.loads(run(env, "kubectl", "get", f"{FOREIGN_CRD}/cluster-policy", "-o", "json").stdout)
+        assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+        assert after["metadata"]["finalizers"] == ["nvidia.com/finalizer"]
+        assert "deletionTimestamp" not in after["metadata"]
 
 
 def _uninstall_hook_args(env: dict[str, str], name: str, ns: str) -> dict[str, list[str]]:

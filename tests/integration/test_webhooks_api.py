@@ -27,6 +27,7 @@ from cryptography import x509
 from dynamo_localcluster.cluster import free_port
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.manager import Manager
@@ -105,7 +106,6 @@ def env(api_cluster):
     api = api_cluster.api_client()
     rc = ResourceClient(api)
     core = client.CoreV1Api(api)
-    rbac = client.RbacAuthorizationV1Api(api)
     for ns in (NS, OPNS):
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=ns)))
 
@@ -119,7 +119,66 @@ def env(api_cluster):
             original[name] = copy.deepcopy(doc["spec"].get("conversion"))
     install_crds(api_cluster, timeout=30)
 
-    # RBAC for the impersonated service accounts (authorization runs before admission)
+    _grant_writers(client.RbacAuthorizationV1Api(api))
+    settings = RuntimeSettings(
+        metrics_bind_address="0",
+        health_probe_bind_address="0",
+        pod_namespace=OPNS,
+    )
+    mgr = Manager(settings, api_client=api_cluster.api_client())
+    policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
+    port = free_port()
+    wh = setup_webhooks(
+        mgr,
+        # Grove off explicitly: left to auto-detection, the rules would follow whatever grove.io CRDs another
+        # test module happens to have on the shared apiserver at that moment.
+        {
+            "server": {"webhook": {"certProvisionMode": "auto"}},
+            "orchestrators": {"grove": {"enabled": False}},
+        },
+        host="127.0.0.1",
+        port=port,
+        url_base=f"https://127.0.0.1:{port}",
+        policy=policy,
+        extra_operator_usernames=(OPERATOR_SA,),
+        checkpoint_enabled=True,
+    )
+    mgr.start()
+    try:
+        wait_for(wh.server.ready, what="the webhook server serving a certificate")
+        assert wh.server.port == port
+        for res, body in zip((VALIDATING, MUTATING), _webhook_configs(port), strict=True):
+            rc.create(res, body)
+        _point_conversions_at(rc, original, port)
+        # Replacing the conversion above dropped each CRD's caBundle: conversions of that kind fail ("x509:
+        # certificate signed by unknown authority") until the operator re-injects it (at once, through its
+        # CRD watch). Wait for every patched CRD, not only the DGD the probe below converts.
+        wait_for(
+            lambda: _conversions_injected(rc, OPNS, port),
+            what="the caBundle in every CRD's conversion",
+            retry_on=(ApiException,),
+        )
+        e = Env(api_cluster, mgr, wh, rc)
+        probe = dgd("probe")
+        wait_for(
+            lambda: e.custom.create_namespaced_custom_object(
+                GROUP, "v1beta1", NS, "dynamographdeployments", probe, dry_run="All"
+            ),
+            timeout=60,
+            what="admission and conversion through the webhook",
+            retry_on=(ApiException,),
+        )
+        yield e
+    finally:
+        _teardown(rc, original)
+        mgr.stop()
+        for ns in (NS, OPNS):
+            with contextlib.suppress(ApiException):
+                core.delete_namespace(ns)
+
+
+def _grant_writers(rbac: client.RbacAuthorizationV1Api) -> None:
+    """RBAC for the impersonated service accounts (authorization runs before admission)."""
     rules = [
         client.V1PolicyRule(api_groups=[GROUP], resources=["*"], verbs=["get", "list", "update", "patch"])
     ]
@@ -138,65 +197,34 @@ def env(api_cluster):
         ),
     )
 
-    settings = RuntimeSettings(
-        metrics_bind_address="0",
-        health_probe_bind_address="0",
-        pod_namespace=OPNS,
-        # Grove off explicitly: left to auto-detection, the rules would follow whatever grove.io CRDs another
-        # test module happens to have on the shared apiserver at that moment.
-        config={
-            "server": {"webhook": {"certProvisionMode": "auto"}},
-            "orchestrators": {"grove": {"enabled": False}},
-        },
-    )
-    mgr = Manager(settings, api_client=api_cluster.api_client())
-    policy = CertPolicy(check_interval=1.0, reload_interval=0.5, ca_overlap=dt.timedelta(seconds=5))
-    port = free_port()
-    wh = setup_webhooks(
-        mgr,
-        host="127.0.0.1",
-        port=port,
-        url_base=f"https://127.0.0.1:{port}",
-        policy=policy,
-        extra_operator_usernames=(OPERATOR_SA,),
-        checkpoint_enabled=True,
-    )
-    mgr.start()
-    try:
-        wait_for(wh.server.ready, what="the webhook server serving a certificate")
-        assert wh.server.port == port
-        for res, body in zip((VALIDATING, MUTATING), _webhook_configs(port), strict=True):
-            rc.create(res, body)
-        for name in original:
-            doc = rc.get(CRDS, name)
-            if len(doc["spec"]["versions"]) < 2:
-                continue
-            conv = {
-                "strategy": "Webhook",
-                "webhook": {
-                    "conversionReviewVersions": ["v1"],
-                    "clientConfig": {"url": f"https://127.0.0.1:{port}/convert"},
-                },
-            }
-            rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
-                     patch_type="application/json-patch+json")  # fmt: skip
-        e = Env(api_cluster, mgr, wh, rc)
-        probe = dgd("probe")
-        wait_for(
-            lambda: e.custom.create_namespaced_custom_object(
-                GROUP, "v1beta1", NS, "dynamographdeployments", probe, dry_run="All"
-            ),
-            timeout=60,
-            what="admission and conversion through the webhook",
-            retry_on=(ApiException,),
-        )
-        yield e
-    finally:
-        _teardown(rc, original)
-        mgr.stop()
-        for ns in (NS, OPNS):
-            with contextlib.suppress(ApiException):
-                core.delete_namespace(ns)
+
+def _point_conversions_at(rc: ResourceClient, original: dict[str, dict], port: int) -> None:
+    """The multi-version CRDs convert through this module's server for its duration."""
+    for name in original:
+        doc = rc.get(CRDS, name)
+        if len(doc["spec"]["versions"]) < 2:
+            continue
+        conv = {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {"url": f"https://127.0.0.1:{port}/convert"},
+            },
+        }
+        rc.patch(CRDS, name, [{"op": "replace", "path": "/spec/conversion", "value": conv}],
+                 patch_type="application/json-patch+json")  # fmt: skip
+
+
+def _conversions_injected(rc: ResourceClient, namespace: str, port: int) -> bool:
+    """Every multi-version Dynamo CRD converts through our server with the CA the Secret publishes."""
+    bundle = rc.get(_SECRETS, "webhook-server-cert", namespace)["data"]["ca.crt"]
+    for doc in crd_docs():
+        if len(doc["spec"]["versions"]) < 2:
+            continue
+        cc = rc.get(CRDS, doc["metadata"]["name"])["spec"]["conversion"]["webhook"]["clientConfig"]
+        if cc.get("caBundle") != bundle or cc.get("url") != f"https://127.0.0.1:{port}/convert":
+            return False
+    return True
 
 
 def _teardown(rc: ResourceClient, original: dict[str, dict]) -> None:
@@ -474,6 +502,47 @@ CREATE_CASES = [
             "needs the GPU count of one node"
         ],
     ),
+    # GPU memory service / failover (render.gms.problems) and the EPP's InferencePool API (not served here)
+    (
+        "gms-inter-pod",
+        "v1beta1",
+        dgd(
+            "gms-inter-pod",
+            components=[
+                {
+                    "name": "w",
+                    "type": "worker",
+                    "experimental": {"gpuMemoryService": {"mode": "InterPod"}},
+                    "podTemplate": main_container(),
+                }
+            ],
+        ),
+        [
+            "spec.components[0].experimental.gpuMemoryService.mode: Unsupported value: "
+            '"InterPod": inter-pod GMS',
+            "spec.components[0].podTemplate.spec.containers[0].resources: Required value: GPU memory service",
+        ],
+    ),
+    (
+        "failover-alpha-paths",
+        "v1alpha1",
+        dgd_alpha(
+            "failover-alpha-paths",
+            {"Worker": {"componentType": "worker", "failover": {"enabled": True, "numShadows": 2}}},
+        ),
+        ["spec.services[Worker].failover.numShadows: Invalid value: 2: intra-pod failover runs exactly one"],
+    ),
+    (
+        "epp-needs-the-pool-api",
+        "v1beta1",
+        dgd(
+            "epp-needs-the-pool-api", components=[epp(eppConfig={"config": {}}, podTemplate=main_container())]
+        ),
+        [
+            'spec.components[0].type: Forbidden: "epp": an epp component needs the Gateway API Inference '
+            "Extension's InferencePool API (inference.networking.k8s.io/v1)"
+        ],
+    ),
 ]
 
 
@@ -637,6 +706,40 @@ def test_dgdr_spec_frozen_once_profiling_started(env):
     cur = env.get("v1beta1", "DynamoGraphDeploymentRequest", "req")
     cur["metadata"].setdefault("labels", {})["team"] = "a"
     env.replace("v1beta1", "DynamoGraphDeploymentRequest", cur)
+
+
+def test_dgdr_with_only_a_model_is_admitted_with_the_default_profiler(env):
+    """The seed's one required field is enough: admission writes the profiler image in, visible in both
+    versions."""
+    env.create(
+        "v1beta1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "bare"}, "spec": {"model": "m"}}
+    )
+    assert env.get("v1beta1", "DynamoGraphDeploymentRequest", "bare")["spec"] == {
+        "model": "m",
+        "image": DEFAULT_PROFILER_IMAGE,
+    }
+    alpha = env.get("v1alpha1", "DynamoGraphDeploymentRequest", "bare")["spec"]
+    assert alpha["profilingConfig"] == {"profilerImage": DEFAULT_PROFILER_IMAGE}
+
+
+def test_dgdr_fields_that_would_not_act_are_refused(env):
+    body = {
+        "metadata": {"name": "thorough"},
+        "spec": {"model": "m", "backend": "auto", "searchStrategy": "thorough"},
+    }
+    msg = env.refused(lambda: env.create("v1beta1", "DynamoGraphDeploymentRequest", body))
+    assert 'spec.searchStrategy: Forbidden: searchStrategy "thorough" benchmarks real engines' in msg
+    config = {"sweep": {"useAiConfigurator": True}}
+    spec = {"model": "m", "backend": "vllm", "profilingConfig": {"profilerImage": "p:1", "config": config}}
+    msg = env.refused(
+        lambda: env.create(
+            "v1alpha1", "DynamoGraphDeploymentRequest", {"metadata": {"name": "sweep"}, "spec": spec}
+        )
+    )
+    assert (
+        "spec.profilingConfig.config.sweep.useAiConfigurator: Unsupported value: not passed to the profiler"
+        in msg
+    )
 
 
 def test_dynamomodel_immutable_fields(env):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
@@ -135,3 +136,46 @@ def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
         lambda: f"API groups still served after deleting their CRDs: {_groups_served(env)}",
         interval=0.5,
     )
+
+
+def serve_crds(cluster) -> Iterator[list[str]]:
+    """Every generated CRD applied with its conversion served by the operator's own webhook server on
+    127.0.0.1 (a self-signed CA in the caBundle); yields the CRD names and stops the server at the end."""
+    import base64
+    import datetime as dt
+
+    from dynamo_operator.api import registry
+    from dynamo_operator.pki import issue_ca, issue_serving
+    from dynamo_operator.runtime.client import ResourceClient
+    from dynamo_operator.webhooks.certs import TLSContextHolder
+    from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp, WebhookServer
+
+    client = ResourceClient(cluster.api_client())
+    ca_crt, ca_key = issue_ca(dt.timedelta(days=1))
+    crt, key = issue_serving(ca_crt, ca_key, ["127.0.0.1"], dt.timedelta(hours=12))
+    tls = TLSContextHolder()
+    tls.update(crt, key)
+    server = WebhookServer(WebhookApp(AdmissionSettings()), host="127.0.0.1", port=0, tls=tls)
+    server.start()
+    conversion = {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "url": f"https://127.0.0.1:{server.port}{registry.CONVERSION_PATH}",
+                "caBundle": base64.b64encode(ca_crt).decode(),
+            },
+        },
+    }
+    names = []
+    for crd in crd_docs():
+        if crd["spec"].get("conversion", {}).get("strategy") == "Webhook":
+            crd["spec"]["conversion"] = conversion
+        names.append(crd["metadata"]["name"])
+        put_crd(client, crd)
+    for name in names:
+        wait_established(client.api_client, name, 60)
+    try:
+        yield names
+    finally:
+        server.stop()

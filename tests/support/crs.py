@@ -129,7 +129,7 @@ class FakeWorker(BackgroundServer):
         if kind == "flaky" and method == "POST" and posts <= int(arg):
             return 503
         if kind == "slow":
-            time.sleep(float(arg))
+            time.sleep(float(arg))  # not a wait: the stand-in worker's simulated latency
         return 200
 
     def posts(self) -> list[dict | None]:

@@ -20,8 +20,10 @@ def main_container(
     args: Sequence[str] | None = None,
     gpus: int | str | None = None,
     env: list[dict] | None = None,
+    resources: dict | None = None,
 ) -> dict:
-    """The ``main`` container: the image, then only the fields given (GPUs as a ``nvidia.com/gpu`` limit)."""
+    """The ``main`` container: the image, then only the fields given (GPUs as a ``nvidia.com/gpu`` limit;
+    ``resources``, when given, replaces that)."""
     main: dict = {"name": "main", "image": image}
     if command is not None:
         main["command"] = list(command)
@@ -29,6 +31,8 @@ def main_container(
         main["args"] = list(args)
     if gpus is not None:
         main["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    if resources is not None:
+        main["resources"] = resources
     if env is not None:
         main["env"] = env
     return main
@@ -44,15 +48,18 @@ def component(
     args: Sequence[str] | None = None,
     gpus: int | str | None = None,
     env: list[dict] | None = None,
+    resources: dict | None = None,
+    sidecars: Sequence[dict] = (),
     nodes: int | None = None,
     **fields,
 ) -> dict:
-    """A component whose pod template holds one ``main`` container; ``nodes`` > 1 makes it multinode;
-    any other field (``scalingAdapter``, ``envs``...) is set as given."""
+    """A component whose pod template holds a ``main`` container (then any ``sidecars``); ``nodes`` > 1
+    makes it multinode; any other field (``scalingAdapter``, ``envs``...) is set as given."""
     comp: dict = {"name": name, "type": type_}
     if replicas is not None:
         comp["replicas"] = replicas
-    comp["podTemplate"] = {"spec": {"containers": [main_container(image, command, args, gpus, env)]}}
+    main = main_container(image, command, args, gpus, env, resources)
+    comp["podTemplate"] = {"spec": {"containers": [main, *sidecars]}}
     if nodes is not None and nodes > 1:
         comp["multinode"] = {"nodeCount": nodes}
     comp.update(fields)
@@ -83,14 +90,79 @@ def dgd(
     }
 
 
-def dgd_v1alpha1(services: dict, name: str = "g", namespace: str | None = "ns", **spec) -> dict:
-    """A DGD in the v1alpha1 shape: components are ``services`` keyed by name."""
-    metadata: dict = {"name": name}
-    if namespace is not None:
-        metadata["namespace"] = namespace
+def dgd_v1alpha1(
+    services: dict, name: str = "g", namespace: str | None = "ns", metadata: dict | None = None, **spec
+) -> dict:
+    """A DGD in the v1alpha1 shape: components are ``services`` keyed by name; ``metadata`` as in ``dgd``."""
+    metadata = {
+        "name": name,
+        **({"namespace": namespace} if namespace is not None else {}),
+        **(metadata or {}),
+    }
     return {
         "apiVersion": f"{GROUP}/v1alpha1",
         "kind": KIND,
         "metadata": metadata,
         "spec": {**spec, "services": services},
     }
+
+
+# -- the GPU memory service and EPP graphs (renderer, webhook and cluster tests) -----------------------------
+
+CONTAINER_DISCOVERY = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
+
+
+def gpu_main(gpus: str | None = "2", **extra) -> dict:
+    """A vLLM ``main`` container asking for ``gpus`` GPUs (limit and request, and 4 CPUs); None: none."""
+    resources = (
+        {"limits": {"nvidia.com/gpu": gpus, "cpu": "4"}, "requests": {"nvidia.com/gpu": gpus}}
+        if gpus
+        else None
+    )
+    return {**main_container(command=VLLM, args=["--model", "m"], resources=resources), **extra}
+
+
+def _with_containers(name: str, type_: str, *containers: dict) -> dict:
+    return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": list(containers)}}}
+
+
+def gms_graph(
+    failover: bool = False,
+    gms: dict | None = None,
+    sidecars: Sequence[dict] = (),
+    worker: dict | None = None,
+    namespace: str = "team",
+) -> dict:
+    """A Frontend and a Worker with the GPU memory service (``gms``: its settings), ``failover`` on request;
+    ``worker`` adds fields to the Worker."""
+    experimental: dict = {"gpuMemoryService": gms if gms is not None else {}}
+    if failover:
+        experimental["failover"] = {}
+    frontend = {
+        "name": "Frontend",
+        "type": "frontend",
+        "podTemplate": {"spec": {"containers": [gpu_main(None)]}},
+    }
+    pod = {"spec": {"containers": [gpu_main(), *sidecars]}}
+    gms_worker = {"name": "Worker", "type": "worker", "experimental": experimental, "podTemplate": pod}
+    return dgd(
+        frontend,
+        {**gms_worker, **(worker or {})},
+        name="g",
+        namespace=namespace,
+        metadata={"annotations": dict(CONTAINER_DISCOVERY)},
+    )
+
+
+def epp_graph(namespace: str = "team") -> dict:
+    """An EPP in front of disaggregated Decode and Prefill workers and a Frontend."""
+    epp = component(
+        "Epp", "epp", image="epp:1", eppConfig={"config": {"plugins": [{"type": "label-filter"}]}}
+    )
+    workers = [_with_containers(n, n.lower(), gpu_main("1")) for n in ("Decode", "Prefill")]
+    frontend = {
+        "name": "Frontend",
+        "type": "frontend",
+        "podTemplate": {"spec": {"containers": [gpu_main(None)]}},
+    }
+    return dgd(epp, *workers, frontend, name="gaie", namespace=namespace)

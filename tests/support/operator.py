@@ -12,6 +12,7 @@ Two thin test seams sit on top of the real client and controllers, never in plac
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -121,10 +122,14 @@ class Outcome:
 
 class Operator:
     """An in-process operator (leader election off, health and metrics on 127.0.0.1) whose client is a
-    ``FaultClient`` and whose reconciles are recorded. ``config`` is its OperatorConfiguration (as a dict),
-    ``settings`` any other ``RuntimeSettings`` field. ``start``/``stop``, or use it as a context manager."""
+    ``FaultClient`` and whose reconciles are recorded. ``config``: its OperatorConfiguration (a dict);
+    ``user``: an identity every request impersonates (its ServiceAccount, to prove its RBAC grants);
+    ``settings``: any other ``RuntimeSettings`` field. ``start``/``stop``, or use it as a context manager."""
 
-    def __init__(self, kube_cluster, config: dict | None = None, **settings):
+    def __init__(self, kube_cluster, config: dict | None = None, user: str | None = None, **settings):
+        api_client = kube_cluster.api_client()
+        if user is not None:
+            api_client.set_default_header("Impersonate-User", user)
         self.mgr = Manager(
             RuntimeSettings(
                 **{
@@ -132,15 +137,14 @@ class Operator:
                     "health_probe_bind_address": "127.0.0.1:0",
                     "metrics_secure": False,
                     "leader_elect": False,
-                    "config": config,
                     **settings,
                 }
             ),
-            kube_cluster.api_client(),
+            api_client,
         )
         self.client = FaultClient(self.mgr.api_client)
         self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
-        self.controllers = setup(self.mgr)
+        self.controllers = setup(self.mgr, config)
         self.outcomes: list[Outcome] = []
         self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
         self._active: dict[str, int] = {}
@@ -150,9 +154,8 @@ class Operator:
 
     def _recording(self, name, fn):
         def run(req: Request):
-            deadline = time.monotonic() + WAIT
-            while (name, req.namespace) in self.held and time.monotonic() < deadline:
-                time.sleep(0.05)
+            with contextlib.suppress(AssertionError):  # held at most WAIT seconds, then it runs
+                wait_for(lambda: (name, req.namespace) not in self.held, WAIT, interval=0.05)
             with self._lock:
                 self._active[req.namespace] = self._active.get(req.namespace, 0) + 1
             result, error = None, None

@@ -6,6 +6,7 @@ import copy
 import json
 
 import pytest
+from dgdr_strategies import alpha_dgdr, beta_dgdr
 from dynamo_operator.api import v1alpha1, v1beta1
 from dynamo_operator.api.conversion import ConversionError, annotation_for, convert
 from hypothesis import HealthCheck, given, settings
@@ -290,81 +291,6 @@ def _dgdsa(version: str, key: str):
         st.fixed_dictionaries({}, optional={"replicas": st.integers(0, 9), "selector": st.just("a=b")}),
     )
 
-
-alpha_dgdr = st.builds(
-    lambda meta, spec, status: {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeploymentRequest",
-        "metadata": meta,
-        "spec": spec,
-        **({"status": status} if status else {}),
-    },
-    metadata,
-    st.fixed_dictionaries(
-        {
-            "model": text,
-            "backend": st.sampled_from(["auto", "vllm", "sglang", "trtllm"]),
-            "profilingConfig": st.fixed_dictionaries(
-                {"profilerImage": text},
-                optional={
-                    "config": st.just({"sla": {"ttft": 200}}),
-                    "outputPVC": dns,
-                    "nodeSelector": labels,
-                    "configMapRef": st.just({"name": "cm"}),
-                },
-            ),
-        },
-        optional={
-            "useMocker": st.booleans(),
-            "autoApply": st.booleans(),
-            "enableGpuDiscovery": st.booleans(),
-            "deploymentOverrides": st.just({"name": "x", "workersImage": "img"}),
-        },
-    ),
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "state": st.sampled_from(["Initializing", "Pending", "Profiling", "Ready", "DeploymentDeleted"]),
-            "backend": st.just("vllm"),
-            "deployment": st.just({"name": "g", "namespace": "ns", "state": "pending", "created": True}),
-            "generatedDeployment": st.just(
-                {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment"}
-            ),
-        },
-    ),
-)
-beta_dgdr = st.builds(
-    lambda meta, spec, status: {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeploymentRequest",
-        "metadata": meta,
-        "spec": spec,
-        **({"status": status} if status else {}),
-    },
-    metadata,
-    st.fixed_dictionaries(
-        {"model": text},
-        optional={
-            "backend": st.sampled_from(["auto", "vllm"]),
-            "image": text,
-            "autoApply": st.booleans(),
-            "sla": st.just({"ttft": 200.0, "itl": 20.0}),
-            "workload": st.just({"isl": 4000, "osl": 500}),
-            "features": st.just({"mocker": {"enabled": True}, "planner": {"x": 1}}),
-            "searchStrategy": st.sampled_from(["rapid", "thorough"]),
-            "hardware": st.just({"gpuSku": "h100_sxm", "totalGpus": 8}),
-        },
-    ),
-    st.fixed_dictionaries(
-        {},
-        optional={
-            "phase": st.sampled_from(["Pending", "Profiling", "Deployed", "Ready"]),
-            "profilingPhase": st.just("SweepingDecode"),
-            "dgdName": dns,
-            "profilingResults": st.just({"selectedConfig": {"a": 1}}),
-        },
-    ),
-)
 
 ALPHA = st.one_of(alpha_dgd, alpha_dcd, _dgdsa("v1alpha1", "serviceName"), alpha_dgdr)
 BETA = st.one_of(beta_dgd, beta_dcd, _dgdsa("v1beta1", "componentName"), beta_dgdr)

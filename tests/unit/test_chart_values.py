@@ -8,53 +8,13 @@ Needs the pinned helm on PATH (the Makefile puts .tools/bin there); no cluster: 
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CHART = REPO_ROOT / "charts" / "platform"
-# Helm reports the chart's subchart and crds symlinks on every render of the chart directory (a packaged
-# chart has none); everything else on stderr is a real warning.
-SYMLINK_NOTICE = re.compile(r"^walk\.go:\d+: found symbolic link in path: .*$")
+from support.chart import CHART, REPO_ROOT, docs, template, warnings
 
 pytestmark = pytest.mark.tools
-
-
-def _helm() -> str:
-    helm = shutil.which("helm")
-    if helm is None:
-        pytest.fail("helm is not on PATH: run these through `make charts-check` (it builds the pinned tools)")
-    return helm
-
-
-def template(tmp_path: Path, values: str | None = None, *sets: str) -> subprocess.CompletedProcess[str]:
-    args = [_helm(), "template", "dp", str(CHART), "--namespace", "dynamo-system"]
-    if values is not None:
-        path = tmp_path / "my-values.yaml"
-        path.write_text(values)
-        args += ["--values", str(path)]
-    for s in sets:
-        args += ["--set", s]
-    env = {
-        **os.environ,
-        "HELM_CONFIG_HOME": str(tmp_path / "helm"),
-        "HELM_CACHE_HOME": str(tmp_path / "helm"),
-    }
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, env=env, check=False)
-
-
-def warnings(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    return [line for line in proc.stderr.splitlines() if line.strip() and not SYMLINK_NOTICE.match(line)]
-
-
-def docs(proc: subprocess.CompletedProcess[str]) -> list[dict]:
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
 
 GARBAGE = [
@@ -157,6 +117,20 @@ def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
     assert only_nats == {"natsAddress": "nats://dp-nats.dynamo-system.svc.cluster.local:4222"}
     only_etcd = _operator_config(template(tmp_path, None, "nats.enabled=false"))["infrastructure"]
     assert only_etcd == {"etcdAddress": "http://dp-etcd.dynamo-system.svc.cluster.local:2379"}
+
+
+def test_the_dgdr_profiler_image_reaches_the_operator_configuration(tmp_path) -> None:
+    """``dgdr.profilerImage`` becomes ``images.profiler`` (a request naming no profiler gets it); unset, the
+    operator's own default stands (absent from the configuration)."""
+    from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
+
+    config = _operator_config(
+        template(tmp_path, None, "dynamo-operator.dgdr.profilerImage=reg.local/planner:1")
+    )
+    assert config["images"]["profiler"] == "reg.local/planner:1"
+    default = _operator_config(template(tmp_path, None))
+    assert "profiler" not in default["images"]
+    assert lookup(effective(default), "images.profiler") == DEFAULT_PROFILER_IMAGE
 
 
 def test_metrics_follow_the_reference_layout(tmp_path) -> None:

@@ -258,7 +258,6 @@ def test_async_recorder_flushes_and_stops():
 
 def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch):
     from dynamo_operator.controllers import (
-        COMPONENT_WORKERS_FACTOR,
         DCD_CONTROLLER,
         DGD_CONTROLLER,
         DGDSA_CONTROLLER,
@@ -266,19 +265,21 @@ def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch
         setup,
     )
     from dynamo_operator.runtime.manager import Manager
-    from dynamo_operator.runtime.settings import load_config, settings_from_config
+    from dynamo_operator.settings import load_config, settings_from_config
+    from dynamo_operator.tunables import ControllerTunables
     from kubernetes.client import ApiClient
 
     settings = settings_from_config(
         load_config(None), metrics_bind_address="0", health_probe_bind_address="0"
     )
-    mgr = Manager(settings, ApiClient())
+    mgr = Manager(settings.runtime, ApiClient())
     # no apiserver here: API discovery of the optional integrations would dial localhost
-    monkeypatch.setattr("dynamo_operator.controllers.detect_integrations", lambda client: frozenset())
-    ctls = setup(mgr, workers=3)
+    monkeypatch.setattr("dynamo_operator.controllers.wiring.detect_integrations", lambda client: frozenset())
+    tunables = ControllerTunables(graph_workers=3)
+    ctls = setup(mgr, settings.config, tunables)
     assert {DGD_CONTROLLER, DCD_CONTROLLER, DGDSA_CONTROLLER} <= set(ctls)
     assert ctls[DGD_CONTROLLER].workers == 3
-    assert ctls[DCD_CONTROLLER].workers == 3 * COMPONENT_WORKERS_FACTOR  # components outnumber graphs
+    assert ctls[DCD_CONTROLLER].workers == tunables.component_workers > 3  # components outnumber graphs
     caches = {(str(res), sel, fsel) for (res, _ns, sel, fsel) in mgr._informers}
     assert ("deployments.apps", MANAGED_SELECTOR, None) in caches
     assert ("serviceaccounts", MANAGED_SELECTOR, None) in caches

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from dynamo_operator.controllers.discovery import ApiGroupDetector
+from dynamo_operator.runtime.discovery import ApiGroupDetector
 from support.poll import wait_for
 
 

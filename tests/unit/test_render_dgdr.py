@@ -1,5 +1,6 @@
-"""DGDR's pure part: validation, the profiling Job, the generated DGD and every phase transition
-(render/dgdr.py)."""
+"""DGDR's phase machine (render/dgdr.py): every transition, the validation against what the cluster has
+(PVC, ConfigMap, GPUs) and the v1beta1-only status it keeps (profilingPhase, profilingJobName,
+deploymentInfo)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import json
 
 import pytest
 import yaml
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
+from dynamo_operator.api.conversion import convert
+from dynamo_operator.api.dgdr_conversion import STATUS_ANNOTATION
 from dynamo_operator.render import dgdr as rd
+from dynamo_operator.render.gpu import GpuInfo
+
+H100 = GpuInfo("NVIDIA-H100-80GB-HBM3", 8, 81559, 2)  # what the local cluster's kwok nodes say
+SEEN = rd.Observed(gpus=H100, gpu_discovery="found")
 
 DGD_V1BETA1 = {
     "apiVersion": "nvidia.com/v1beta1",
@@ -54,6 +62,24 @@ def dgdr(state=None, generation=1, observed=None, **spec_extra):
     }
 
 
+def stored(beta: dict, state=None) -> dict:
+    """A v1beta1 request as the controller reads it from storage (v1alpha1 with the difference record)."""
+    obj = convert(beta, "v1alpha1")
+    obj["metadata"].setdefault("generation", 1)
+    if state:
+        obj["status"] = {"state": state, "observedGeneration": 1}
+    return obj
+
+
+def beta(**spec) -> dict:
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": "req", "namespace": "team", "uid": "u1"},
+        "spec": {"model": "Qwen/Qwen3-0.6B", **spec},
+    }
+
+
 def output(final=DGD_V1BETA1, status_yaml=None):
     data = {}
     if final is not None:
@@ -78,8 +104,9 @@ def reasons(s: rd.Step) -> dict[str, tuple[bool, str]]:
 
 
 def test_pending_validates_and_creates_the_job():
-    s = rd.step(dgdr(), rd.Observed())
-    assert s.status["state"] == "Profiling" and s.create_job and s.status["observedGeneration"] == 1
+    s = rd.step(dgdr(), SEEN)
+    assert s.status["state"] == "Profiling" and s.status["observedGeneration"] == 1
+    assert s.create_job["metadata"]["name"] == "profile-online-req"
     assert s.status["backend"] == "vllm"
     assert reasons(s) == {
         "Validation": (True, "SpecValid"),
@@ -87,96 +114,101 @@ def test_pending_validates_and_creates_the_job():
         "Succeeded": (False, "ProfilingJobCreated"),
     }
     assert s.events == [("Normal", "ProfilingJobCreated", "profiling Job profile-online-req created")]
+    assert s.beta_status == {"profilingJobName": "profile-online-req", "profilingPhase": "Initializing"}
+
+
+def test_a_request_with_only_a_model_profiles_with_the_defaults():
+    """The seed: only model is required. The image defaults (admission writes it; a request that bypassed
+    admission gets the same from the controller), the hardware comes from discovery."""
+    s = rd.step(stored(beta()), SEEN, rd.Settings(profiler_image="registry.local/planner:9"))
+    assert s.status["state"] == "Profiling"
+    profiler = s.create_job["spec"]["template"]["spec"]["containers"][0]
+    assert profiler["image"] == "registry.local/planner:9"
+    given = json.loads(profiler["args"][1])
+    assert given["model"] == "Qwen/Qwen3-0.6B" and given["image"] == "registry.local/planner:9"
+    assert given["hardware"] == {"gpuSku": "h100_sxm", "vramMb": 81559, "numGpusPerNode": 8, "totalGpus": 16}
+    assert rd.step(stored(beta()), SEEN).create_job["spec"]["template"]["spec"]["containers"][0]["image"] == (
+        DEFAULT_PROFILER_IMAGE
+    )
 
 
 @pytest.mark.parametrize(
-    ("spec", "fragment"),
+    ("seen", "spec", "fragment"),
     [
-        ({"profilingConfig": {"profilerImage": ""}}, "spec.profilingConfig.profilerImage is empty"),
         (
-            {"profilingConfig": {"profilerImage": "i", "config": {"deployment": {"model": "x"}}}},
-            "config.deployment.model is set by the operator",
+            rd.Observed(gpu_discovery="GPU discovery is off: gpu.discoveryEnabled is false"),
+            {},
+            "spec.hardware.gpuSku and spec.hardware.numGpusPerNode: the profiler needs the GPU hardware and "
+            "GPU discovery could not find it (GPU discovery is off",
         ),
         (
-            {"deploymentOverrides": {"name": "Bad_Name"}},
-            "spec.deploymentOverrides.name 'Bad_Name' is not a valid",
+            rd.Observed(gpu_discovery="no node has GPUs"),
+            {"hardware": {"gpuSku": "h100_sxm"}},
+            "spec.hardware.numGpusPerNode: the profiler needs",
         ),
-        ({"autoApply": False, "deploymentOverrides": {"name": "x"}}, "applies only with autoApply"),
+        (
+            rd.Observed(gpus=H100, model_cache_missing="weights"),
+            {"modelCache": {"pvcName": "weights"}},
+            "spec.modelCache.pvcName: PersistentVolumeClaim 'weights' not found",
+        ),
     ],
 )
-def test_invalid_spec_fails_with_the_field_and_the_fix(spec, fragment):
-    s = rd.step(dgdr(**spec), rd.Observed())
-    assert s.status["state"] == "Failed" and not s.create_job
+def test_what_the_cluster_lacks_fails_validation_naming_the_field(seen, spec, fragment):
+    s = rd.step(stored(beta(**spec)), seen)
+    assert s.status["state"] == "Failed" and s.create_job is None
     assert reasons(s) == {"Validation": (False, "InvalidSpec"), "Succeeded": (False, "InvalidSpec")}
-    assert fragment in s.conditions[0].message
-    assert s.events[0][:2] == ("Warning", "InvalidSpec")
+    assert fragment in s.conditions[0].message, s.conditions[0].message
+
+
+def test_hardware_the_request_gives_needs_no_discovery():
+    hardware = {"gpuSku": "a100_sxm", "numGpusPerNode": 4}
+    s = rd.step(stored(beta(hardware=hardware)), rd.Observed(gpu_discovery="not run"))
+    assert s.status["state"] == "Profiling"
+    given = json.loads(s.create_job["spec"]["template"]["spec"]["containers"][0]["args"][1])
+    assert given["hardware"] == hardware  # the request's own, discovery found nothing to add
 
 
 def test_admission_errors_fail_validation():
-    s = rd.step(dgdr(), rd.Observed(admission_errors=("spec.model: Required value: name the model",)))
-    assert s.status["state"] == "Failed" and not s.create_job
+    s = rd.step(
+        dgdr(), rd.Observed(gpus=H100, admission_errors=("spec.model: Required value: name the model",))
+    )
+    assert s.status["state"] == "Failed" and s.create_job is None
     assert s.conditions[0].message.startswith("spec.model: Required value")
 
 
 def test_missing_config_map_ref_fails_validation():
-    s = rd.step(dgdr(), rd.Observed(config_map_ref_missing="disagg"))
+    s = rd.step(dgdr(), rd.Observed(gpus=H100, config_map_ref_missing="disagg"))
     assert s.status["state"] == "Failed" and "ConfigMap 'disagg' not found" in s.conditions[0].message
-
-
-def test_profiling_job_runs_the_profiler_and_the_output_copier():
-    req = dgdr(
-        profilingConfig={
-            "profilerImage": "p:1",
-            "config": {"sla": {"ttft": 200}},
-            "outputPVC": "prof",
-            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}],
-        }
-    )
-    j = rd.profiling_job(req)
-    assert j["metadata"] == {
-        "name": "profile-online-req",
-        "namespace": "team",
-        "labels": {
-            "app.kubernetes.io/managed-by": "dynamo-operator",
-            "dgdr.nvidia.com/name": "req",
-            "dgdr.nvidia.com/namespace": "team",
-        },
-    }
-    pod = j["spec"]["template"]["spec"]
-    assert j["spec"]["backoffLimit"] == 0 and pod["restartPolicy"] == "Never"
-    assert pod["serviceAccountName"] == "dgdr-profiling-job"
-    assert [c["name"] for c in pod["containers"]] == ["profiler", "output-copier"]
-    profiler, copier = pod["containers"]
-    assert profiler["image"] == "p:1" and copier["image"] == "bitnami/kubectl:latest"
-    cfg = json.loads(profiler["env"][0]["value"])
-    assert cfg["deployment"] == {"model": "Qwen/Qwen3-0.6B", "useMocker": True}
-    assert (
-        cfg["engine"] == {"backend": "vllm"} and cfg["sla"] == {"ttft": 200} and cfg["output_dir"] == "/data"
-    )
-    assert pod["volumes"] == [{"name": "output", "persistentVolumeClaim": {"claimName": "prof"}}]
-    assert "dgdr-output-req" in copier["command"][2] and pod["tolerations"][0]["key"] == "nvidia.com/gpu"
 
 
 def test_running_job_reports_the_profiler_sub_phase():
     s = rd.step(dgdr("Profiling"), rd.Observed(job=job()))
     assert reasons(s)["Profiling"] == (False, "ProfilingRunning") and s.status["state"] == "Profiling"
+    assert s.beta_status["profilingPhase"] == "Initializing"
     s = rd.step(
         dgdr("Profiling"),
         rd.Observed(job=job(), output=output(None, "phase: SweepingDecode\nmessage: tp=2\n")),
     )
     assert reasons(s)["Profiling"] == (False, "SweepingDecode") and s.conditions[0].message == "tp=2"
+    assert s.beta_status == {"profilingJobName": "profile-online-req", "profilingPhase": "SweepingDecode"}
+
+
+def test_a_job_deleted_while_profiling_is_created_again():
+    s = rd.step(dgdr("Profiling"), rd.Observed())
+    assert s.create_job["metadata"]["name"] == "profile-online-req" and s.status["state"] == "Profiling"
 
 
 def test_failed_job_fails_the_request():
     s = rd.step(dgdr("Profiling"), rd.Observed(job=job("Failed", "BackoffLimitExceeded")))
     assert s.status["state"] == "Failed"
     assert reasons(s) == {"Profiling": (False, "ProfilingFailed"), "Succeeded": (False, "ProfilingFailed")}
+    assert s.beta_status == {"profilingJobName": "profile-online-req"}  # sub-phase cleared on failure
 
 
 def test_completed_job_waits_for_its_output_then_fails_after_the_grace_period():
     s = rd.step(dgdr("Profiling"), rd.Observed(job=job("Complete"), job_finished_seconds_ago=3))
     assert s.status["state"] == "Profiling" and reasons(s)["Profiling"] == (False, "WaitingForOutput")
-    assert s.requeue_after == rd.RECHECK_SECONDS
+    assert s.requeue_after == rd.RECHECK_SECONDS and s.beta_status["profilingPhase"] == "Done"
     s = rd.step(
         dgdr("Profiling"),
         rd.Observed(job=job("Complete"), job_finished_seconds_ago=rd.OUTPUT_GRACE_SECONDS + 1),
@@ -188,11 +220,12 @@ def test_completed_job_waits_for_its_output_then_fails_after_the_grace_period():
     ("final", "fragment"),
     [
         ("{not yaml", "is not YAML"),
-        (yaml.safe_dump({"kind": "Deployment", "apiVersion": "apps/v1"}), "is not a DynamoGraphDeployment"),
+        (yaml.safe_dump({"kind": "Deployment", "apiVersion": "apps/v1"}), "a document of kind 'Deployment'"),
         (
             yaml.safe_dump({"kind": "DynamoGraphDeployment", "apiVersion": "nvidia.com/v9"}),
             "apiVersion 'nvidia.com/v9'",
         ),
+        (yaml.safe_dump({"kind": "ConfigMap", "metadata": {"name": "x"}}), "is not a DynamoGraphDeployment"),
     ],
 )
 def test_unusable_output_fails_the_request(final, fragment):
@@ -208,6 +241,7 @@ def test_completed_profiling_generates_the_dgd_and_deploys_it():
     s = rd.step(req, rd.Observed(job=job("Complete"), output=output()))
     assert s.status["state"] == "Deploying"
     assert s.status["deployment"] == {"name": "served", "namespace": "team", "created": False}
+    assert s.status["profilingResults"] == "configmap/dgdr-output-req"
     gen = s.status["generatedDeployment"]
     assert gen["apiVersion"] == "nvidia.com/v1alpha1"  # the storage version
     assert gen["metadata"]["labels"] == {
@@ -220,9 +254,31 @@ def test_completed_profiling_generates_the_dgd_and_deploys_it():
     assert services["Worker"]["extraPodSpec"]["mainContainer"]["image"] == "w:2"
     assert services["Frontend"]["extraPodSpec"]["mainContainer"]["image"] == "fe:1"
     assert reasons(s) == {"Profiling": (True, "Completed"), "SpecGenerated": (True, "SpecGenerated")}
+    assert s.beta_status == {"profilingJobName": "profile-online-req"}  # profiling over: no sub-phase
     # next pass: the DGD does not exist yet -> create it
     nxt = rd.step({**req, "status": s.status}, rd.Observed())
     assert nxt.create_dgd == gen and nxt.status["state"] == "Deploying"
+
+
+def test_the_configmaps_the_profiler_packaged_are_created_with_the_graph():
+    planner_graph = {
+        **DGD_V1BETA1,
+        "spec": {"components": [*DGD_V1BETA1["spec"]["components"], {"name": "Planner", "type": "planner"}]},
+    }
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "planner-config-ab12"},
+        "data": {"a": "1"},
+    }
+    final = yaml.safe_dump_all([cm, planner_graph])
+    req = stored(beta(features={"planner": {"mode": "disagg"}}), state="Profiling")
+    s = rd.step(req, rd.Observed(job=job("Complete"), output=output(final)))
+    assert s.status["state"] == "Deploying", s.conditions
+    assert [c["metadata"]["name"] for c in s.create_config_maps] == ["planner-config-ab12"]
+    made = s.create_config_maps[0]
+    assert made["metadata"]["namespace"] == "team" and made["data"] == {"a": "1"}
+    assert made["metadata"]["labels"]["dgdr.nvidia.com/name"] == "req"
 
 
 def test_auto_apply_off_stops_at_ready_with_the_generated_spec():
@@ -238,7 +294,13 @@ def _deploying(dgd_state, state="Deploying", created=True):
     req = dgdr(state)
     req["status"]["deployment"] = {"name": "req", "namespace": "team", "created": created}
     req["status"]["generatedDeployment"] = {"kind": "DynamoGraphDeployment"}
-    seen = rd.Observed(dgd=None if dgd_state is None else {"status": {"state": dgd_state}})
+    services = {
+        "Frontend": {"replicas": 1, "availableReplicas": 1},
+        "Worker": {"replicas": 2, "readyReplicas": 1},
+    }
+    seen = rd.Observed(
+        dgd=None if dgd_state is None else {"status": {"state": dgd_state, "services": services}}
+    )
     return rd.step(req, seen)
 
 
@@ -249,6 +311,7 @@ def test_deploying_follows_the_dgd_to_ready_and_back_when_it_degrades():
         "DeploymentInProgress",
     )
     assert s.status["deployment"] == {"name": "req", "namespace": "team", "created": True, "state": "pending"}
+    assert s.beta_status["deploymentInfo"] == {"replicas": 3, "availableReplicas": 2}
     s = _deploying("successful")
     assert s.status["state"] == "Ready" and reasons(s)["DeploymentReady"] == (True, "DeploymentReady")
     assert s.events[0][:2] == ("Normal", "DeploymentReady")
@@ -262,7 +325,20 @@ def test_a_deleted_dgd_is_not_recreated():
     assert s.status["state"] == "DeploymentDeleted" and s.create_dgd is None
     assert reasons(s)["DeploymentReady"] == (False, "DeploymentDeleted")
     assert "delete this request" in s.conditions[0].message
+    assert s.beta_status == {"profilingJobName": "profile-online-req"}  # no deploymentInfo any more
     assert rd.step({**dgdr(), "status": s.status}, rd.Observed()).status == s.status  # terminal
+
+
+def test_v1beta1_readers_see_the_progress_as_the_seed_says():
+    """The stored status plus the annotation the controller writes read as the v1beta1 status."""
+    s = _deploying("successful")
+    req = dgdr()
+    req["metadata"]["annotations"] = {STATUS_ANNOTATION: json.dumps(s.beta_status)}
+    req["status"] = s.status
+    st = convert(req, "v1beta1")["status"]
+    assert st["phase"] == "Deployed" and st["dgdName"] == "req"
+    assert st["profilingJobName"] == "profile-online-req"
+    assert st["deploymentInfo"] == {"replicas": 3, "availableReplicas": 2}
 
 
 def test_spec_changes_after_profiling_started_are_rejected():
@@ -274,6 +350,3 @@ def test_spec_changes_after_profiling_started_are_rejected():
 def test_job_names_and_output_names():
     assert rd.job_name("req") == "profile-online-req"
     assert rd.output_configmap_name("req") == "dgdr-output-req"
-    long = dgdr()
-    long["metadata"]["name"] = "x" * 60
-    assert any("metadata.name is too long" in e for e in rd.validate(long))

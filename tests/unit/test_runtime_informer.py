@@ -7,15 +7,8 @@ import threading
 from dynamo_operator.runtime.client import CONFIGMAPS
 from dynamo_operator.runtime.informer import Indexer, Informer
 from kubernetes.client.exceptions import ApiException
-from support.fakewatch import FakeWatch
+from support.fakewatch import FakeWatch, Recorder, cm
 from support.poll import wait_for
-
-
-def cm(name, rv, ns="default", owner_uid=None, data=None):
-    md = {"name": name, "namespace": ns, "resourceVersion": str(rv), "uid": f"uid-{name}"}
-    if owner_uid:
-        md["ownerReferences"] = [{"uid": owner_uid, "kind": "ConfigMap", "name": "o", "controller": True}]
-    return {"metadata": md, "data": data or {}}
 
 
 class ScriptedLW:
@@ -40,20 +33,6 @@ class ScriptedLW:
         if isinstance(script, Exception):
             raise script
         return FakeWatch(script or [], block=script is None)
-
-
-class Recorder:
-    def __init__(self):
-        self.events = []
-
-    def handlers(self):
-        return {
-            "on_add": lambda o: self.events.append(("add", o["metadata"]["name"])),
-            "on_update": lambda a, b: self.events.append(
-                ("resync" if a is b else "update", b["metadata"]["name"])
-            ),
-            "on_delete": lambda o: self.events.append(("delete", o["metadata"]["name"])),
-        }
 
 
 def test_list_watch_bookmark_and_410_relist():

@@ -15,7 +15,7 @@ from dynamo_operator.cli import main
 from dynamo_operator.runtime.log import JSONFormatter, get_logger, setup_logging
 from dynamo_operator.runtime.metrics import OperatorMetrics, classify_error
 from dynamo_operator.runtime.servers import HealthServer, MetricsServer, parse_bind_address
-from dynamo_operator.runtime.settings import settings_from_config
+from dynamo_operator.settings import settings_from_config
 from kubernetes.client.exceptions import ApiException
 
 UPSTREAM = {
@@ -247,21 +247,22 @@ def test_health_server_readyz_checks():
 
 def test_settings_read_the_defaulted_configuration_document():
     """A partial document gets the configuration's own defaults; nothing is defaulted twice."""
-    s = settings_from_config({"server": {"metrics": {"port": 8443}}, "namespace": {"restricted": "x"}})
+    o = settings_from_config({"server": {"metrics": {"port": 8443}}, "namespace": {"restricted": "x"}})
+    s = o.runtime
     defaults = effective(None)
     assert s.metrics_bind_address == f"{defaults['server']['metrics']['bindAddress']}:8443"
     assert s.health_probe_bind_address.endswith(f":{defaults['server']['healthProbe']['port']}")
-    assert s.config["server"]["webhook"]["port"] == defaults["server"]["webhook"]["port"]
+    assert o.config["server"]["webhook"]["port"] == defaults["server"]["webhook"]["port"]
     assert s.restricted_namespace == "x"
     assert s.scope_lease_duration == parse_duration(defaults["namespace"]["scope"]["leaseDuration"])
-    assert lookup(s.config, "server.webhook.secretName") == "webhook-server-cert"
-    assert lookup(s.config, "rbac.plannerClusterRoleName", "none") == "none"
+    assert lookup(o.config, "server.webhook.secretName") == "webhook-server-cert"
+    assert lookup(o.config, "rbac.plannerClusterRoleName", "none") == "none"
     with pytest.raises(ValueError):
         parse_duration("30 parsecs")
 
 
 def test_settings_defaults_and_precedence():
-    s = settings_from_config(None)
+    s = settings_from_config(None).runtime
     assert (s.metrics_bind_address, s.health_probe_bind_address, s.metrics_secure) == (
         "0.0.0.0:8080",
         "0.0.0.0:8081",
@@ -279,14 +280,14 @@ def test_settings_defaults_and_precedence():
         "namespace": {"restricted": "team-a", "scope": {"leaseDuration": "20s", "leaseRenewInterval": "5s"}},
         "logging": {"level": "debug"},
     }
-    s = settings_from_config(cfg, health_probe_bind_address="127.0.0.1:1234", leader_elect=None)
+    s = settings_from_config(cfg, health_probe_bind_address="127.0.0.1:1234", leader_elect=None).runtime
     assert s.metrics_bind_address == "0.0.0.0:8443" and s.metrics_secure is False
     assert s.health_probe_bind_address == "127.0.0.1:1234"  # flag wins
     assert s.leader_elect is True  # flag not given: the file's value
     assert s.resolved_leader_election_namespace() == "team-a"
     assert (s.scope_lease_duration, s.scope_lease_renew_interval) == (20, 5)
     assert s.log_level == "debug" and s.watch_namespace == "team-a" and not s.cluster_wide
-    s = settings_from_config(cfg, leader_elect=False, leader_election_namespace="ops")
+    s = settings_from_config(cfg, leader_elect=False, leader_election_namespace="ops").runtime
     assert s.leader_elect is False and s.resolved_leader_election_namespace() == "ops"
     with pytest.raises(ValueError):
         settings_from_config({"namespace": {"restricted": "x", "scope": {"leaseDuration": "5s"}}})

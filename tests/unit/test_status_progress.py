@@ -11,16 +11,11 @@ import copy
 
 import pytest
 from dynamo_operator.api.jsontree import copy_tree
-from dynamo_operator.controllers import (
-    COMPONENT_WORKERS_FACTOR,
-    DCD_CONTROLLER,
-    DEFAULT_WORKERS,
-    DGD_CONTROLLER,
-    store,
-    worker_counts,
-)
 from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import store
 from dynamo_operator.controllers.common import Deferred, ProgressClock, StatusWriter
+from dynamo_operator.tunables import ControllerTunables
+from support import graphs
 
 SEL = {"nvidia.com/selector": "g-frontend"}
 WAITING = st.Readiness(False, st.PODS_NOT_READY, "0/1 replicas ready, 0/1 available")
@@ -163,14 +158,12 @@ def test_progress_clock_forgets_long_quiet_objects():
 
 
 def wire_graph() -> dict:
-    internal = {
-        "apiVersion": f"{store.GROUP}/{store.INTERNAL_VERSION}",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "ns", "uid": "u-g", "resourceVersion": "7"},
-        "spec": {"components": [{"name": "Frontend", "type": "frontend", "replicas": 1}]},
-        "status": {"state": "pending"},
-    }
-    return store.to_wire(internal)
+    internal = graphs.dgd(
+        {"name": "Frontend", "type": "frontend", "replicas": 1},
+        version=store.INTERNAL_VERSION,
+        metadata={"uid": "u-g", "resourceVersion": "7"},
+    )
+    return store.to_wire({**internal, "status": {"state": "pending"}})
 
 
 def test_conversion_is_reused_for_the_same_live_dict_only():
@@ -196,6 +189,6 @@ def test_copy_tree_copies_containers_and_shares_leaves():
 
 
 def test_component_controller_gets_more_workers_than_the_graph_controller():
-    want = {DGD_CONTROLLER: DEFAULT_WORKERS, DCD_CONTROLLER: COMPONENT_WORKERS_FACTOR * DEFAULT_WORKERS}
-    assert worker_counts() == want
-    assert worker_counts(3)[DCD_CONTROLLER] == 3 * COMPONENT_WORKERS_FACTOR
+    t = ControllerTunables()
+    assert t.component_workers == t.component_workers_factor * t.graph_workers > t.graph_workers
+    assert ControllerTunables(graph_workers=3).component_workers == 3 * t.component_workers_factor

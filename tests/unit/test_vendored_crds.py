@@ -16,6 +16,8 @@ from dynamo_operator.render import RenderContext, render_all
 VENDORED = [
     REPO_ROOT / "charts/platform/components/grove",
     REPO_ROOT / "tests/fixtures/crds/lws",
+    REPO_ROOT / "tests/fixtures/crds/gaie",  # InferencePool (EPP)
+    REPO_ROOT / "tests/fixtures/crds/istio-destinationrule",  # DestinationRule (EPP under Istio)
 ]
 # KAI's Go module is not served here, so its Queue CRD is our own minimal definition (not vendored)
 KAI = REPO_ROOT / "charts/platform/components/kai-scheduler"
@@ -162,3 +164,23 @@ def test_the_schema_walk_finds_a_field_grove_does_not_have():
         ".spec.template.cliques[0].spec.podSpec.containers[0].bogus",
         ".spec.template.cliques[0].spec.startAfter",
     ]
+
+
+def test_epp_and_gpu_memory_service_objects_fit_the_vendored_schemas():
+    """The EPP's InferencePool and DestinationRule, and a GPU memory service failover worker on Grove (init
+    sidecar with restartPolicy, resource claims), are what the vendored schemas declare."""
+    from support.graphs import epp_graph, gms_graph  # the renderer tests' graphs
+
+    schemas = _schemas()
+    ctx = RenderContext(
+        operator_config={"serviceMesh": {"provider": "istio"}},
+        detected=frozenset({"grove", "dra", "inferencePool", "istio"}),
+    )
+    kinds = set()
+    for graph in (epp_graph(), gms_graph(failover=True)):
+        for obj in render_all(graph, ctx):
+            schema = schemas.get((obj["apiVersion"], obj["kind"]))
+            if schema is not None:
+                kinds.add(obj["kind"])
+                assert unknown_fields(obj, schema) == [], f"{obj['kind']} {obj['metadata']['name']}"
+    assert kinds == {"InferencePool", "DestinationRule", "PodCliqueSet"}

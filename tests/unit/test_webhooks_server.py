@@ -15,6 +15,7 @@ import time
 import pytest
 from cryptography import x509
 from dynamo_operator.api.registry import KINDS
+from dynamo_operator.runtime.httpserver import Limits
 from dynamo_operator.webhooks.certs import TLSContextHolder, issue_ca, issue_serving
 from dynamo_operator.webhooks.server import (
     AdmissionSettings,
@@ -26,6 +27,7 @@ from dynamo_operator.webhooks.server import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import graphs
+from support.poll import wait_for
 
 YEAR = dt.timedelta(days=365)
 
@@ -222,9 +224,7 @@ def server(pki):
         host="127.0.0.1",
         port=0,
         tls=holder,
-        read_timeout=1.0,
-        idle_timeout=2.0,
-        body_deadline=2.0,
+        limits=Limits(request_timeout=2.0, idle_timeout=2.0),
         max_body=64 * 1024,
     )
     srv.start()
@@ -329,20 +329,34 @@ def test_limits_and_timeouts(server, pki):
     assert data == b"" or data.startswith(b"HTTP/1.1 4")
 
 
-def test_connection_cap(pki):
+def test_connection_cap_closes_the_idle_first_and_readiness_reports_saturation(pki):
     holder = TLSContextHolder()
     holder.update(*serving(pki))
-    srv = WebhookServer(WebhookApp(), host="127.0.0.1", port=0, tls=holder, max_connections=1, idle_timeout=5)
+    limits = Limits(max_connections=1, saturation_memory=0.5, evict_receiving_after=60)
+    srv = WebhookServer(WebhookApp(), host="127.0.0.1", port=0, tls=holder, limits=limits)
     srv.start()
     try:
-        first = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
-        # the handshake runs in the connection's handler thread, which holds the one slot: once it is done,
-        # the cap is reached
-        tls = client_ctx(pki).wrap_socket(first, server_hostname="localhost")
-        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as second:
-            second.settimeout(5)
-            assert second.recv(10) == b""  # closed at once: over the cap
-        tls.close()
+        first = client_ctx(pki).wrap_socket(
+            socket.create_connection(("127.0.0.1", srv.port), timeout=5), server_hostname="localhost"
+        )  # handshaken, then silent: idle
+        body = json.dumps(review(dgd([{"name": "w"}]))).encode()
+        assert post(srv, pki, VALIDATE, body)[0] == 200  # takes the idle connection's slot
+        first.settimeout(5)
+        assert first.recv(10) == b""
+        assert srv.stats()["evicted_idle"] == 1 and srv.ready()
+        # the one slot busy with a request that has not finished arriving (and is younger than a second):
+        # a new connection is refused and readiness turns false for a moment
+        busy = client_ctx(pki).wrap_socket(
+            socket.create_connection(("127.0.0.1", srv.port), timeout=5), server_hostname="localhost"
+        )
+        busy.sendall(f"POST {VALIDATE} HTTP/1.1\r\nContent-Length: 10\r\n\r\n".encode())
+        with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as refused:
+            refused.settimeout(5)
+            assert refused.recv(10) == b""
+        assert not srv.ready() and srv.stats()["refused"] == 1
+        busy.close()
+        wait_for(srv.ready, 5)
+        first.close()
     finally:
         srv.stop()
 

@@ -240,6 +240,11 @@ class LocalCluster:
     # logs/audit.log: the fault suite reads it to prove what the apiserver accepted from whom, the benchmarks
     # count the operator's writes from it, independently of the operator's own bookkeeping.
     audit: bool = False
+    # The audit policy when ``audit`` is on (default AUDIT_POLICY, writes only); the RBAC test logs every
+    # request of the chart's ServiceAccounts to prove each granted rule is used.
+    audit_policy: dict | None = None
+    # Extra kube-apiserver flags (the RBAC test enables OwnerReferencesPermissionEnforcement).
+    apiserver_args: tuple[str, ...] = ()
     components: list[Component] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
 
@@ -461,13 +466,14 @@ class LocalCluster:
             argv.append("--disable-admission-plugins=ServiceAccount")
         if self.audit:
             policy = self.dir / "audit-policy.yaml"
-            policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+            policy.write_text(yaml.safe_dump(self.audit_policy or AUDIT_POLICY))
             argv += [
                 f"--audit-policy-file={policy}",
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
                 "--audit-log-mode=blocking",
             ]
+        argv += list(self.apiserver_args)
         comp = self._spawn("kube-apiserver", argv)
         self._wait(comp, "kube-apiserver /readyz", self._apiserver_ready, timeout)
 

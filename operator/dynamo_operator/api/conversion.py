@@ -23,7 +23,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from . import dgdr_conversion
+from .jsontree import copy_keys as _copy_keys
 from .jsontree import copy_tree
+from .jsontree import put as _put
 
 GROUP = "nvidia.com"
 VERSIONS = ("v1alpha1", "v1beta1")
@@ -55,18 +58,6 @@ def _version_of(obj: Obj) -> str:
 
 # --------------------------------------------------------------------------------------------------
 # Small helpers
-
-
-def _put(dst: Obj, key: str, value: Any) -> None:
-    """Set ``key`` unless ``value`` is empty: absent and empty must not be told apart by the mapping."""
-    if value is not None and value != {} and value != []:
-        dst[key] = value
-
-
-def _copy_keys(src: Obj, dst: Obj, keys: tuple[str, ...]) -> None:
-    for key in keys:
-        if key in src:
-            dst[key] = copy_tree(src[key])
 
 
 _MODE_TO_BETA = {"intraPod": "IntraPod", "interPod": "InterPod"}
@@ -126,6 +117,7 @@ def _resources_from_container(res: Obj) -> Obj:
 
 
 def _shared_to_beta(svc: Obj, name: str) -> Obj:
+    """A v1alpha1 service (DGD ``spec.services[name]`` or a DCD spec) as a v1beta1 component."""
     comp: Obj = {"name": name}
     sub, ctype = svc.get("subComponentType"), svc.get("componentType")
     if sub in ("prefill", "decode"):
@@ -141,7 +133,13 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
             comp["sharedMemorySize"] = "0"
         elif "size" in shm:
             comp["sharedMemorySize"] = shm["size"]
+    _put(comp, "experimental", _experimental_to_beta(svc))
+    _put(comp, "podTemplate", _pod_template_to_beta(svc, comp))
+    return comp
 
+
+def _experimental_to_beta(svc: Obj) -> Obj:
+    """checkpoint, gpuMemoryService and single-shadow failover move under ``experimental``."""
     experimental: Obj = {}
     if "checkpoint" in svc:
         ckpt = copy_tree(svc["checkpoint"])
@@ -159,23 +157,14 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
         if "mode" in f:
             f["mode"] = _MODE_TO_BETA.get(f["mode"], f["mode"])
         experimental["failover"] = f
-    _put(comp, "experimental", experimental)
+    return experimental
 
-    # Pod-level configuration collapses into podTemplate with a container named "main".
+
+def _pod_template_to_beta(svc: Obj, comp: Obj) -> Obj:
+    """Pod-level configuration collapses into podTemplate with a container named "main"; a volume mount
+    used as compilation cache and the frontend sidecar also set ``comp``'s fields for them."""
     extra_spec = copy_tree(svc.get("extraPodSpec") or {})
-    main: Obj = extra_spec.pop("mainContainer", None) or {}
-    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
-    envs = copy_tree(svc.get("envs") or [])
-    names = {e.get("name") for e in envs}
-    env = envs + [e for e in main.get("env", []) if e.get("name") not in names]
-    _put(main, "env", env)
-    if "envFromSecret" in svc:
-        main["envFrom"] = [{"secretRef": {"name": svc["envFromSecret"]}}, *main.get("envFrom", [])]
-    if "resources" in svc:
-        _put(main, "resources", _resources_to_container(svc["resources"]))
-    for probe in ("livenessProbe", "readinessProbe"):
-        if probe in svc:
-            main[probe] = copy_tree(svc[probe])
+    main = _main_container_to_beta(svc, extra_spec.pop("mainContainer", None) or {})
     volumes: list[Obj] = []
     for vm in svc.get("volumeMounts") or []:
         if vm.get("useAsCompilationCache") and "compilationCache" not in comp:
@@ -209,8 +198,25 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
     template: Obj = {}
     _put(template, "metadata", metadata)
     _put(template, "spec", pod_spec)
-    _put(comp, "podTemplate", template)
-    return comp
+    return template
+
+
+def _main_container_to_beta(svc: Obj, main: Obj) -> Obj:
+    """``extraPodSpec.mainContainer`` named "main", with the service's envs, envFromSecret, resources
+    and probes."""
+    main = {"name": MAIN_CONTAINER, **{k: v for k, v in main.items() if k != "name"}}
+    envs = copy_tree(svc.get("envs") or [])
+    names = {e.get("name") for e in envs}
+    env = envs + [e for e in main.get("env", []) if e.get("name") not in names]
+    _put(main, "env", env)
+    if "envFromSecret" in svc:
+        main["envFrom"] = [{"secretRef": {"name": svc["envFromSecret"]}}, *main.get("envFrom", [])]
+    if "resources" in svc:
+        _put(main, "resources", _resources_to_container(svc["resources"]))
+    for probe in ("livenessProbe", "readinessProbe"):
+        if probe in svc:
+            main[probe] = copy_tree(svc[probe])
+    return main
 
 
 def _shared_to_alpha(comp: Obj) -> Obj:
@@ -417,75 +423,11 @@ def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
     return body
 
 
-_DGDR_STATE_TO_PHASE = {
-    "Pending": "Pending",
-    "Initializing": "Pending",
-    "Profiling": "Profiling",
-    "Deploying": "Deploying",
-    "Ready": "Ready",
-    "Failed": "Failed",
-}
-_DGDR_PHASE_TO_STATE = {
-    "Pending": "Pending",
-    "Profiling": "Profiling",
-    "Ready": "Ready",
-    "Deploying": "Deploying",
-    "Deployed": "Ready",
-    "Failed": "Failed",
-}
-
-
-def _dgdr_to_beta(obj: Obj) -> Obj:
-    spec, out = obj.get("spec") or {}, {}
-    _copy_keys(spec, out, ("model", "backend", "autoApply"))
-    profiling = spec.get("profilingConfig") or {}
-    if profiling.get("profilerImage"):
-        out["image"] = profiling["profilerImage"]
-    if "useMocker" in spec:
-        out["features"] = {"mocker": {"enabled": spec["useMocker"]}}
-    body: Obj = {"spec": out}
-    if "status" in obj:
-        status, st = obj["status"], {}
-        if status.get("state") in _DGDR_STATE_TO_PHASE:
-            st["phase"] = _DGDR_STATE_TO_PHASE[status["state"]]
-        _copy_keys(status, st, ("conditions", "observedGeneration"))
-        deployment = status.get("deployment") or {}
-        if deployment.get("name"):
-            st["dgdName"] = deployment["name"]
-        if "generatedDeployment" in status:
-            st["profilingResults"] = {"selectedConfig": copy_tree(status["generatedDeployment"])}
-        body["status"] = st
-    return body
-
-
-def _dgdr_to_alpha(obj: Obj) -> Obj:
-    spec = obj.get("spec") or {}
-    out: Obj = {"model": spec.get("model", ""), "backend": spec.get("backend", "auto")}
-    _copy_keys(spec, out, ("autoApply",))
-    out["profilingConfig"] = {"profilerImage": spec.get("image", "")}
-    mocker = (spec.get("features") or {}).get("mocker") or {}
-    if "enabled" in mocker:
-        out["useMocker"] = mocker["enabled"]
-    body: Obj = {"spec": out}
-    if "status" in obj:
-        status, st = obj["status"], {}
-        if status.get("phase") in _DGDR_PHASE_TO_STATE:
-            st["state"] = _DGDR_PHASE_TO_STATE[status["phase"]]
-        _copy_keys(status, st, ("conditions", "observedGeneration"))
-        if status.get("dgdName"):
-            st["deployment"] = {"name": status["dgdName"]}
-        selected = (status.get("profilingResults") or {}).get("selectedConfig")
-        if isinstance(selected, dict) and "apiVersion" in selected and "kind" in selected:
-            st["generatedDeployment"] = copy_tree(selected)
-        body["status"] = st
-    return body
-
-
 Mapper = Callable[[Obj], Obj]
 _MAPPERS: dict[str, tuple[Mapper, Mapper]] = {
     "DynamoGraphDeployment": (_dgd_to_beta, _dgd_to_alpha),
     "DynamoComponentDeployment": (_dcd_to_beta, _dcd_to_alpha),
-    "DynamoGraphDeploymentRequest": (_dgdr_to_beta, _dgdr_to_alpha),
+    "DynamoGraphDeploymentRequest": (dgdr_conversion.to_beta, dgdr_conversion.to_alpha),
     "DynamoGraphDeploymentScalingAdapter": (
         lambda o: _dgdsa(o, to_beta=True),
         lambda o: _dgdsa(o, to_beta=False),
@@ -634,10 +576,13 @@ def convert(obj: Obj, to_version: str) -> Obj:
     back = _map(dst, from_version)
     records: list[Obj] = []
     _diff(_body(back), _body(src), [], records)
+    if (src.get("metadata") or {}).get("annotations") == {} and (
+        records or (dst.get("metadata") or {}).get("annotations")
+    ):
+        # An annotation (ours, or one a mapping keeps a field in) lands in an empty map; removing it later
+        # must leave the map, not drop it.
+        records.append({"path": ["metadata", "annotations"], "set": {}})
     if records:
-        if (src.get("metadata") or {}).get("annotations") == {}:
-            # Our annotation lands in an empty map; removing it later must leave the map, not drop it.
-            records.append({"path": ["metadata", "annotations"], "set": {}})
         records.sort(key=lambda r: json.dumps(r["path"]))  # stable text across repeated conversions
         metadata = dst.setdefault("metadata", {})
         metadata.setdefault("annotations", {})[annotation_for(from_version)] = json.dumps(

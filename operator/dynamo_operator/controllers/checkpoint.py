@@ -6,8 +6,9 @@ checkpoints then) an existing checkpoint stays ``Pending`` with the reason ``Che
 
 from __future__ import annotations
 
+from dynamo_operator.api.config import lookup
 from dynamo_operator.render import checkpoint as rc
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
@@ -21,6 +22,7 @@ from .lifecycle import (
     guarded,
     typed,
 )
+from .wiring import Wiring
 
 
 class CheckpointReconciler:
@@ -71,26 +73,23 @@ class CheckpointReconciler:
 CONTROLLER = "DynamoCheckpoint"
 
 
-def register(manager, recorder: EventRecorder, config: dict, workers: int = 1):
-    """Register the DynamoCheckpoint controller (always: existing checkpoints report why nothing happens
-    while ``checkpoint.enabled`` is off); it owns its Jobs."""
-    from dynamo_operator.api.config import lookup
-
-    reconciler: CheckpointReconciler | None = None
-    ctl = manager.add_controller(
+def register(w: Wiring) -> Controller:
+    """Always registered: existing checkpoints report why nothing happens while ``checkpoint.enabled`` is
+    off; it owns its Jobs."""
+    m = w.manager
+    reconciler = CheckpointReconciler(
+        m.client,
+        w.recorder,
+        m.informer(CHECKPOINTS).store,
+        m.informer(JOBS, label_selector=rc.LABEL_CHECKPOINT, resync_period=0).store,
+        enabled=bool(lookup(w.config, "checkpoint.enabled", False)),
+        base_path=str(lookup(w.config, "checkpoint.storage.pvc.basePath", rc.DEFAULT_BASE_PATH)),
+    )
+    return m.add_controller(
         CONTROLLER,
         primary=CHECKPOINTS,
-        reconcile=lambda req: reconciler(req),
+        reconcile=reconciler,
         owns=[(JOBS, rc.LABEL_CHECKPOINT)],
-        workers=workers,
+        workers=w.tunables.checkpoint_workers,
         resource_type=CHECKPOINTS.kind,
     )
-    reconciler = CheckpointReconciler(
-        manager.client,
-        recorder,
-        manager.informer(CHECKPOINTS).store,
-        manager.informer(JOBS, label_selector=rc.LABEL_CHECKPOINT, resync_period=0).store,
-        enabled=bool(lookup(config, "checkpoint.enabled", False)),
-        base_path=str(lookup(config, "checkpoint.storage.pvc.basePath", rc.DEFAULT_BASE_PATH)),
-    )
-    return ctl

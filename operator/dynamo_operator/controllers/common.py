@@ -11,13 +11,16 @@ from typing import Any
 
 from kubernetes.client.exceptions import ApiException
 
+from dynamo_operator import __version__
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
+from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.runtime.log import get_logger
+from dynamo_operator.tunables import ControllerTunables
 
 from . import store
 from .status import status_equal
@@ -33,9 +36,10 @@ class Deps:
     stores: dict[ResourceDescriptor, Indexer]
     secrets: Indexer | None = None
     operator_config: Any = None
-    operator_version: str = "0.1.0"
+    operator_version: str = __version__
     recent: RecentWrites = field(default_factory=RecentWrites)
     detected: frozenset[str] = frozenset()  # integrations served by the cluster (``discovery``)
+    tunables: ControllerTunables = field(default_factory=ControllerTunables)
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []
@@ -60,15 +64,6 @@ def awaiting_gc(e: OwnershipConflict, owner: dict) -> Result | None:
         return None
     log().info("waiting for the garbage collector to remove the previous children", error=str(e))
     return Result(requeue_after=2)
-
-
-# A status that only reports progress of an object still starting is written at most this often per object
-# (``status.dcd_progress_only`` / ``dgd_progress_only``); readiness, failures and new generations at once.
-# In a burst of new graphs every component passes through four or five "not ready yet" states, and each
-# graph through as many; those writes were a third of the operator's and slowed every graph's readiness.
-PROGRESS_SECONDS = 30.0
-# ... and never sooner than this after it was first held back (``ProgressClock``)
-PROGRESS_SETTLE_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,11 @@ class StatusWriter:
         self.recent = recent
         self.convert = convert
         self.progress = progress
-        self.writes = 0
+        self._writes = AtomicCounter()  # status writes sent (a writer serves every worker)
+
+    @property
+    def writes(self) -> int:
+        return self._writes.value
 
     def old(self, live_wire: dict) -> dict:
         """The live status in the shape callers compute theirs in."""
@@ -166,7 +165,7 @@ class StatusWriter:
             if e.status == 404:
                 return None  # deleted meanwhile
             raise
-        self.writes += 1
+        self._writes.add()
         if self.progress is not None:
             self.progress.wrote(uid)
         out.setdefault("apiVersion", self.res.api_version)
@@ -177,11 +176,12 @@ class StatusWriter:
 
 
 def paced_status_writer(deps: Deps, res: ResourceDescriptor) -> StatusWriter:
-    """The DGD and DCD controllers' status writer: progress-only statuses paced by ``PROGRESS_SECONDS`` and
-    ``PROGRESS_SETTLE_SECONDS`` (one clock per controller, by object uid)."""
-    return StatusWriter(
-        deps.client, res, deps.recent, progress=ProgressClock(PROGRESS_SECONDS, PROGRESS_SETTLE_SECONDS)
-    )
+    """The DGD and DCD controllers' status writer: progress-only statuses (``status.dcd_progress_only`` /
+    ``dgd_progress_only``) paced by ``status_progress_seconds`` and ``status_progress_settle_seconds`` of
+    the tunables (one clock per controller, by object uid)."""
+    t = deps.tunables
+    clock = ProgressClock(t.status_progress_seconds, t.status_progress_settle_seconds)
+    return StatusWriter(deps.client, res, deps.recent, progress=clock)
 
 
 def namespace_terminating(e: BaseException) -> bool:

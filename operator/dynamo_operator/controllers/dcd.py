@@ -10,7 +10,8 @@ own announces its creations too."""
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import status as st
 from . import store
@@ -23,7 +24,19 @@ from .common import (
     paced_status_writer,
     short_error,
 )
-from .sync import ChildSyncer, Conflict, OwnershipConflict, controller_ref
+from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .sync import (
+    DEVICECLASSES,
+    LWS,
+    RESOURCECLAIMTEMPLATES,
+    ChildSyncer,
+    Conflict,
+    OwnershipConflict,
+    controller_ref,
+)
+from .wiring import MANAGED_SELECTOR, Wiring
+
+CONTROLLER = "DynamoComponentDeployment"
 
 
 def _desired_replicas(workload: dict) -> int:
@@ -87,6 +100,10 @@ class DCDReconciler:
             desired = render_component(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
+        missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
+        if missing:
+            reason = REASON_DEVICE_CLASS
+            return self._fail(live, old_status, gen, selector, reason, missing, event=reason)
         try:
             results = self.syncer.apply(live, desired, announce=not part_of_graph(live))
         except Conflict:
@@ -157,3 +174,43 @@ class DCDReconciler:
             self.deps.recorder.warning(live, event, message)
         log().info("component not reconciled", reason=reason, message=message)
         return Result()
+
+
+def _dcd_referrers(obj: dict) -> list[Request]:
+    """Every DCD in an object's owner references (controller or not: shared ServiceAccounts)."""
+    md = obj.get("metadata") or {}
+    return [
+        Request(md.get("namespace") or "", r.get("name") or "")
+        for r in md.get("ownerReferences") or []
+        if store.DCD.matches(r.get("apiVersion", ""), r.get("kind", ""))
+    ]
+
+
+def register(w: Wiring) -> Controller:
+    """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
+    planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
+    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret."""
+    owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
+    if w.dra_served:
+        owned.append(RESOURCECLAIMTEMPLATES)
+    ctl = w.manager.add_controller(
+        CONTROLLER,
+        primary=store.DCD,
+        reconcile=DCDReconciler(w.deps),
+        owns=[(res, MANAGED_SELECTOR) for res in owned],
+        workers=w.tunables.component_workers,
+        resource_type=names.DCD_KIND,
+    )
+    for res in (SERVICEACCOUNTS, ROLEBINDINGS):
+        ctl.watch(w.managed(res), _dcd_referrers)
+    dcds = w.graph_informers[store.DCD].store
+
+    def dcds_in_namespace(secret: dict) -> list[Request]:
+        ns = (secret.get("metadata") or {}).get("namespace") or ""
+        return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
+
+    ctl.watch(w.pull_secrets, dcds_in_namespace)
+    if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
+        spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731
+        ctl.watch(w.graph_informers[DEVICECLASSES], owners_of_class(dcds, spec))
+    return ctl

@@ -9,6 +9,8 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.render import RenderError, names, render_graph
@@ -16,7 +18,7 @@ from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import grove as grove_status
 from . import rollout, store
@@ -32,19 +34,38 @@ from .common import (
 )
 from .dcd import LWS_NOT_RECONCILED
 from .dgdsa import AdapterSync
+from .epp import EppSync
+from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .netpol import NetworkPolicySync
 from .sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
+    NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
     ChildSyncer,
     ChildType,
     Conflict,
     OwnershipConflict,
     controller_ref,
 )
+from .wiring import MANAGED_SELECTOR, Wiring
+
+CONTROLLER = "DynamoGraphDeployment"
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
-_DGD_CHILD_KINDS = (store.DCD, PODCLIQUESETS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS)
+_DGD_CHILD_KINDS = (
+    store.DCD,
+    PODCLIQUESETS,
+    SERVICES,
+    CONFIGMAPS,
+    SERVICEACCOUNTS,
+    ROLEBINDINGS,
+    RESOURCECLAIMTEMPLATES,
+)
 
 
 class DGDReconciler:
@@ -62,6 +83,8 @@ class DGDReconciler:
         self.dcds = deps.stores[store.DCD]
         self.deployments = deps.stores.get(DEPLOYMENTS)
         self.adapters = AdapterSync(deps)
+        self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
+        self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -74,12 +97,63 @@ class DGDReconciler:
             desired = render_graph(internal, self.deps.render_context(req.namespace))
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        comps = internal["spec"]["components"]
+        missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
+        if missing:  # nothing is applied until the components' claims can be allocated
+            return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
         if any(d["kind"] == rgrove.PCS_KIND for d in desired):
             return self._reconcile_grove(req, live, internal, gen, old, desired)
+        return self._reconcile_dcds(req, live, internal, gen, old, desired)
+
+    def _reconcile_dcds(
+        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+    ) -> Result:
+        """The DCD pathway: a DCD per component (``desired``, in component order), the restart and the
+        managed rolling update of the workers, and the graph's status from its components."""
         comps = internal["spec"]["components"]
-        before = self._live_states(req.namespace, comps, desired)
         whash = worker_hash(internal)
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
+        restart = self._restart(req.namespace, internal, old, desired, whash, stored)
+        synced = self._apply(req, live, internal, gen, old, desired)
+        if isinstance(synced, Result):
+            return synced
+        components = [
+            self._component(req.namespace, comp, dcd, result.obj)
+            for comp, dcd, result in zip(comps, desired, synced, strict=True)
+        ]
+        hashes = {
+            c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
+            for c, r in zip(comps, synced, strict=True)
+        }
+        workers = {
+            cs.name: cs.readiness.ready and hashes[cs.name] == whash
+            for c, cs in zip(comps, components, strict=True)
+            if c.get("type") in names.WORKER_TYPES
+        }
+        ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
+        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        try:
+            if ru.store_hash is not None:
+                live = self._store_hash(live, ru.store_hash)
+            written = self.status.write(live, new, st.dgd_progress_only)
+        except Conflict:
+            return Result(requeue=True)
+        if isinstance(written, Deferred):
+            return Result(requeue_after=written.seconds)
+        if written is not None:
+            for ev in [*restart.events, *ru.events]:
+                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
+                    live, ev.reason, ev.message
+                )
+        return Result()
+
+    def _restart(
+        self, namespace: str, internal: dict, old: dict, desired: list[dict], whash: str, stored: str | None
+    ) -> rollout.RestartStep:
+        """The restart's next step (``rollout.restart``), with its annotation put on the DCDs it restarts
+        now and kept on those a finished restart already rolled (they must not roll again)."""
+        comps = internal["spec"]["components"]
+        before = self._live_states(namespace, comps, desired)
         rolling_pending = (old.get("rollingUpdate") or {}).get("phase") in rollout.RU_ACTIVE or (
             stored is not None and stored != whash and any(c.get("type") in names.WORKER_TYPES for c in comps)
         )
@@ -96,61 +170,45 @@ class DGDReconciler:
             rolling_pending,
         )
         for c, dcd, s in zip(comps, desired, before, strict=True):
-            keep = restart_annotation(s[0]) if s else None  # a finished restart must not roll the pods again
+            keep = restart_annotation(s[0]) if s else None
             if c["name"] in restart.targets and restart.restart_id:
                 with_restart(dcd, restart.restart_id)
             elif keep:
                 with_restart(dcd, keep)
-        synced = self._apply(req, live, internal, gen, old, desired)
-        if isinstance(synced, Result):
-            return synced
-        components = [
-            self._component(req.namespace, comp, dcd, result.obj)
-            for comp, dcd, result in zip(internal["spec"]["components"], desired, synced, strict=True)
-        ]
-        hashes = {
-            c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
-            for c, r in zip(comps, synced, strict=True)
-        }
-        workers = {
-            cs.name: cs.readiness.ready and hashes[cs.name] == whash
-            for c, cs in zip(comps, components, strict=True)
-            if c.get("type") in names.WORKER_TYPES
-        }
-        now = st.now_rfc3339()
-        ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, now)
+        return restart
+
+    @staticmethod
+    def _dcd_graph_status(
+        comps: list[dict],
+        desired: list[dict],
+        components: list[st.ComponentState],
+        old: dict,
+        gen,
+        ru: rollout.RolloutStep,
+        restart: rollout.RestartStep,
+    ) -> dict:
+        """The graph's status: readiness from its components, overlaid by the rolling update and the
+        restart; workers report the runtime namespace of the revision serving until the cutover."""
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
         replicas = {c.name: c.replica_status for c in components}
         for c, dcd in zip(comps, desired, strict=True):
             if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
-                # workers register in <base>-<hash>: report the revision serving until the cutover completes
                 ns_labels = dcd["metadata"].get("labels")
                 replicas[c["name"]]["runtimeNamespace"] = st.runtime_namespace(ns_labels, ru.active_hash)
         new = st.dgd_status(old, gen, state, reason, message, replicas)
         st.set_optional(new, "rollingUpdate", ru.status)
         st.set_optional(new, "restart", restart.status)
-        try:
-            if ru.store_hash is not None:
-                live = self._store_hash(live, ru.store_hash)
-            written = self.status.write(live, new, st.dgd_progress_only)
-        except Conflict:
-            return Result(requeue=True)
-        if isinstance(written, Deferred):
-            return Result(requeue_after=written.seconds)
-        if written is not None:
-            for ev in [*restart.events, *ru.events]:
-                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
-                    live, ev.reason, ev.message
-                )
-        return Result()
+        return new
 
     def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
         """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
         try:
             synced = self.syncer.apply(live, desired)
             self.adapters.apply(live, internal)
+            self.policies.apply(live, internal)
+            self.epp.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -297,3 +355,65 @@ class DGDReconciler:
             self.deps.recorder.warning(live, event, message)
         log().info("graph not reconciled", reason=reason, message=message)
         return Result()
+
+
+def _graph_of(obj: dict) -> list[Request]:
+    md = obj.get("metadata") or {}
+    dgd = (md.get("labels") or {}).get(names.LABEL_DGD_NAME)
+    return [Request(md.get("namespace") or "", dgd)] if dgd else []
+
+
+def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
+    """A PodClique / scaling group -> its DGD: by the graph label Grove copies from the clique template,
+    else through the owning PodCliqueSet (cached) and its graph label."""
+
+    def map_fn(obj: dict) -> list[Request]:
+        found = _graph_of(obj)
+        if found:
+            return found
+        md = obj.get("metadata") or {}
+        for ref in md.get("ownerReferences") or []:
+            if ref.get("kind") == PODCLIQUESETS.kind:
+                pcs = pcs_store.get(md.get("namespace") or "", ref.get("name") or "")
+                if pcs is not None:
+                    return _graph_of(pcs)
+        return []
+
+    return map_fn
+
+
+def register(w: Wiring) -> Controller:
+    """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
+    Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
+    PodCliqueScalingGroups (mapped through the graph label, or the owning PodCliqueSet's), each child
+    event coalesced into one reconcile per ``graph_coalesce_seconds``."""
+    owns: list = [store.DCD, store.DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
+    if w.grove_served:
+        owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
+    if w.network_policies:
+        owns.append((NETWORKPOLICIES, MANAGED_SELECTOR))
+    if w.dra_served:  # the Grove pathway's claim templates
+        owns.append((RESOURCECLAIMTEMPLATES, MANAGED_SELECTOR))
+    if w.inference_pools_served:
+        owns.append((INFERENCEPOOLS, MANAGED_SELECTOR))
+    if w.destination_rules_served:
+        owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
+    coalesce = w.tunables.graph_coalesce_seconds
+    ctl = w.manager.add_controller(
+        CONTROLLER,
+        primary=store.DGD,
+        reconcile=DGDReconciler(w.deps),
+        owns=owns,
+        workers=w.tunables.graph_workers,
+        resource_type=names.DGD_KIND,
+        owned_delay=coalesce,
+    )
+    informers = w.graph_informers
+    ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
+    if w.grove_served:
+        for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
+            ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))
+    if w.device_classes_watched:  # a DeviceClass appearing: graphs waiting for it go on
+        components = lambda dgd: (store.to_internal(dgd).get("spec") or {}).get("components") or []  # noqa: E731
+        ctl.watch(informers[DEVICECLASSES], owners_of_class(informers[store.DGD].store, components))
+    return ctl

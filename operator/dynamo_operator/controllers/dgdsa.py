@@ -26,15 +26,17 @@ from kubernetes.client.exceptions import ApiException
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.render import names
 from dynamo_operator.render import scaling as sc
-from dynamo_operator.runtime.client import custom
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import store
 from .common import Deps, log, short_error
 from .status import now_rfc3339
+from .store import DGDSA
 from .sync import Conflict, controller_ref, owner_reference
+from .wiring import Wiring
 
-DGDSA = custom(names.GROUP, store.WIRE_VERSION, "dynamographdeploymentscalingadapters", sc.DGDSA_KIND)
+CONTROLLER = "DynamoGraphDeploymentScalingAdapter"
+
 
 EV_CREATED = "AdapterCreated"
 EV_DELETED = "AdapterDeleted"
@@ -234,3 +236,18 @@ class AdapterReconciler:
                 raise Conflict("DGD changed while scaling") from e
             raise
         self.deps.recent.remember(dgd_wire, out)
+
+
+def register(w: Wiring) -> Controller:
+    """Primary DGDSAs; a DGD change re-queues the adapters that reference it (the DGD controller owns,
+    creates and deletes them)."""
+    ctl = w.manager.add_controller(
+        CONTROLLER,
+        primary=DGDSA,
+        reconcile=AdapterReconciler(w.deps),
+        workers=w.tunables.graph_workers,
+        resource_type=DGDSA.kind,
+    )
+    adapters = w.graph_informers[DGDSA].store
+    ctl.watch(w.graph_informers[store.DGD], lambda dgd: adapters_of_graph(adapters, dgd))
+    return ctl

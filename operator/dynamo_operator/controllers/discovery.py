@@ -1,67 +1,19 @@
-"""Which optional integrations (Grove, LeaderWorkerSet, Kai) the cluster serves, by API discovery.
+"""Which optional integrations (Grove, LeaderWorkerSet, Kai, DRA, the InferencePool API, Istio) the cluster
+serves, by API discovery.
 
-One detector for the controllers and the admission webhooks, so both decide the Grove pathway the same way:
-``orchestrators.<name>.enabled`` wins when the configuration sets it; otherwise the integration counts as
-present when the apiserver serves its API group (``GET /apis/<group>`` answers). A negative answer is only
-taken from a 404: any other error (apiserver restarting, throttling) keeps the previous answer rather than
-flipping every graph to another pathway.
+The controllers and the admission webhooks decide with the same detector
+(``runtime.discovery.ApiGroupDetector``): the integration's configuration key (``orchestrators.<name>.
+enabled``, ``dra.enabled``, ``serviceMesh.enabled``: ``render.context.OVERRIDE_KEYS``) wins when set;
+otherwise the integration counts as present when the apiserver serves its API.
 """
 
 from __future__ import annotations
 
-import threading
-import time
 from typing import Any
 
-from dynamo_operator.render.context import INTEGRATION_GROUPS
-
-
-class ApiGroupDetector:
-    """Whether one integration is enabled: the configured value when set, else API discovery of ``group``
-    (re-checked at most every ``ttl`` seconds).
-
-    Only the first answer waits for the apiserver; later re-checks run in the background while callers get
-    the previous answer. Admission asks on every review, and a review must not wait for (or queue behind)
-    a discovery request to a busy apiserver once a minute."""
-
-    def __init__(self, client: Any, group: str, configured: bool | None, ttl: float = 60.0):
-        self.client, self.group, self.configured, self.ttl = client, group, configured, ttl
-        self._value, self._at = False, -1e9
-        self._checked = False
-        self._refreshing = False
-        self._lock = threading.Lock()
-
-    def served(self) -> bool:
-        """What discovery says, ignoring the configuration."""
-        with self._lock:
-            if not self._checked:  # nothing to answer with yet: ask now
-                self._value, self._at, self._checked = self._ask(False), time.monotonic(), True
-            elif time.monotonic() - self._at >= self.ttl and not self._refreshing:
-                self._refreshing = True
-                threading.Thread(target=self._refresh, name=f"discovery-{self.group}", daemon=True).start()
-            return self._value
-
-    def _refresh(self) -> None:
-        value = self._value
-        try:
-            value = self._ask(value)
-        finally:
-            with self._lock:
-                self._value, self._at, self._refreshing = value, time.monotonic(), False
-
-    def _ask(self, previous: bool) -> bool:
-        try:
-            self.client.request("GET", f"/apis/{self.group}")
-            return True
-        except Exception as e:
-            if getattr(e, "status", None) == 404:
-                return False
-            return previous  # other errors keep the last answer
-
-    def __call__(self) -> bool:
-        if self.configured is not None:
-            return bool(self.configured)
-        return self.served()
+from dynamo_operator.api.config import lookup
+from dynamo_operator.render.context import DRA, INTEGRATION_GROUPS, ISTIO
+from dynamo_operator.runtime.discovery import ApiGroupDetector
 
 
 def detect_integrations(client: Any) -> frozenset[str]:
@@ -70,3 +22,20 @@ def detect_integrations(client: Any) -> frozenset[str]:
     return frozenset(
         name for name, group in INTEGRATION_GROUPS.items() if ApiGroupDetector(client, group, None).served()
     )
+
+
+def check_required_integrations(config_doc: dict, detected: frozenset[str]) -> None:
+    """``dra.enabled: true`` and ``serviceMesh.enabled: true`` (provider istio) promise an API: the operator
+    refuses to start without it (upstream's rule: true = required), rather than fail every graph later."""
+    missing = []
+    if lookup(config_doc, "dra.enabled", None) is True and DRA not in detected:
+        missing.append(f"dra.enabled is true but the cluster does not serve {INTEGRATION_GROUPS[DRA]}")
+    mesh_on = lookup(config_doc, "serviceMesh.enabled", None) is True
+    if mesh_on and lookup(config_doc, "serviceMesh.provider", None) == "istio" and ISTIO not in detected:
+        served = INTEGRATION_GROUPS[ISTIO]
+        missing.append(f"serviceMesh.enabled is true but the cluster does not serve {served}")
+    if missing:
+        raise ValueError(
+            "; ".join(missing) + ": install that API (Kubernetes 1.34+ for DRA, Istio for the mesh), or "
+            "unset the key in the OperatorConfiguration to auto-detect"
+        )

@@ -24,10 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from dynamo_operator.render import model as rm
 from dynamo_operator.runtime.client import PODS
-from dynamo_operator.runtime.controller import Request, Result
+from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.runtime.log import get_logger
+from dynamo_operator.tunables import ModelProbeTunables
 
 from .common import StatusWriter, log, short_error
 from .lifecycle import (
@@ -40,12 +41,8 @@ from .lifecycle import (
     set_finalizer,
     typed,
 )
+from .wiring import Wiring
 
-REQUEST_TIMEOUT = 15.0  # seconds per HTTP call (upstream's value)
-ATTEMPTS = 3
-BACKOFF = 0.5  # seconds before the 2nd attempt, doubled each time
-PROBE_THREADS = 4  # concurrent rounds (models)
-ROUND_CONCURRENCY = 10  # concurrent calls within a round
 LOAD, UNLOAD = "load", "unload"
 
 
@@ -85,15 +82,14 @@ class Prober:
 
     def __init__(
         self,
-        on_done: Callable[[Request], None],
-        threads: int = PROBE_THREADS,
-        timeout: float = REQUEST_TIMEOUT,
-        attempts: int = ATTEMPTS,
-        backoff: float = BACKOFF,
+        tunables: ModelProbeTunables | None = None,
+        on_done: Callable[[Request], None] = lambda req: None,
     ):
-        self.on_done = on_done
-        self.timeout, self.attempts, self.backoff = timeout, attempts, backoff
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dynamomodel-probe")
+        t = tunables or ModelProbeTunables()
+        self.on_done = on_done  # the controller's enqueue (set once the controller exists)
+        self.timeout, self.attempts, self.backoff = t.request_timeout, t.attempts, t.backoff
+        self.round_concurrency = t.round_concurrency
+        self.pool = ThreadPoolExecutor(max_workers=t.threads, thread_name_prefix="dynamomodel-probe")
         self._lock = threading.Lock()
         self._done: dict[Request, tuple[tuple, dict[str, rm.ProbeOutcome], float]] = {}
         self._running: dict[Request, tuple] = {}
@@ -129,7 +125,7 @@ class Prober:
         try:
             # the endpoints of one round in parallel (bounded, as upstream's 10), so one dead endpoint
             # costs its own timeouts, not everyone's
-            with ThreadPoolExecutor(max_workers=min(ROUND_CONCURRENCY, len(calls) or 1)) as ex:
+            with ThreadPoolExecutor(max_workers=min(self.round_concurrency, len(calls) or 1)) as ex:
                 futures = {
                     address: ex.submit(call_endpoint, m, url, body, self.timeout, self.attempts, self.backoff)
                     for address, m, url, body in calls
@@ -260,24 +256,22 @@ class DynamoModelReconciler:
 CONTROLLER = "DynamoModel"
 
 
-def register(manager, recorder: EventRecorder, add_handler, workers: int = 2):
-    """Register the DynamoModel controller: primary DynamoModels; worker pods labelled with a base-model
-    hash re-queue the models of their base model; finished probe rounds re-queue their model."""
-    reconciler: DynamoModelReconciler | None = None
-    ctl = manager.add_controller(
+def register(w: Wiring) -> Controller:
+    """Primary DynamoModels; worker pods labelled with a base-model hash re-queue the models of their base
+    model; finished probe rounds re-queue their model."""
+    m = w.manager
+    pods = m.informer(PODS, label_selector=rm.names.LABEL_BASE_MODEL_HASH, resync_period=0)
+    models = m.informer(DYNAMO_MODELS).store
+    prober = Prober(w.tunables.model_probe)
+    reconciler = DynamoModelReconciler(m.client, w.recorder, models, pods.store, prober)
+    ctl = m.add_controller(
         CONTROLLER,
         primary=DYNAMO_MODELS,
-        reconcile=lambda req: reconciler(req),
-        workers=workers,
+        reconcile=reconciler,
+        workers=w.tunables.model_workers,
         resource_type=DYNAMO_MODELS.kind,
     )
-    pods = manager.informer(PODS, label_selector=rm.names.LABEL_BASE_MODEL_HASH, resync_period=0)
-    prober = Prober(on_done=ctl.enqueue)
-    reconciler = DynamoModelReconciler(
-        manager.client, recorder, manager.informer(DYNAMO_MODELS).store, pods.store, prober
-    )
-    add_handler(pods, ctl, reconciler.models_for_pod)
-    manager.add_runnable(
-        lambda stop: None, needs_leader=False, stop_fn=prober.shutdown, name="dynamomodel-prober"
-    )
+    prober.on_done = ctl.enqueue
+    ctl.watch(pods, reconciler.models_for_pod)
+    m.add_runnable(lambda stop: None, needs_leader=False, stop_fn=prober.shutdown, name="dynamomodel-prober")
     return ctl

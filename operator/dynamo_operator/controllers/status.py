@@ -26,8 +26,8 @@ controller applied) counts as ``updating``.
 still starting (its Available / Ready condition stays False for a waiting reason, same generation, nothing
 else changed) is *progress*; everything else (first status of an object a user applied, readiness either
 way, a failure or a reason a user must act on, a new generation, rolling update and restart phases) is
-*news*.  The controllers write news at once and progress at most once per ``PROGRESS_SECONDS`` per object
-(``common.StatusWriter``).
+*news*.  The controllers write news at once and progress at most once per ``status_progress_seconds``
+(``tunables.ControllerTunables``) per object (``common.StatusWriter``).
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from collections import OrderedDict
 from dynamo_operator.api.conversion import ANNOTATION_PREFIX, convert
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import names
+from dynamo_operator.render.scaling import DGDSA_KIND
 from dynamo_operator.runtime.client import ResourceDescriptor, custom
 
 GROUP = names.GROUP
@@ -31,6 +32,8 @@ INTERNAL_VERSION = "v1beta1"
 
 DGD = custom(GROUP, WIRE_VERSION, "dynamographdeployments", names.DGD_KIND)
 DCD = custom(GROUP, WIRE_VERSION, "dynamocomponentdeployments", names.DCD_KIND)
+# scaling adapters are read and written in the storage version like DGDs and DCDs (``dgdsa``)
+DGDSA = custom(GROUP, WIRE_VERSION, "dynamographdeploymentscalingadapters", DGDSA_KIND)
 
 
 def _version(obj: dict) -> str:

@@ -38,6 +38,7 @@ from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import names
+from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -59,6 +60,13 @@ LWS = custom("leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorker
 PODCLIQUESETS = custom("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
 PODCLIQUES = custom("grove.io", "v1alpha1", "podcliques", "PodClique")
 PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
+NETWORKPOLICIES = custom("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
+# GPU memory service: the component's ResourceClaimTemplate, and the DeviceClasses it names (read only)
+RESOURCECLAIMTEMPLATES = custom("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate")
+DEVICECLASSES = custom("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False)
+# EPP: the graph's InferencePool and (Istio mesh) DestinationRule
+INFERENCEPOOLS = custom("inference.networking.k8s.io", "v1", "inferencepools", "InferencePool")
+DESTINATIONRULES = custom("networking.istio.io", "v1beta1", "destinationrules", "DestinationRule")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
 
@@ -76,6 +84,7 @@ class ChildType:
     res: ResourceDescriptor
     content: tuple[str, ...] = ("spec",)  # top-level fields the operator owns
     exact: bool = False  # compare content both ways (kinds the apiserver does not default)
+    immutable: bool = False  # the content cannot be updated: a changed child is deleted and re-created
     to_internal: Callable[[dict], dict] = _identity
     to_wire: Callable[[dict], dict] = _identity
 
@@ -88,6 +97,11 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): ChildType(ROLEBINDINGS, content=("roleRef", "subjects")),
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
     ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
+    ("networking.k8s.io", "NetworkPolicy"): ChildType(NETWORKPOLICIES),
+    # the apiserver refuses any change of a ResourceClaimTemplate's spec
+    ("resource.k8s.io", "ResourceClaimTemplate"): ChildType(RESOURCECLAIMTEMPLATES, immutable=True),
+    ("inference.networking.k8s.io", "InferencePool"): ChildType(INFERENCEPOOLS),
+    ("networking.istio.io", "DestinationRule"): ChildType(DESTINATIONRULES),
     (names.GROUP, names.DCD_KIND): ChildType(store.DCD, to_internal=store.to_internal, to_wire=store.to_wire),
 }
 
@@ -226,7 +240,11 @@ class ChildSyncer:
         self._generations: dict[str, int] = {}
         self._glock = threading.Lock()
         self.log = get_logger("sync")
-        self.writes = 0
+        self._writes = AtomicCounter()  # child writes sent (a syncer serves every worker)
+
+    @property
+    def writes(self) -> int:
+        return self._writes.value
 
     # -- reading --------------------------------------------------------------------------------------------
     def live(self, ct: ChildType, namespace: str, name: str) -> dict | None:
@@ -347,7 +365,7 @@ class ChildSyncer:
             if e.status == 409 and api_reason(e) != "AlreadyExists":
                 raise Conflict(str(e.reason)) from e
             raise
-        self.writes += 1
+        self._writes.add()
         return out
 
     def _create(self, ct: ChildType, owner: dict, desired: dict, shared: bool) -> SyncResult:
@@ -387,6 +405,11 @@ class ChildSyncer:
         if ct.res == ROLEBINDINGS and (live.get("roleRef") or {}) != (want.get("roleRef") or {}):
             # roleRef is immutable: replace the binding
             self._delete(ct, live)
+            return self._create(ct, owner, desired, shared)
+        if ct.immutable and any(first_difference(want.get(k), live.get(k), k) for k in ct.content):
+            self._delete(ct, live)
+            message = f"Replaced {ct.res.kind} {_name(live)}: {reason}"
+            self.recorder.normal(owner, f"Update{ct.res.kind}", message)
             return self._create(ct, owner, desired, shared)
         out = self._write(lambda: self.client.replace(ct.res, body))
         out.setdefault("apiVersion", ct.res.api_version)

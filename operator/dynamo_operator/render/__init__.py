@@ -4,8 +4,13 @@
   pathway (``RenderContext.uses_grove``), its PodCliqueSet and the components' companions.
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
-  the model headless Service and the EPP ConfigMap.
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children.
+  the model headless Service, the EPP ConfigMap and a GPU memory service's ResourceClaimTemplate.
+* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
+  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``; its EPP's InferencePool and
+  Istio DestinationRule, ``epp.py``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount,
+  RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so
+  ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on the
+  profiler's output and is not previewed).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -17,9 +22,12 @@ from __future__ import annotations
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
+from .dgdr_job import DGDR_KIND, request_children
+from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import render_dgd_children
 from .hashing import content_hash
+from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
 from .validate import to_v1beta1
 
@@ -43,12 +51,20 @@ def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
 def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     """Every object the operator would create for ``obj``, recursively, de-duplicated by identity."""
     ctx = ctx or RenderContext()
-    if isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
+    if isinstance(obj, dict) and obj.get("kind") == DGDR_KIND:
+        role = ctx.config("rbac", "dgdrProfilingClusterRoleName")
+        out = request_children(obj, ctx.config("images", "profiler"), ctx.config("images", "operator"), role)
+    elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         out: list[dict] = []
         for child in render_graph(obj, ctx):
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
+        beta = to_v1beta1(obj)
+        policy = mpi_ssh_network_policy(beta, ctx)  # the DGD controller applies it too
+        if policy is not None:
+            out.append(policy)
+        out.extend(epp_graph_objects(beta, ctx))  # the EPP's InferencePool / DestinationRule (ditto)
     else:
         out = render_component(obj, ctx)
     seen: set[tuple] = set()

@@ -92,8 +92,10 @@ def load_config(path: str | None) -> Any:
     multiple=True,
     type=click.Choice(sorted(INTEGRATION_GROUPS)),
     help="Render as if the cluster served this integration's API (repeatable), e.g. --detected grove for "
-    "the PodCliqueSet pathway, --detected lws for LeaderWorkerSets; orchestrators.<name>.enabled in "
-    "--config overrides it either way.",
+    "the PodCliqueSet pathway, --detected lws for LeaderWorkerSets, --detected dra for GPU memory service "
+    "claims, --detected inferencePool for an EPP's InferencePool, --detected istio for its DestinationRule; "
+    "the configuration's key (orchestrators.<name>.enabled, dra.enabled, serviceMesh.enabled) in --config "
+    "overrides it either way.",
 )
 def render_command(
     files: tuple[str, ...],

@@ -1,5 +1,6 @@
 """DCD -> Deployment (or LeaderWorkerSet + its headless Service when multinode), Service, ServiceAccount,
-model headless Service and EPP ConfigMap. The companions (everything but the workload) are shared with the
+model headless Service, EPP ConfigMap and the GPU memory service's ResourceClaimTemplate. The companions
+(everything but the workload) are shared with the
 Grove pathway (``grove.py``), which replaces the workload by the DGD's PodCliqueSet."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import copy
 
 import yaml
 
-from . import names
+from . import gms, names
 from .context import RenderContext
 from .errors import RenderError
 from .hashing import stamp
@@ -237,9 +238,29 @@ def build_epp_configmap(info: ComponentInfo, ctx: RenderContext) -> dict | None:
     }
 
 
+def build_resource_claim_template(info: ComponentInfo, ctx: RenderContext) -> dict | None:
+    """The DRA ResourceClaimTemplate a GPU memory service component's pods claim their GPUs from
+    (``render/gms.py``): as many devices of ``deviceClassName`` as the main container requested."""
+    spec = gms.gms_spec(info.spec)
+    if spec is None:
+        return None
+    return {
+        "apiVersion": gms.API_VERSION,
+        "kind": gms.KIND,
+        "metadata": child_metadata(info, ctx, names.claim_template_name(info.name)),
+        "spec": gms.claim_template_spec(spec, gms.gpu_count(info.spec)),
+    }
+
+
 def companions(info: ComponentInfo, ctx: RenderContext) -> tuple[list[dict], list[dict]]:
-    """(before, after) the workload: ServiceAccount, RoleBinding, EPP ConfigMap; Service, model Service."""
-    before = [build_service_account(info, ctx), build_role_binding(info, ctx), build_epp_configmap(info, ctx)]
+    """(before, after) the workload: ServiceAccount, RoleBinding, EPP ConfigMap, ResourceClaimTemplate;
+    Service, model Service."""
+    before = [
+        build_service_account(info, ctx),
+        build_role_binding(info, ctx),
+        build_epp_configmap(info, ctx),
+        build_resource_claim_template(info, ctx),
+    ]
     after = [build_service(info, ctx), build_model_service(info, ctx)]
     return [o for o in before if o is not None], [o for o in after if o is not None]
 

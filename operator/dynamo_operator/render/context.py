@@ -12,12 +12,27 @@ from dynamo_operator.api.config import effective, lookup
 from .names import ANN_ENABLE_GROVE
 from .pullsecrets import PullSecretIndex
 
-# integrations the operator detects by API group (config key under ``orchestrators`` -> group)
+# integrations the operator detects by API discovery: name -> the API path below /apis that must be served
+# (a group, or group/version where one version is what the operator writes)
 GROVE, LWS, KAI_SCHEDULER = "grove", "lws", "kaiScheduler"
+DRA, INFERENCE_POOL, ISTIO = "dra", "inferencePool", "istio"
 INTEGRATION_GROUPS: Mapping[str, str] = {
     GROVE: "grove.io",
     LWS: "leaderworkerset.x-k8s.io",
     KAI_SCHEDULER: "scheduling.run.ai",
+    DRA: "resource.k8s.io/v1",  # ResourceClaimTemplates of GPU memory service components
+    INFERENCE_POOL: "inference.networking.k8s.io/v1",  # the InferencePool of an EPP component
+    ISTIO: "networking.istio.io/v1beta1",  # the EPP's DestinationRule
+}
+# the configuration key that overrides detection (true/false; absent = detect), per integration; the
+# InferencePool API has none (upstream's neither): an EPP component needs it served
+OVERRIDE_KEYS: Mapping[str, str | None] = {
+    GROVE: "orchestrators.grove.enabled",
+    LWS: "orchestrators.lws.enabled",
+    KAI_SCHEDULER: "orchestrators.kaiScheduler.enabled",
+    DRA: "dra.enabled",
+    INFERENCE_POOL: None,
+    ISTIO: "serviceMesh.enabled",
 }
 
 
@@ -29,8 +44,9 @@ class RenderContext:
     ``pull_secrets``: image-pull-secret index (see ``pullsecrets.build_index``); empty means none found.
     ``operator_version``: stamped on every child as ``nvidia.com/dynamo-operator-version``.
     ``checkpoint_hashes``: DynamoCheckpoint name -> identity hash, for components that reference one.
-    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, the
-    keys of ``INTEGRATION_GROUPS``); the controllers discover them, ``render --detected`` pretends them.
+    ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, ``dra``,
+    ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``); the controllers discover them,
+    ``render --detected`` pretends them.
     """
 
     operator_config: Any = None
@@ -53,9 +69,11 @@ class RenderContext:
         return str(self.config("discovery", "backend"))
 
     def integration_enabled(self, name: str) -> bool:
-        """``orchestrators.<name>.enabled`` when the configuration sets it, else whether it was detected
-        (upstream's rule: nil = auto-detect, true/false = override)."""
-        configured = self.config("orchestrators", name, "enabled", default=None)
+        """The integration's override key (``OVERRIDE_KEYS``, e.g. ``orchestrators.<name>.enabled``) when
+        the configuration sets it, else whether it was detected (upstream's rule: nil = auto-detect,
+        true/false = override)."""
+        key = OVERRIDE_KEYS.get(name)
+        configured = self.config(*key.split("."), default=None) if key else None
         return bool(configured) if configured is not None else name in self.detected
 
     @property
@@ -69,6 +87,23 @@ class RenderContext:
     @property
     def kai_enabled(self) -> bool:
         return self.integration_enabled(KAI_SCHEDULER)
+
+    @property
+    def dra_enabled(self) -> bool:
+        """GPU memory service may replace GPU requests by DRA claims (``dra.enabled``, else detected)."""
+        return self.integration_enabled(DRA)
+
+    @property
+    def inference_pool_served(self) -> bool:
+        """The Gateway API Inference Extension's InferencePool API is served (no configuration key)."""
+        return INFERENCE_POOL in self.detected
+
+    @property
+    def istio_mesh(self) -> bool:
+        """EPP DestinationRules are rendered: ``serviceMesh.provider`` is istio and the mesh is enabled
+        (``serviceMesh.enabled``, else the DestinationRule API detected)."""
+        provider = self.config("serviceMesh", "provider", default=None)
+        return provider == "istio" and self.integration_enabled(ISTIO)
 
     def uses_grove(self, dgd: dict) -> bool:
         return grove_pathway(dgd, self.grove_enabled)

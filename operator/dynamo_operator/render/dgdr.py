@@ -1,51 +1,61 @@
-"""DynamoGraphDeploymentRequest (DGDR), the pure part: the profiling Job, reading the profiler's output,
-the generated DGD, and the phase machine (``step``) the controller follows.
+"""DynamoGraphDeploymentRequest (DGDR), the pure part: the phase machine (``step``) the controller follows.
 
-The controller (``controllers/dgdr.py``) observes the cluster (the Job, the output ConfigMap, the DGD),
-calls ``step`` and carries out what it returns: create the Job, create the DGD, write the status, record
-the events.  Every decision is here so a unit test can walk each transition without a cluster.
+The controller (``controllers/dgdr.py``) observes the cluster (the Job, the output ConfigMap, the DGD, the
+GPU nodes, the PVCs and ConfigMaps the request names), calls ``step`` and carries out what it returns:
+create the Job, the generated DGD and its ConfigMaps, write the status and the v1beta1-only status
+annotation, record the events. Every decision is here so a unit test can walk each transition without a
+cluster. The profiling Job is ``dgdr_job``; the profiler's output becomes the graph in ``dgdr_output``.
 
-States (v1alpha1 ``status.state``, the storage version): ``Pending`` (spec validated) → ``Profiling``
-(the Job runs) → ``Deploying`` (``autoApply``: the DGD is created and rolled out) → ``Ready`` (the DGD is
-``successful``, or with ``autoApply: false`` the generated DGD waits in ``status.generatedDeployment``);
-``Failed`` (invalid spec, failed Job, missing or unusable profiler output) and ``DeploymentDeleted`` (the
-auto-created DGD was deleted; it is not re-created) are terminal.  A Ready request whose DGD degrades goes
-back to ``Deploying``.  Conditions, each with a typed reason: ``Validation``, ``Profiling``,
-``SpecGenerated``, ``DeploymentReady`` and the summary ``Succeeded``.
+States (v1alpha1 ``status.state``, the storage version; v1beta1 readers see ``status.phase``, see
+``api/dgdr_conversion``): ``Pending`` (spec validated) → ``Profiling`` (the Job runs) → ``Deploying``
+(``autoApply``: the DGD is created and rolled out) → ``Ready`` (the DGD is ``successful``, or with
+``autoApply: false`` the generated DGD waits in ``status.generatedDeployment``); ``Failed`` (invalid spec,
+failed Job, missing or unusable profiler output) and ``DeploymentDeleted`` (the auto-created DGD was
+deleted; it is not re-created) are terminal. A Ready request whose DGD degrades goes back to
+``Deploying``. Conditions, each with a typed reason: ``Validation``, ``Profiling``, ``SpecGenerated``,
+``DeploymentReady`` and the summary ``Succeeded``. The v1beta1-only status (``profilingPhase`` while
+profiling, ``profilingJobName`` once the Job exists, ``deploymentInfo`` while a DGD is followed) is
+``Step.beta_status``.
 
-The profiler writes ``/data/final_config.yaml`` (the DGD it recommends) and ``/data/profiler_status.yaml``
-(its sub-phase); the Job's ``output-copier`` sidecar publishes both in the ConfigMap ``dgdr-output-<name>``
-(labels ``dgdr.nvidia.com/name`` and ``dgdr.nvidia.com/namespace``), which is where the operator reads them.
+The profiler writes ``/data/final_config.yaml`` (the DGD it recommends, possibly with ConfigMaps) and
+``/data/profiler_status.yaml`` (its sub-phase); the Job's ``output-copier`` sidecar publishes both in the
+ConfigMap ``dgdr-output-<name>``, which is where the operator reads them.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 from dataclasses import dataclass, field
 from typing import get_args
 
 import yaml
 
-from dynamo_operator.api.conversion import convert
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, OPERATOR_IMAGE
 from dynamo_operator.api.v1beta1.models import ProfilingPhase
 
 from . import names
 from .conditions import Cond
 
-# names and labels
-JOB_PREFIX = "profile-online-"
-OUTPUT_PREFIX = "dgdr-output-"
-PROFILING_SA = "dgdr-profiling-job"
-LABEL_DGDR_NAME = "dgdr.nvidia.com/name"
-LABEL_DGDR_NAMESPACE = "dgdr.nvidia.com/namespace"
-PROFILER_CONTAINER = "profiler"
-COPIER_CONTAINER = "output-copier"
-COPIER_IMAGE = "bitnami/kubectl:latest"
-OUTPUT_DIR = "/data"
-FINAL_CONFIG = "final_config.yaml"
-STATUS_FILE = "profiler_status.yaml"
-CONFIG_ENV = "DYNAMO_PROFILING_CONFIG"
+# the Job's names, re-exported for the callers that know the request by this module
+from .dgdr_job import COPIER_CONTAINER as COPIER_CONTAINER
+from .dgdr_job import (
+    FINAL_CONFIG,
+    STATUS_FILE,
+    job_name,
+    output_configmap_name,
+    profiler_spec,
+    profiling_job,
+    request_spec,
+)
+from .dgdr_job import LABEL_DGDR_NAME as LABEL_DGDR_NAME
+from .dgdr_job import LABEL_DGDR_NAMESPACE as LABEL_DGDR_NAMESPACE
+from .dgdr_job import PROFILER_CONTAINER as PROFILER_CONTAINER
+from .dgdr_job import PROFILING_SA as PROFILING_SA
+from .dgdr_job import profiling_role_binding as profiling_role_binding
+from .dgdr_job import profiling_service_account as profiling_service_account
+from .dgdr_output import ProfilingOutputError, generated
+from .gpu import GpuInfo, enrich, needs_discovery
+
 # how long a succeeded Job's output may take to show up before the request fails (the sidecar writes it
 # as its last step; the ConfigMap and the Job completion reach the operator's caches independently)
 OUTPUT_GRACE_SECONDS = 120.0
@@ -73,190 +83,13 @@ R_IN_PROGRESS, R_DEPLOYED, R_DEGRADED, R_DELETED = (
 )
 # the profiler's sub-phases (profiler_status.yaml ``phase``), reported as the Profiling reason
 SUB_PHASES = get_args(ProfilingPhase)
-
-
-class ProfilingOutputError(ValueError):
-    """The profiler's output cannot be turned into a DGD; the message says what is wrong."""
-
-
-def job_name(dgdr_name: str) -> str:
-    return names.dns_label(JOB_PREFIX + dgdr_name)
-
-
-def output_configmap_name(dgdr_name: str) -> str:
-    return names.dns_label(OUTPUT_PREFIX + dgdr_name, 253)
+INITIALIZING, DONE = "Initializing", "Done"
+# what the profiler cannot run without (api reference: the operator fills them from GPU discovery)
+PROFILER_HARDWARE = ("gpuSku", "numGpusPerNode")
 
 
 def auto_apply(spec: dict) -> bool:
     return spec.get("autoApply") is not False  # upstream's default: true
-
-
-def validate(dgdr: dict) -> list[str]:
-    """What profiling needs beyond the admission rules (``webhooks.validation``, which the controller
-    also applies): each reason names the field and the fix."""
-    spec = dgdr.get("spec") or {}
-    md = dgdr.get("metadata") or {}
-    errors = []
-    prof = spec.get("profilingConfig") or {}
-    if not str(prof.get("profilerImage") or "").strip():
-        errors.append(
-            "spec.profilingConfig.profilerImage is empty: set the profiler image "
-            "(for example nvcr.io/nvidia/ai-dynamo/dynamo-planner:<version>)"
-        )
-    config = prof.get("config")
-    if config is not None and not isinstance(config, dict):
-        errors.append("spec.profilingConfig.config must be a mapping (the profile_sla configuration)")
-    for key, label in (("deployment", "model"), ("engine", "backend")):
-        section = (config or {}).get(key) if isinstance(config, dict) else None
-        if isinstance(section, dict) and label in section:
-            errors.append(
-                f"spec.profilingConfig.config.{key}.{label} is set by the operator from spec."
-                f"{'model' if label == 'model' else 'backend'}: remove it"
-            )
-    overrides = spec.get("deploymentOverrides") or {}
-    for key in ("name", "namespace"):
-        value = overrides.get(key)
-        if value and names.dns_label(value) != value:
-            errors.append(
-                f"spec.deploymentOverrides.{key} {value!r} is not a valid Kubernetes name: use lower-case "
-                "letters, digits and '-', at most 63 characters"
-            )
-    if overrides and not auto_apply(spec):
-        errors.append(
-            "spec.deploymentOverrides applies only with autoApply: remove it or set autoApply: true"
-        )
-    if len(JOB_PREFIX + (md.get("name") or "")) > 63:
-        errors.append(
-            f"metadata.name is too long for the profiling Job name ({JOB_PREFIX}<name> must fit 63 "
-            "characters): use a name of at most 48 characters"
-        )
-    return errors
-
-
-def profiler_config(dgdr: dict) -> dict:
-    """The profiler's configuration: ``profilingConfig.config`` with ``deployment.model``,
-    ``engine.backend``, the mocker switch and the output directory filled in from the request."""
-    spec = dgdr.get("spec") or {}
-    prof = spec.get("profilingConfig") or {}
-    cfg = copy.deepcopy(prof.get("config") or {})
-    deployment = cfg.setdefault("deployment", {})
-    deployment["model"] = spec.get("model")
-    if spec.get("useMocker"):
-        deployment["useMocker"] = True
-    engine = cfg.setdefault("engine", {})
-    engine["backend"] = spec.get("backend")
-    ref = prof.get("configMapRef")
-    if ref:
-        engine["config"] = f"/config/{ref.get('key') or 'disagg.yaml'}"
-    cfg.setdefault("output_dir", OUTPUT_DIR)
-    return cfg
-
-
-def _labels(dgdr: dict) -> dict:
-    md = dgdr["metadata"]
-    return {
-        names.LABEL_MANAGED_BY: names.MANAGED_BY,
-        LABEL_DGDR_NAME: md["name"],
-        LABEL_DGDR_NAMESPACE: md["namespace"],
-    }
-
-
-def _copier_script(cm: str) -> str:
-    # Publishes the profiler's status while it runs and its result when it is there; exits when the
-    # profiler has written final_config.yaml (or after the profiler container ended without one).
-    return (
-        f"set -e; cd {OUTPUT_DIR}; "
-        "publish() { args=''; for f in " + f"{STATUS_FILE} {FINAL_CONFIG}" + "; do "
-        '[ -f "$f" ] && args="$args --from-file=$f"; done; '
-        f'[ -n "$args" ] && kubectl create configmap {cm} $args --dry-run=client -o yaml '
-        f"| kubectl label --local -f - {LABEL_DGDR_NAME}=$DGDR_NAME {LABEL_DGDR_NAMESPACE}=$DGDR_NAMESPACE "
-        "-o yaml | kubectl apply -f - || true; }; "
-        f"while [ ! -f {FINAL_CONFIG} ]; do publish; sleep 10; done; publish"
-    )
-
-
-def profiling_job(dgdr: dict) -> dict:
-    """The profiling Job: the ``profiler`` container (the request's image) and the ``output-copier``
-    sidecar sharing ``/data`` (an emptyDir, or ``profilingConfig.outputPVC``)."""
-    md, spec = dgdr["metadata"], dgdr.get("spec") or {}
-    prof = spec.get("profilingConfig") or {}
-    cm = output_configmap_name(md["name"])
-    volumes: list[dict] = [
-        {"name": "output", "persistentVolumeClaim": {"claimName": prof["outputPVC"]}}
-        if prof.get("outputPVC")
-        else {"name": "output", "emptyDir": {}}
-    ]
-    mounts = [{"name": "output", "mountPath": OUTPUT_DIR}]
-    ref = prof.get("configMapRef")
-    if ref:
-        volumes.append({"name": "base-config", "configMap": {"name": ref["name"]}})
-        mounts.append({"name": "base-config", "mountPath": "/config", "readOnly": True})
-    profiler = {
-        "name": PROFILER_CONTAINER,
-        "image": prof["profilerImage"],
-        "command": ["python3", "-m", "dynamo.profiler.profile_sla"],
-        "args": ["--config-env", CONFIG_ENV],
-        "env": [{"name": CONFIG_ENV, "value": json.dumps(profiler_config(dgdr), sort_keys=True)}],
-        "volumeMounts": mounts,
-    }
-    if prof.get("resources"):
-        profiler["resources"] = copy.deepcopy(prof["resources"])
-    copier = {
-        "name": COPIER_CONTAINER,
-        "image": COPIER_IMAGE,
-        "command": ["/bin/sh", "-c", _copier_script(cm)],
-        "env": [
-            {"name": "DGDR_NAME", "value": md["name"]},
-            {"name": "DGDR_NAMESPACE", "value": md["namespace"]},
-        ],
-        "volumeMounts": [{"name": "output", "mountPath": OUTPUT_DIR}],
-    }
-    pod_spec: dict = {
-        "serviceAccountName": PROFILING_SA,
-        "restartPolicy": "Never",
-        "containers": [profiler, copier],
-        "volumes": volumes,
-    }
-    if prof.get("tolerations"):
-        pod_spec["tolerations"] = copy.deepcopy(prof["tolerations"])
-    if prof.get("nodeSelector"):
-        pod_spec["nodeSelector"] = dict(prof["nodeSelector"])
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": job_name(md["name"]), "namespace": md["namespace"], "labels": _labels(dgdr)},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {"metadata": {"labels": _labels(dgdr)}, "spec": pod_spec},
-        },
-    }
-
-
-def profiling_service_account(namespace: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": {
-            "name": PROFILING_SA,
-            "namespace": namespace,
-            "labels": {names.LABEL_MANAGED_BY: names.MANAGED_BY},
-        },
-    }
-
-
-def profiling_role_binding(namespace: str, cluster_role: str) -> dict:
-    """Binds ``dgdr-profiling-job`` to ``rbac.dgdrProfilingClusterRoleName`` (cluster-wide operators)."""
-    return {
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "RoleBinding",
-        "metadata": {
-            "name": PROFILING_SA,
-            "namespace": namespace,
-            "labels": {names.LABEL_MANAGED_BY: names.MANAGED_BY},
-        },
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": cluster_role},
-        "subjects": [{"kind": "ServiceAccount", "name": PROFILING_SA, "namespace": namespace}],
-    }
 
 
 def job_outcome(job: dict | None) -> tuple[str, str]:
@@ -281,57 +114,28 @@ def sub_phase(output: dict | None) -> tuple[str, str]:
     except yaml.YAMLError:
         doc = None
     if not isinstance(doc, dict) or doc.get("phase") not in SUB_PHASES:
-        return "Initializing", "profiling in progress"
+        return INITIALIZING, "profiling in progress"
     return str(doc["phase"]), str(doc.get("message") or f"profiler phase {doc['phase']}")
 
 
-def generated_dgd(dgdr: dict, output: dict | None) -> dict:
-    """The DGD to create, in the storage version (v1alpha1), from the profiler's ``final_config.yaml`` with
-    ``deploymentOverrides`` applied. Raises ``ProfilingOutputError``."""
-    text = ((output or {}).get("data") or {}).get(FINAL_CONFIG)
-    if not text:
-        raise ProfilingOutputError(
-            f"ConfigMap {output_configmap_name(dgdr['metadata']['name'])} has no {FINAL_CONFIG}"
-        )
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ProfilingOutputError(f"{FINAL_CONFIG} is not YAML: {e}") from e
-    kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
-    if not isinstance(doc, dict) or kind != names.DGD_KIND:
-        raise ProfilingOutputError(f"{FINAL_CONFIG} is not a {names.DGD_KIND} (kind {kind!r})")
-    api = str(doc.get("apiVersion") or "")
-    if api not in (f"{names.GROUP}/v1alpha1", f"{names.GROUP}/v1beta1"):
-        raise ProfilingOutputError(
-            f"{FINAL_CONFIG} has apiVersion {api!r}; want {names.GROUP}/v1alpha1 or v1beta1"
-        )
-    if not isinstance(doc.get("spec"), dict):
-        raise ProfilingOutputError(f"{FINAL_CONFIG} has no spec")
-    dgd = convert(doc, "v1beta1") if api.endswith("/v1alpha1") else copy.deepcopy(doc)
-    md_in = dgdr["metadata"]
-    overrides = (dgdr.get("spec") or {}).get("deploymentOverrides") or {}
-    md = {
-        "name": overrides.get("name") or md_in["name"],
-        "namespace": overrides.get("namespace") or md_in["namespace"],
-        "labels": {**((dgd.get("metadata") or {}).get("labels") or {}), **(overrides.get("labels") or {})},
-        "annotations": {
-            **((dgd.get("metadata") or {}).get("annotations") or {}),
-            **(overrides.get("annotations") or {}),
-        },
-    }
-    md["labels"][LABEL_DGDR_NAME] = md_in["name"]
-    md["labels"][LABEL_DGDR_NAMESPACE] = md_in["namespace"]
-    if not md["annotations"]:
-        del md["annotations"]
-    dgd["metadata"] = md
-    image = overrides.get("workersImage")
-    for comp in (dgd.get("spec") or {}).get("components") or []:
-        if image and comp.get("type") in names.WORKER_TYPES:
-            for c in ((comp.get("podTemplate") or {}).get("spec") or {}).get("containers") or []:
-                if c.get("name") == names.MAIN_CONTAINER:
-                    c["image"] = image
-    dgd.pop("status", None)
-    return convert(dgd, "v1alpha1")
+def deployment_info(dgd: dict | None) -> dict:
+    """v1beta1 ``status.deploymentInfo`` of a followed DGD (wire form): its components' replicas summed."""
+    services = ((dgd or {}).get("status") or {}).get("services") or {}
+    replicas = available = 0
+    for s in services.values():
+        replicas += s.get("replicas") or 0
+        got = s.get("availableReplicas")
+        available += (s.get("readyReplicas") or 0) if got is None else got
+    return {"replicas": replicas, "availableReplicas": available}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the operator configuration decides: the profiler image when a request names none
+    (``images.profiler``) and the output copier's (``images.operator``)."""
+
+    profiler_image: str = DEFAULT_PROFILER_IMAGE
+    copier_image: str = OPERATOR_IMAGE
 
 
 @dataclass(frozen=True)
@@ -343,6 +147,9 @@ class Observed:
     dgd: dict | None = None  # the DGD named in status.deployment (wire form)
     job_finished_seconds_ago: float | None = None
     config_map_ref_missing: str | None = None  # name of a missing profilingConfig.configMapRef
+    model_cache_missing: str | None = None  # name of a missing modelCache.pvcName
+    gpus: GpuInfo | None = None  # the cluster's GPU hardware (None: none found, or not looked at)
+    gpu_discovery: str = "not run"  # why gpus is None, for the message asking for spec.hardware
     admission_errors: tuple[str, ...] = ()  # the admission rules' objections (webhooks.validation)
 
 
@@ -352,23 +159,40 @@ class Step:
 
     status: dict
     conditions: list[Cond] = field(default_factory=list)
-    create_job: bool = False
+    create_job: dict | None = None
     create_dgd: dict | None = None
+    create_config_maps: tuple[dict, ...] = ()
     events: list[tuple[str, str, str]] = field(default_factory=list)  # (Normal|Warning, reason, message)
     requeue_after: float | None = None
+    # the v1beta1-only status (annotation nvidia.com/dgdr-status); None leaves it as it is
+    beta_status: dict | None = None
 
 
-def _fail(st: dict, conds: list[Cond], reason: str, message: str, cond_type: str) -> Step:
+def _fail(
+    st: dict, conds: list[Cond], reason: str, message: str, cond_type: str, beta: dict | None = None
+) -> Step:
     st["state"] = FAILED
     return Step(
         st,
         [*conds, Cond(cond_type, False, reason, message), Cond(SUCCEEDED, False, reason, message)],
         events=[("Warning", reason, message)],
+        beta_status=beta,
     )
 
 
-def step(dgdr: dict, seen: Observed) -> Step:
-    """The next step of the phase machine for ``dgdr`` (wire form, v1alpha1) given what was observed."""
+def _both(cond_type: str, ok: bool, reason: str, message: str) -> list[Cond]:
+    """``cond_type`` and the summary ``Succeeded`` saying the same."""
+    return [Cond(cond_type, ok, reason, message), Cond(SUCCEEDED, ok, reason, message)]
+
+
+def _job_only(dgdr: dict) -> dict:
+    return {"profilingJobName": job_name(dgdr["metadata"]["name"])}
+
+
+def step(dgdr: dict, seen: Observed, settings: Settings | None = None) -> Step:
+    """The next step of the phase machine for ``dgdr`` (wire form, v1alpha1) given what was observed: one
+    handler per state, each a pure function of the request, its status so far and ``seen``."""
+    settings = settings or Settings()
     md, spec = dgdr["metadata"], dgdr.get("spec") or {}
     st = copy.deepcopy(dgdr.get("status") or {})
     state = st.get("state") or PENDING
@@ -383,132 +207,173 @@ def step(dgdr: dict, seen: Observed) -> Step:
         return Step(st, events=[("Warning", "SpecChangeRejected", msg)])
     st["backend"] = spec.get("backend")
     if state == PENDING:
-        st["observedGeneration"] = gen
-        errors = [*seen.admission_errors, *validate(dgdr)]
-        if seen.config_map_ref_missing:
-            errors.append(
-                f"spec.profilingConfig.configMapRef: ConfigMap {seen.config_map_ref_missing!r} not found "
-                "in the request's namespace: create it or remove the reference"
-            )
-        if errors:
-            return _fail(st, [], R_INVALID_SPEC, "; ".join(errors), VALIDATION)
-        st["state"] = PROFILING
-        msg = f"profiling Job {job_name(md['name'])} created"
+        return _pending(dgdr, st, seen, settings)
+    if state == PROFILING:
+        return _profiling(dgdr, st, seen, settings)
+    if state in (DEPLOYING, READY) and (st.get("deployment") or {}).get("name"):
+        return _deploying(dgdr, st, seen, state)
+    if state == READY:
+        return Step(st, beta_status=_job_only(dgdr))  # autoApply off: the generated spec waits in status
+    return _fail(st, [], R_INVALID_SPEC, f"unknown state {state!r}", VALIDATION)
+
+
+def cluster_errors(spec: dict, seen: Observed) -> list[str]:
+    """What the request names that the cluster does not have (the rest is admission's,
+    ``webhooks.validation``): each reason names the field and the fix."""
+    errors = []
+    if seen.config_map_ref_missing:
+        errors.append(
+            f"spec.profilingConfig.configMapRef: ConfigMap {seen.config_map_ref_missing!r} not found "
+            "in the request's namespace: create it or remove the reference"
+        )
+    if seen.model_cache_missing:
+        errors.append(
+            f"spec.modelCache.pvcName: PersistentVolumeClaim {seen.model_cache_missing!r} not found in the "
+            "request's namespace: create it (holding the model weights) or remove spec.modelCache"
+        )
+    hardware = spec.get("hardware") or {}
+    if needs_discovery(hardware):
+        hardware = enrich(hardware, seen.gpus)
+    missing = [f"spec.hardware.{k}" for k in PROFILER_HARDWARE if hardware.get(k) is None]
+    if missing:
+        errors.append(
+            f"{' and '.join(missing)}: the profiler needs the GPU hardware and GPU discovery could not find "
+            f"it ({seen.gpu_discovery}): set spec.hardware.gpuSku and spec.hardware.numGpusPerNode"
+        )
+    return errors
+
+
+def _pending(dgdr: dict, st: dict, seen: Observed, settings: Settings) -> Step:
+    """Validate the spec; a valid request starts profiling."""
+    st["observedGeneration"] = dgdr["metadata"].get("generation")
+    spec = request_spec(dgdr)
+    errors = [*seen.admission_errors, *cluster_errors(spec, seen)]
+    if errors:
+        return _fail(st, [], R_INVALID_SPEC, "; ".join(errors), VALIDATION, beta={})
+    st["state"] = PROFILING
+    msg = f"profiling Job {job_name(dgdr['metadata']['name'])} created"
+    return Step(
+        st,
+        [
+            Cond(VALIDATION, True, R_SPEC_VALID, "spec is valid"),
+            *_both(PROFILING_COND, False, R_JOB_CREATED, msg),
+        ],
+        create_job=_job(dgdr, spec, seen, settings),
+        events=[("Normal", R_JOB_CREATED, msg)],
+        beta_status={**_job_only(dgdr), "profilingPhase": INITIALIZING},
+    )
+
+
+def _job(dgdr: dict, spec: dict, seen: Observed, settings: Settings) -> dict:
+    return profiling_job(dgdr, profiler_spec(spec, settings.profiler_image, seen.gpus), settings.copier_image)
+
+
+def _profiling(dgdr: dict, st: dict, seen: Observed, settings: Settings) -> Step:
+    """Follow the Job: re-create it if it vanished, report the profiler's sub-phase while it runs, fail
+    with it, and read its output once it succeeded."""
+    outcome, message = job_outcome(seen.job)
+    if outcome == "missing":  # deleted by hand while profiling: create it again
+        job = _job(dgdr, request_spec(dgdr), seen, settings)
+        beta = {**_job_only(dgdr), "profilingPhase": INITIALIZING}
+        return Step(st, create_job=job, requeue_after=RECHECK_SECONDS, beta_status=beta)
+    if outcome == "failed":
+        msg = f"profiling Job {job_name(dgdr['metadata']['name'])} failed: {message}"
+        return _fail(st, [], R_JOB_FAILED, msg, PROFILING_COND, beta=_job_only(dgdr))
+    if outcome == "running":
+        phase, msg = sub_phase(seen.output)
+        conds = _both(PROFILING_COND, False, R_RUNNING if phase == INITIALIZING else phase, msg)
+        return Step(st, conds, beta_status={**_job_only(dgdr), "profilingPhase": phase})
+    if seen.output is None or FINAL_CONFIG not in (seen.output.get("data") or {}):
+        return _awaiting_output(dgdr, st, seen)
+    try:
+        made = generated(dgdr, request_spec(dgdr), seen.output)
+    except ProfilingOutputError as e:
+        msg = f"profiler output unusable: {e}"
+        return _fail(st, [], R_OUTPUT_INVALID, msg, PROFILING_COND, beta=_job_only(dgdr))
+    st["profilingResults"] = f"configmap/{output_configmap_name(dgdr['metadata']['name'])}"
+    out = _generated(dgdr, st, made.dgd)
+    out.create_config_maps = made.config_maps
+    return out
+
+
+def _awaiting_output(dgdr: dict, st: dict, seen: Observed) -> Step:
+    """The Job succeeded but its output has not reached the cache: wait, up to ``OUTPUT_GRACE_SECONDS``."""
+    waited = seen.job_finished_seconds_ago or 0.0
+    cm = output_configmap_name(dgdr["metadata"]["name"])
+    if waited < OUTPUT_GRACE_SECONDS:
+        msg = f"profiling Job completed; waiting for its output in ConfigMap {cm}"
+        return Step(
+            st,
+            _both(PROFILING_COND, False, R_WAITING_OUTPUT, msg),
+            requeue_after=RECHECK_SECONDS,
+            beta_status={**_job_only(dgdr), "profilingPhase": DONE},
+        )
+    msg = f"profiling Job completed but ConfigMap {cm} has no {FINAL_CONFIG} after {int(waited)}s"
+    return _fail(st, [], R_OUTPUT_MISSING, msg, PROFILING_COND, beta=_job_only(dgdr))
+
+
+def _generated(dgdr: dict, st: dict, dgd: dict) -> Step:
+    """Profiling done: keep the generated DGD in status; deploy it with ``autoApply``, else stop (Ready)."""
+    st["generatedDeployment"] = dgd
+    done = [Cond(PROFILING_COND, True, R_COMPLETED, "profiling completed")]
+    name, ns = dgd["metadata"]["name"], dgd["metadata"]["namespace"]
+    if not auto_apply(dgdr.get("spec") or {}):
+        st["state"] = READY
+        msg = (
+            f"generated {names.DGD_KIND} {ns}/{name} is in status.generatedDeployment; autoApply is "
+            "off: apply it yourself"
+        )
         return Step(
             st,
             [
-                Cond(VALIDATION, True, R_SPEC_VALID, "spec is valid"),
-                Cond(PROFILING_COND, False, R_JOB_CREATED, msg),
-                Cond(SUCCEEDED, False, R_JOB_CREATED, msg),
+                *done,
+                Cond(SPEC_GENERATED, True, R_AWAITING_APPLY, msg),
+                Cond(SUCCEEDED, True, R_GENERATED, msg),
             ],
-            create_job=True,
-            events=[("Normal", R_JOB_CREATED, msg)],
-        )
-    if state == PROFILING:
-        outcome, message = job_outcome(seen.job)
-        if outcome == "missing":  # deleted by hand while profiling: create it again
-            return Step(st, create_job=True, requeue_after=RECHECK_SECONDS)
-        if outcome == "failed":
-            return _fail(
-                st,
-                [],
-                R_JOB_FAILED,
-                f"profiling Job {job_name(md['name'])} failed: {message}",
-                PROFILING_COND,
-            )
-        if outcome == "running":
-            phase, msg = sub_phase(seen.output)
-            reason = R_RUNNING if phase == "Initializing" else phase
-            return Step(st, [Cond(PROFILING_COND, False, reason, msg), Cond(SUCCEEDED, False, reason, msg)])
-        # succeeded: read the output
-        if seen.output is None or FINAL_CONFIG not in (seen.output.get("data") or {}):
-            waited = seen.job_finished_seconds_ago or 0.0
-            cm = output_configmap_name(md["name"])
-            if waited < OUTPUT_GRACE_SECONDS:
-                msg = f"profiling Job completed; waiting for its output in ConfigMap {cm}"
-                return Step(
-                    st,
-                    [
-                        Cond(PROFILING_COND, False, R_WAITING_OUTPUT, msg),
-                        Cond(SUCCEEDED, False, R_WAITING_OUTPUT, msg),
-                    ],
-                    requeue_after=RECHECK_SECONDS,
-                )
-            msg = f"profiling Job completed but ConfigMap {cm} has no {FINAL_CONFIG} after {int(waited)}s"
-            return _fail(st, [], R_OUTPUT_MISSING, msg, PROFILING_COND)
-        try:
-            dgd = generated_dgd(dgdr, seen.output)
-        except ProfilingOutputError as e:
-            return _fail(st, [], R_OUTPUT_INVALID, f"profiler output unusable: {e}", PROFILING_COND)
-        st["generatedDeployment"] = dgd
-        done = [Cond(PROFILING_COND, True, R_COMPLETED, "profiling completed")]
-        name, ns = dgd["metadata"]["name"], dgd["metadata"]["namespace"]
-        if not auto_apply(spec):
-            st["state"] = READY
-            msg = (
-                f"generated {names.DGD_KIND} {ns}/{name} is in status.generatedDeployment; autoApply is "
-                "off: apply it yourself"
-            )
-            return Step(
-                st,
-                [
-                    *done,
-                    Cond(SPEC_GENERATED, True, R_AWAITING_APPLY, msg),
-                    Cond(SUCCEEDED, True, R_GENERATED, msg),
-                ],
-                events=[("Normal", R_GENERATED, msg)],
-            )
-        st["state"] = DEPLOYING
-        st["deployment"] = {"name": name, "namespace": ns, "created": False}
-        msg = f"generated {names.DGD_KIND} {ns}/{name}"
-        return Step(
-            st,
-            [*done, Cond(SPEC_GENERATED, True, R_GENERATED, msg)],
             events=[("Normal", R_GENERATED, msg)],
-            requeue_after=0.1,
+            beta_status=_job_only(dgdr),
         )
-    dep = st.get("deployment") or {}
-    if state in (DEPLOYING, READY) and dep.get("name"):
-        target = f"{dep.get('namespace') or md['namespace']}/{dep['name']}"
-        if seen.dgd is None:
-            if dep.get("created"):
-                st["state"] = DEPLOYMENT_DELETED
-                st["deployment"] = {k: v for k, v in dep.items() if k != "state"}
-                msg = (
-                    f"{names.DGD_KIND} {target} was deleted; it is not re-created: delete this request and "
-                    "create it again to redeploy"
-                )
-                return Step(
-                    st,
-                    [Cond(DEPLOYMENT_READY, False, R_DELETED, msg), Cond(SUCCEEDED, False, R_DELETED, msg)],
-                    events=[("Warning", R_DELETED, msg)],
-                )
-            if st.get("generatedDeployment"):
-                return Step(st, create_dgd=st["generatedDeployment"], requeue_after=RECHECK_SECONDS)
-            return _fail(st, [], R_OUTPUT_MISSING, "status.generatedDeployment is empty", SPEC_GENERATED)
-        dgd_state = (seen.dgd.get("status") or {}).get("state") or "initializing"
-        st["deployment"] = {**dep, "created": True, "state": dgd_state}
-        if dgd_state == "successful":
-            st["state"] = READY
-            msg = f"{names.DGD_KIND} {target} is successful"
-            events = [("Normal", R_DEPLOYED, msg)] if state == DEPLOYING else []
-            return Step(
-                st,
-                [Cond(DEPLOYMENT_READY, True, R_DEPLOYED, msg), Cond(SUCCEEDED, True, R_DEPLOYED, msg)],
-                events=events,
+    st["state"] = DEPLOYING
+    st["deployment"] = {"name": name, "namespace": ns, "created": False}
+    msg = f"generated {names.DGD_KIND} {ns}/{name}"
+    return Step(
+        st,
+        [*done, Cond(SPEC_GENERATED, True, R_GENERATED, msg)],
+        events=[("Normal", R_GENERATED, msg)],
+        requeue_after=0.1,
+        beta_status=_job_only(dgdr),
+    )
+
+
+def _deploying(dgdr: dict, st: dict, seen: Observed, state: str) -> Step:
+    """Deploying or Ready with a DGD of ours: create it once, then follow its state (a deleted DGD is
+    terminal; a successful one is Ready; a Ready one that degrades goes back to Deploying)."""
+    dep = st["deployment"]
+    target = f"{dep.get('namespace') or dgdr['metadata']['namespace']}/{dep['name']}"
+    if seen.dgd is None:
+        if dep.get("created"):
+            st["state"] = DEPLOYMENT_DELETED
+            st["deployment"] = {k: v for k, v in dep.items() if k != "state"}
+            msg = (
+                f"{names.DGD_KIND} {target} was deleted; it is not re-created: delete this request and "
+                "create it again to redeploy"
             )
-        st["state"] = DEPLOYING
-        msg = f"{names.DGD_KIND} {target} is {dgd_state}"
-        if state == READY:
-            return Step(
-                st,
-                [Cond(DEPLOYMENT_READY, False, R_DEGRADED, msg), Cond(SUCCEEDED, False, R_DEGRADED, msg)],
-                events=[("Warning", R_DEGRADED, msg)],
-            )
-        return Step(
-            st,
-            [Cond(DEPLOYMENT_READY, False, R_IN_PROGRESS, msg), Cond(SUCCEEDED, False, R_IN_PROGRESS, msg)],
-        )
+            conds = _both(DEPLOYMENT_READY, False, R_DELETED, msg)
+            return Step(st, conds, events=[("Warning", R_DELETED, msg)], beta_status=_job_only(dgdr))
+        if st.get("generatedDeployment"):
+            return Step(st, create_dgd=st["generatedDeployment"], requeue_after=RECHECK_SECONDS)
+        return _fail(st, [], R_OUTPUT_MISSING, "status.generatedDeployment is empty", SPEC_GENERATED)
+    dgd_state = (seen.dgd.get("status") or {}).get("state") or "initializing"
+    st["deployment"] = {**dep, "created": True, "state": dgd_state}
+    beta = {**_job_only(dgdr), "deploymentInfo": deployment_info(seen.dgd)}
+    if dgd_state == "successful":
+        st["state"] = READY
+        msg = f"{names.DGD_KIND} {target} is successful"
+        events = [("Normal", R_DEPLOYED, msg)] if state == DEPLOYING else []
+        return Step(st, _both(DEPLOYMENT_READY, True, R_DEPLOYED, msg), events=events, beta_status=beta)
+    st["state"] = DEPLOYING
+    msg = f"{names.DGD_KIND} {target} is {dgd_state}"
     if state == READY:
-        return Step(st)  # autoApply off: the generated spec waits in status
-    return _fail(st, [], R_INVALID_SPEC, f"unknown state {state!r}", VALIDATION)
+        conds = _both(DEPLOYMENT_READY, False, R_DEGRADED, msg)
+        return Step(st, conds, events=[("Warning", R_DEGRADED, msg)], beta_status=beta)
+    return Step(st, _both(DEPLOYMENT_READY, False, R_IN_PROGRESS, msg), beta_status=beta)

@@ -7,6 +7,7 @@ import json
 
 from . import names
 from .context import RenderContext
+from .credentials import credential_env
 from .info import ComponentInfo, vllm_multinode_mode
 from .multinode import VLLM_MP, vllm_executor
 from .ports import (
@@ -25,8 +26,9 @@ def _field(name: str, path: str) -> dict:
     return {"name": name, "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": path}}}
 
 
-def common_env(info: ComponentInfo) -> list[dict]:
-    """Injected into every component."""
+def common_env(info: ComponentInfo, container: str = names.MAIN_CONTAINER) -> list[dict]:
+    """Injected into every component; ``container`` is the container it goes into (per-container discovery
+    registers each container under its own name)."""
     if info.checkpoint:
         # A restored process was checkpointed in another pod: read the namespace from this pod's annotation.
         dyn_ns = _field("DYN_NAMESPACE", f"metadata.annotations['{names.ANN_DYNAMO_NAMESPACE}']")
@@ -43,6 +45,8 @@ def common_env(info: ComponentInfo) -> list[dict]:
         _field("POD_UID", "metadata.uid"),
         _v("DYN_DISCOVERY_BACKEND", info.discovery_backend),
     ]
+    if info.annotations.get(names.ANN_KUBE_DISCOVERY_MODE) == "container":
+        env += [_v("CONTAINER_NAME", container), _v("DYN_KUBE_DISCOVERY_MODE", "container")]
     return env
 
 
@@ -55,13 +59,14 @@ INFRASTRUCTURE_ENV = (
 
 
 def infrastructure_env(ctx: RenderContext) -> list[dict]:
-    """Injected into every component when the OperatorConfiguration configures the service."""
+    """Injected into every component when the OperatorConfiguration configures the service, followed by
+    the NATS / etcd credentials when configured (``credentials.py``)."""
     env = []
     for var, key in INFRASTRUCTURE_ENV:
         value = ctx.config("infrastructure", key)
         if value:
             env.append(_v(var, str(value)))
-    return env
+    return env + credential_env(ctx)
 
 
 def type_env(info: ComponentInfo) -> list[dict]:
@@ -145,11 +150,16 @@ def checkpoint_env(info: ComponentInfo, ctx: RenderContext, main: dict) -> list[
 
 
 def default_env(
-    info: ComponentInfo, ctx: RenderContext, main: dict, cache_mount_path: str | None
+    info: ComponentInfo,
+    ctx: RenderContext,
+    main: dict,
+    cache_mount_path: str | None,
+    container: str = names.MAIN_CONTAINER,
 ) -> list[dict]:
-    """All operator env for the ``main`` container, in table order (user env is merged over it)."""
+    """All operator env for the ``main`` container (or the frontend sidecar ``container``), in table order
+    (user env is merged over it)."""
     return (
-        common_env(info)
+        common_env(info, container)
         + infrastructure_env(ctx)
         + type_env(info)
         + backend_env(info, main, cache_mount_path)

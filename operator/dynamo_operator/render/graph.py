@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import copy
 
-from . import names
+from . import gms, names
 from .context import RenderContext
+from .epp import check_pool_api, has_epp
 from .errors import RenderError
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
@@ -121,6 +122,13 @@ def build_dcd(
     tmeta = template.setdefault("metadata", {})
     tmeta["labels"] = {**graph_labels, **(tmeta.get("labels") or {})}
     tmeta["annotations"] = {**propagated, **graph_annotations, **(tmeta.get("annotations") or {})}
+    epp_class = has_epp(dgd) and component.get("type") in names.WORKER_TYPES
+    if epp_class:  # what the graph's InferencePool selects (render/epp.py)
+        tmeta["labels"][names.LABEL_COMPONENT_CLASS] = names.COMPONENT_CLASS_WORKER
+    if component.get("type") == "epp":
+        # the EPP serves its own TLS: an Istio sidecar in front of it would wrap it twice (upstream's rule;
+        # an explicit pod-template annotation wins)
+        tmeta["annotations"].setdefault(names.ANN_ISTIO_INJECT, "false")
     for key in ("labels", "annotations"):
         if not tmeta[key]:
             del tmeta[key]
@@ -148,6 +156,8 @@ def build_dcd(
     if whash and component.get("type") in names.WORKER_TYPES:
         # pods get the label and DYN_NAMESPACE_WORKER_SUFFIX from it (render/pod.py, render/env.py)
         labels[names.LABEL_WORKER_HASH] = whash
+    if epp_class:
+        labels[names.LABEL_COMPONENT_CLASS] = names.COMPONENT_CLASS_WORKER
     annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
     return {
         "apiVersion": names.V1BETA1,
@@ -162,11 +172,23 @@ def build_dcd(
     }
 
 
+def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
+    """A component's GPU memory service / failover problems (``gms.problems``, what admission refuses) with
+    the graph's path, before any child is made: the graph's status names them, not a DCD's."""
+    graph_ann = (dgd.get("metadata") or {}).get("annotations") or {}
+    for i, comp in enumerate((dgd.get("spec") or {}).get("components") or []):
+        pod_ann = (((comp.get("podTemplate") or {}).get("metadata") or {}).get("annotations")) or {}
+        found = gms.problems(comp, backend, {**graph_ann, **pod_ann}, ctx.dra_enabled)
+        gms.raise_first(dgd, found, f"spec.components[{i}]")
+
+
 def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
     """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
     Grove pathway its PodCliqueSet followed by the components' companions."""
     validate_graph(dgd)
+    check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
+    check_gms(dgd, backend, ctx)
     whash = worker_hash(dgd)
     dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
     if ctx.uses_grove(dgd):

@@ -693,3 +693,37 @@ def rewrite_launch(info, main: dict, role: str, addr: Addressing) -> list[dict]:
         command, args = _append(launch, flags)
     main["command"], main["args"] = command, args
     return multinode_ports(plan.mode, role)
+
+
+def _bump_flag(words: list[str], flag: str, offset: int) -> bool:
+    """Add ``offset`` to the numeric value of ``flag`` in ``words`` (in place; a word may be a whole shell
+    script); whether it was there."""
+    inline = re.compile(rf"(?<![\w-]){re.escape(flag)}([ =])(\d+)")
+    for i, w in enumerate(words):
+        if w == flag and i + 1 < len(words) and words[i + 1].isdigit():
+            words[i + 1] = str(int(words[i + 1]) + offset)
+            return True
+        m = inline.search(w)
+        if m:
+            words[i] = w[: m.start(2)] + str(int(m.group(2)) + offset) + w[m.end(2) :]
+            return True
+    return False
+
+
+def add_launch_flag(
+    spec: dict, container: dict, flag: str, offset: int, default: int
+) -> tuple[list[str], list[str]]:
+    """``container``'s (command, args) with the numeric ``flag`` of its backend invocation moved by
+    ``offset``, or set to ``default + offset`` when absent (intra-pod failover staggers vLLM's master port
+    this way). A launch without a command (the image's entrypoint runs the args) gets the flag in args."""
+    command = [str(w) for w in container.get("command") or []]
+    args = [str(w) for w in container.get("args") or []]
+    words = command + args
+    if _bump_flag(words, flag, offset):
+        return words[: len(command)], words[len(command) :]
+    value = str(default + offset)
+    try:
+        launch = _read_launch(spec, container)
+    except _Stop:
+        return command, [*args, flag, value]
+    return _append(launch, [(flag, value)])

@@ -25,6 +25,12 @@ LABEL_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"
 LABEL_DISCOVERY_ENABLED = "nvidia.com/dynamo-discovery-enabled"
 LABEL_WORKER_HASH = "nvidia.com/dynamo-worker-hash"
 LABEL_BASE_MODEL_HASH = "nvidia.com/dynamo-base-model-hash"
+# prefill / decode worker pods: the label an EPP's label-filter plugin selects on (upstream's key and values)
+LABEL_SUB_COMPONENT_TYPE = "nvidia.com/dynamo-sub-component-type"
+SUB_COMPONENT_TYPES = ("prefill", "decode")
+# worker pods (and DCDs) of a graph with an EPP component: what its InferencePool selects
+LABEL_COMPONENT_CLASS = "nvidia.com/dynamo-component-class"
+COMPONENT_CLASS_WORKER = "worker"
 # LABEL_MANAGED_BY / MANAGED_BY: imported from dynamo_operator.labels (the runtime and webhooks use them too)
 
 # Annotations
@@ -43,6 +49,8 @@ ANN_BASE_MODEL = "nvidia.com/dynamo-base-model"
 ANN_DYNAMO_NAMESPACE = "nvidia.com/dynamo-namespace"
 ANN_ENABLE_GROVE = "nvidia.com/enable-grove"  # "false" on a DGD: component pathway even with Grove
 ANN_KAI_QUEUE = "nvidia.com/kai-scheduler-queue"  # the Kai queue a Grove DGD's pods land in
+ANN_ISTIO_INJECT = "sidecar.istio.io/inject"  # "false" on EPP pods unless the user set it
+KUBE_DISCOVERY_MODES = ("pod", "container")  # values of ANN_KUBE_DISCOVERY_MODE
 
 # Kai scheduler (Grove pathway, when enabled)
 KAI_SCHEDULER_NAME = "kai-scheduler"
@@ -126,3 +134,14 @@ def podcliqueset_name(dgd_name: str, component_names: list[str], node_counts: li
 
 def epp_configmap_name(dcd_name: str) -> str:
     return dns_label(f"{dcd_name}-epp-config", 253)
+
+
+def claim_template_name(dcd_name: str) -> str:
+    """The ResourceClaimTemplate of a GPU memory service component: ``<dgd>-<lower component>-gpu``
+    (upstream's name; the DCD name is ``<dgd>-<lower component>``)."""
+    return dns_label(f"{dcd_name}-gpu")
+
+
+def inference_pool_name(dgd_name: str) -> str:
+    """The InferencePool of a graph's EPP component, as its ``-pool-name`` argument says: ``<dgd>-pool``."""
+    return dns_label(f"{dgd_name}-pool", 253)

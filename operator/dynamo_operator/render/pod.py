@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
-from . import names
+from . import gms, names
 from .context import RenderContext
-from .env import default_env
+from .credentials import credential_volumes
+from .env import common_env, default_env, infrastructure_env, type_env
 from .errors import RenderError
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
@@ -116,7 +118,7 @@ def epp_config_source(info: ComponentInfo) -> tuple[str, str] | None:
 def epp_args(info: ComponentInfo, config_key: str) -> list[str]:
     return [
         "-pool-name",
-        info.dgd_name or info.name,
+        names.inference_pool_name(info.dgd_name or info.name),
         "-pool-namespace",
         info.namespace,
         "-pool-group",
@@ -163,12 +165,89 @@ def build_pod_template(
     """The pod template of a component; ``role`` is "main" (single node), "leader" or "worker".
 
     ``addressing`` says how a multinode pod finds its leader and rank (Grove or LWS); None means LWS.
+    In steps: the user's containers, the main container (defaults, the user's main over them, the
+    multinode role), the operator's volumes mounted into it, then the pod around them.
     """
-    addressing = addressing or lws_addressing()
-    spec = info.spec
-    template = spec.get("podTemplate") or {}
+    template = info.spec.get("podTemplate") or {}
     user_spec = copy.deepcopy(template.get("spec") or {})
     user_main, sidecars = split_containers(user_spec)
+    _check_sidecars(info, sidecars)
+    cache = compilation_cache_mount(info)
+    main = _main_container(info, ctx, user_main, cache, role, addressing or lws_addressing())
+    volumes, mounts = _operator_volumes(info, ctx, cache)
+    _mount(main, mounts)
+    sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
+    pod = _pod_spec(info, user_spec, main, sidecars, volumes)
+    _apply_gms(info, ctx, pod)
+    if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
+        secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
+        if secrets:
+            pod["imagePullSecrets"] = secrets
+    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+
+
+def frontend_sidecar(info: ComponentInfo, ctx: RenderContext, user: dict, main: dict) -> dict:
+    """The container ``frontendSidecar`` names, completed as a frontend: ``python3 -m dynamo.frontend``
+    (``args`` given replace the default args only, the command stays), the frontend's Dynamo env (with the
+    infrastructure and credential env every component gets), its ``http`` port and probes; the user's
+    fields merged over them as over ``main`` (env by name, probes wholesale); and the main container's
+    volume mounts it lacks (shared memory, credentials, caches)."""
+    frontend = dataclasses.replace(info, component_type="frontend", node_count=1)
+    name = user["name"]
+    base: dict = {
+        "name": name,
+        "command": list(FRONTEND_COMMAND),
+        "args": list(FRONTEND_ARGS),
+        "env": common_env(frontend, name) + infrastructure_env(ctx) + type_env(frontend),
+        "ports": default_ports("frontend"),
+        **default_probes("frontend"),
+    }
+    out = merge_container(base, user)
+    out["name"] = name
+    mounts = list(out.get("volumeMounts") or [])
+    have = {m.get("name") for m in mounts}
+    mounts += [copy.deepcopy(m) for m in main.get("volumeMounts") or [] if m.get("name") not in have]
+    if mounts:
+        out["volumeMounts"] = mounts
+    return {**{k: out[k] for k in _CONTAINER_ORDER if k in out}, **out}
+
+
+def _with_frontend_sidecar(
+    info: ComponentInfo, ctx: RenderContext, sidecars: list[dict], main: dict
+) -> list[dict]:
+    name = info.spec.get("frontendSidecar")
+    if not name:
+        return sidecars
+    if not any(c.get("name") == name for c in sidecars):
+        raise RenderError(
+            info.dcd,
+            "spec.frontendSidecar",
+            f"names no sidecar container ({name!r})",
+            "add a container of that name (with its image) to podTemplate.spec.containers, or fix the name",
+        )
+    return [frontend_sidecar(info, ctx, c, main) if c.get("name") == name else c for c in sidecars]
+
+
+def gms_problems(info: ComponentInfo, ctx: RenderContext) -> list:
+    """The component's GMS / failover problems (``gms.problems``), as admission reports them."""
+    return gms.problems(info.spec, info.backend, info.annotations, ctx.dra_enabled)
+
+
+def _apply_gms(info: ComponentInfo, ctx: RenderContext, pod: dict) -> None:
+    """GPU memory service (and intra-pod failover) wiring of the pod spec, when the component asks."""
+    spec = gms.gms_spec(info.spec)
+    if spec is None and gms.failover_spec(info.spec) is None:
+        return
+    gms.raise_first(info.dcd, gms_problems(info, ctx))
+    assert spec is not None  # a failover without GMS is a problem above
+    failover = gms.failover_spec(info.spec) is not None
+    engines = gms.ENGINE_COUNT if failover else 1
+    gms.apply_gms(pod, spec, names.claim_template_name(info.name), engines)
+    if failover:
+        gms.apply_failover(pod, info.spec, gms.backend_of(info.spec, info.backend))
+
+
+def _check_sidecars(info: ComponentInfo, sidecars: list[dict]) -> None:
     for i, c in enumerate(sidecars):
         if not c.get("image"):
             raise RenderError(
@@ -177,7 +256,18 @@ def build_pod_template(
                 "a sidecar container needs an image (the operator injects defaults only into 'main')",
                 "set image on the sidecar",
             )
-    cache = compilation_cache_mount(info)
+
+
+def _main_container(
+    info: ComponentInfo,
+    ctx: RenderContext,
+    user_main: dict | None,
+    cache: tuple[str, str] | None,
+    role: str,
+    addressing: Addressing,
+) -> dict:
+    """The operator's defaults with the user's ``main`` merged over them; a multinode role rewrites the
+    launch, ports and probes."""
     main = merge_container(base_container(info, ctx, user_main, cache), user_main)
     main["name"] = names.MAIN_CONTAINER
     if not main.get("image"):
@@ -203,8 +293,16 @@ def build_pod_template(
                 "a volume mount needs name and mountPath",
                 "set both",
             )
+    return main
 
-    volumes: list[dict] = []  # operator-owned volumes; they replace user volumes of the same name
+
+def _operator_volumes(
+    info: ComponentInfo, ctx: RenderContext, cache: tuple[str, str] | None
+) -> tuple[list[dict], list[dict]]:
+    """(volumes, main-container mounts) the operator adds: compilation cache, checkpoint storage, the EPP
+    config, the MPI SSH secret of multinode TensorRT-LLM, /dev/shm. They replace the user's of the same
+    name."""
+    volumes: list[dict] = []
     mounts: list[dict] = []
     if cache:
         volumes.append({"name": COMPILATION_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": cache[0]}})
@@ -229,10 +327,18 @@ def build_pod_template(
             )
         volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
         mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
-    shm = shared_memory_size(spec, info.dcd)
+    cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
+    volumes += cred_volumes
+    mounts += cred_mounts
+    shm = shared_memory_size(info.spec, info.dcd)
     if shm:
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
         mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH})
+    return volumes, mounts
+
+
+def _mount(main: dict, mounts: list[dict]) -> None:
+    """Add ``mounts`` to ``main``, each replacing a user mount of the same name or path."""
     main_mounts = list(main.get("volumeMounts") or [])
     for m in mounts:
         main_mounts = [
@@ -242,7 +348,12 @@ def build_pod_template(
     if main_mounts:
         main["volumeMounts"] = main_mounts
 
-    # Pod level: defaults, then every user podTemplate.spec field except containers over them.
+
+def _pod_spec(
+    info: ComponentInfo, user_spec: dict, main: dict, sidecars: list[dict], volumes: list[dict]
+) -> dict:
+    """Pod level: defaults, then every user podTemplate.spec field except containers over them, the
+    operator's volumes, and a PVC volume for each mount of a volume not declared (v1alpha1 volumeMounts)."""
     pod: dict = {
         "terminationGracePeriodSeconds": TERMINATION_GRACE_PERIOD_SECONDS,
         "restartPolicy": RESTART_POLICY,
@@ -268,11 +379,7 @@ def build_pod_template(
         pod["volumes"] = pod_volumes
     main = {**{k: main[k] for k in _CONTAINER_ORDER if k in main}, **main}
     pod["containers"] = [main, *sidecars]
-    if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
-        secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
-        if secrets:
-            pod["imagePullSecrets"] = secrets
-    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+    return pod
 
 
 def system_labels(info: ComponentInfo) -> dict:
@@ -288,6 +395,8 @@ def system_labels(info: ComponentInfo) -> dict:
         labels[names.LABEL_DISCOVERY_ENABLED] = "true"
     if info.worker_hash:
         labels[names.LABEL_WORKER_HASH] = info.worker_hash
+    if info.component_type in names.SUB_COMPONENT_TYPES:  # what an EPP's label filter selects on
+        labels[names.LABEL_SUB_COMPONENT_TYPE] = info.component_type
     model = (info.spec.get("modelRef") or {}).get("name")
     if model:
         labels[names.LABEL_BASE_MODEL_HASH] = names.model_hash(model)

@@ -22,6 +22,7 @@ from typing import Any
 import kubernetes
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import ReadTimeoutError
 
 from dynamo_operator import __version__
 
@@ -309,7 +310,10 @@ class ResourceClient:
         field_selector: str | None = None,
         timeout_seconds: int = 300,
         bookmarks: bool = True,
+        inactivity_timeout: float | None = None,
     ) -> WatchStream:
+        """A watch the server ends after ``timeout_seconds``; ``inactivity_timeout``: seconds without a byte
+        after which the stream raises ``WatchSilent`` (default: 30 s past the server's end)."""
         query = [
             ("watch", "true"),
             ("resourceVersion", resource_version),
@@ -318,10 +322,9 @@ class ResourceClient:
             ("fieldSelector", field_selector),
             ("timeoutSeconds", timeout_seconds),
         ]
-        raw = self.request(
-            "GET", res.base_path(namespace), query, timeout=(10, timeout_seconds + 30), stream=True
-        )
-        return WatchStream(raw)
+        silence = inactivity_timeout if inactivity_timeout is not None else timeout_seconds + 30
+        raw = self.request("GET", res.base_path(namespace), query, timeout=(10, silence), stream=True)
+        return WatchStream(raw, silence)
 
     def get(self, res: ResourceDescriptor, name: str, namespace: str | None = None) -> dict:
         return self.request("GET", res.object_path(name, namespace))
@@ -421,12 +424,18 @@ class _Preloaded:
         self.data = data
 
 
+class WatchSilent(Exception):
+    """No byte arrived on a watch for its inactivity timeout: the connection is dead without having been
+    closed (the apiserver would have ended a healthy watch, or sent a bookmark, before then)."""
+
+
 class WatchStream:
     """Iterates watch events (dicts with ``type`` and ``object``) from a streaming response; ``close()`` stops
-    it from another thread."""
+    it from another thread. A read that waits ``silence`` seconds raises ``WatchSilent``."""
 
-    def __init__(self, raw: Any):
+    def __init__(self, raw: Any, silence: float | None = None):
         self._raw = raw
+        self.silence = silence
         self.closed = False
 
     def __iter__(self) -> Iterator[dict]:
@@ -444,6 +453,10 @@ class WatchStream:
                     del buf[: nl + 1]
                     if line:
                         yield json.loads(line)
+        except ReadTimeoutError as e:
+            if self.closed:
+                return
+            raise WatchSilent(f"no data on the watch for {self.silence}s") from e
         except Exception:
             if self.closed:
                 return

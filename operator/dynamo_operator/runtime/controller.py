@@ -9,7 +9,7 @@ call ``reconcile(request) -> Result | None``.
   error in the metrics.
 * Keys in a namespace claimed by a namespace-restricted operator are dropped at enqueue and again before
   reconcile.
-* Periodic resync of the primary informer re-delivers every object (``sync_period``).
+* Periodic resync of the primary informer re-delivers every object (``RuntimeTunables.resync_period``).
 
 ``reconcile_context()`` gives a reconciler its logger (controller, namespace, name, reconcileID) and the
 attempt.
@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from .atomic import AtomicCounter
 from .client import ResourceDescriptor
 from .informer import Informer
 from .log import KVLogger, get_logger
@@ -82,10 +83,12 @@ def owner_requests(primary: ResourceDescriptor, obj: dict) -> list[Request]:
 
 @dataclass
 class Watch:
-    """An extra watch: events on ``informer`` are mapped to requests by ``map_fn``."""
+    """An extra watch: events on ``informer`` are mapped to requests by ``map_fn`` (enqueued ``delay``
+    seconds later when given, coalescing a burst)."""
 
     informer: Informer
     map_fn: MapFunc
+    delay: float | None = None
 
 
 class Controller:
@@ -126,7 +129,7 @@ class Controller:
         self._stop = threading.Event()
         self._active = 0
         self._active_lock = threading.Lock()
-        self.reconciles = 0
+        self._reconciles = AtomicCounter()  # reconciles finished, by every worker
         self.log = get_logger("controller", controller=name)
 
     # -- event plumbing -------------------------------------------------------------------------------------
@@ -175,6 +178,14 @@ class Controller:
 
         return {"on_add": emit, "on_update": on_update, "on_delete": emit}
 
+    def watch(self, informer: Informer, map_fn: MapFunc, delay: float | None = None) -> None:
+        """Also reconcile what ``map_fn`` maps each event of ``informer`` to (the one way to relate another
+        kind to this controller's objects; owned children and primaries are wired by ``Manager``)."""
+        w = Watch(informer, map_fn, delay)
+        self.watches.append(w)
+        if self._handlers_registered:
+            informer.add_event_handler(**self._mapped_handlers(w.map_fn, w.delay))
+
     # -- lifecycle ------------------------------------------------------------------------------------------
     def start(self) -> None:
         """Start workers (the manager calls this once this replica leads)."""
@@ -191,7 +202,7 @@ class Controller:
                     **self._mapped_handlers(lambda o: owner_requests(self.primary, o), self.owned_delay)
                 )
             for w in self.watches:
-                w.informer.add_event_handler(**self._mapped_handlers(w.map_fn))
+                w.informer.add_event_handler(**self._mapped_handlers(w.map_fn, w.delay))
         for i in range(self.workers):
             t = threading.Thread(target=self._worker, name=f"{self.name}-worker-{i}", daemon=True)
             t.start()
@@ -209,6 +220,16 @@ class Controller:
             if t is not threading.current_thread():
                 t.join(max(0.0, deadline - time.monotonic()))
         self._threads.clear()
+
+    @property
+    def reconciles(self) -> int:
+        return self._reconciles.value
+
+    def halt(self) -> None:
+        """Stop taking work at once, without draining (lost leadership: another replica reconciles now)."""
+        self._stop.set()
+        if self.queue is not None:
+            self.queue.shutdown()
 
     @property
     def running(self) -> bool:
@@ -262,7 +283,7 @@ class Controller:
                 self._active -= 1
                 self.metrics.controller_active_workers.labels(self.name).set(self._active)
         elapsed = time.monotonic() - start
-        self.reconciles += 1
+        self._reconciles.add()
         ns = req.namespace
         if err is not None:
             self.metrics.observe_reconcile(self.resource_type, ns, "error", elapsed, err)

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from kubernetes.client.exceptions import ApiException
 
+from .atomic import AtomicCounter
 from .client import EVENTS, ResourceClient
 from .log import get_logger
 
@@ -242,8 +243,8 @@ class EventRecorder:
         self._q: queue.Queue = queue.Queue(maxsize=max_queue)
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
-        self.sent = 0
-        self.failed = 0
+        self._sent = AtomicCounter()  # events written (the sender thread, or workers in sync mode)
+        self._failed = AtomicCounter()  # events lost: queue full (any thread) or the write failed
         self.log = get_logger("events", component=component)
 
     # -- API ------------------------------------------------------------------------------------------------
@@ -262,8 +263,16 @@ class EventRecorder:
         try:
             self._q.put_nowait(action)
         except queue.Full:
-            self.failed += 1
+            self._failed.add()
             self.log.warning("event queue full, dropping event", reason=reason)
+
+    @property
+    def sent(self) -> int:
+        return self._sent.value
+
+    @property
+    def failed(self) -> int:
+        return self._failed.value
 
     def normal(self, obj: dict, reason: str, message: str) -> None:
         self.event(obj, NORMAL, reason, message)
@@ -322,9 +331,9 @@ class EventRecorder:
                     self.client.create(EVENTS, action.body, action.namespace)
             else:
                 self.client.create(EVENTS, action.body, action.namespace)
-            self.sent += 1
+            self._sent.add()
         except Exception as e:
-            self.failed += 1
+            self._failed.add()
             self.log.warning(
                 "could not write event",
                 reason=action.body.get("reason"),

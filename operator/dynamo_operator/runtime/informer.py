@@ -7,6 +7,8 @@ client-go's reflector + DeltaFIFO + indexer, reduced to what a level-triggered o
   resourceVersion with ``allowWatchBookmarks`` (bookmarks only advance the resourceVersion);
 * a watch that ends normally (server ``timeoutSeconds``) resumes from the last resourceVersion seen;
 * ``410 Gone`` (as an HTTP status or as an ``ERROR`` event, "too old resource version") → relist;
+* a watch silent for ``watch_inactivity_timeout`` (no event, no bookmark, not ended by the server) is dead
+  without having been closed: it is dropped and re-established at once from the last resourceVersion;
 * other errors → capped exponential backoff, then resume;
 * periodic resync re-delivers every cached object to ``on_update(old, new)`` with ``old is new``;
 * indexes by namespace and by owner UID (``by_index("owner", uid)``);
@@ -31,8 +33,11 @@ from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
-from .client import ResourceClient, ResourceDescriptor, obj_key
+from .client import ResourceClient, ResourceDescriptor, WatchSilent, obj_key
 from .log import get_logger
+from .settings import RuntimeTunables
+
+_DEFAULTS = RuntimeTunables()
 
 IndexFunc = Callable[[dict], list[str]]
 
@@ -166,14 +171,21 @@ class ClientListWatcher:
         namespace: str | None = None,
         label_selector: str | None = None,
         field_selector: str | None = None,
-        watch_timeout: tuple[int, int] = (300, 600),
+        watch_timeout: tuple[int, int] = _DEFAULTS.watch_timeout,
+        inactivity_timeout: float = _DEFAULTS.watch_inactivity_timeout,
     ):
         self.client = client
         self.res = res
         self.namespace = namespace
         self.label_selector = label_selector
         self.field_selector = field_selector
+        if not 0 < watch_timeout[0] <= watch_timeout[1] < inactivity_timeout:
+            raise ValueError(
+                f"watch_timeout {watch_timeout} must end before the inactivity timeout "
+                f"({inactivity_timeout}s), or healthy watches would be taken for dead ones"
+            )
         self.watch_timeout = watch_timeout
+        self.inactivity_timeout = inactivity_timeout
 
     def list(self) -> tuple[list[dict], str]:
         return self.client.list_all(
@@ -192,6 +204,7 @@ class ClientListWatcher:
             label_selector=self.label_selector,
             field_selector=self.field_selector,
             timeout_seconds=random.randint(*self.watch_timeout),
+            inactivity_timeout=self.inactivity_timeout,
         )
 
 
@@ -214,7 +227,7 @@ class Informer:
         resync_period: float = 0.0,
         name: str | None = None,
         indexers: dict[str, IndexFunc] | None = None,
-        backoff: tuple[float, float] = (0.8, 30.0),
+        backoff: tuple[float, float] = _DEFAULTS.list_watch_backoff,
     ):
         self.res = res
         self.lw = list_watcher
@@ -224,6 +237,7 @@ class Informer:
         self.backoff = backoff
         self.resource_version = ""
         self.relists = 0
+        self.silent_watches = 0  # watches dropped for silence (each re-established at once)
         self._handlers: list[_Handler] = []
         self._hlock = threading.RLock()
         self._stop = threading.Event()
@@ -316,6 +330,10 @@ class Informer:
             except GoneError:
                 self.log.info("resourceVersion too old, relisting", resourceVersion=self.resource_version)
                 need_list = True
+            except WatchSilent as e:
+                self.silent_watches += 1
+                rv = self.resource_version
+                self.log.warning("watch went silent, re-establishing it", error=str(e), resourceVersion=rv)
             except Exception as e:
                 if self._stop.is_set():
                     break

@@ -8,10 +8,13 @@ Start order (``start()``):
    in the background, exit when renewals keep failing; cluster-wide → watch the markers in all namespaces;
 3. informers (every replica: readiness waits for their first list) and runnables with ``needs_leader=False``
    (webhook servers);
-4. leader election (or, when disabled, leadership at once) → controllers' workers and ``needs_leader=True``
-   runnables start only on the leader.
+4. leader election (or, when disabled, leadership at once) → once every cache has synced, controllers'
+   workers and ``needs_leader=True`` runnables start, only on the leader. Caches that have not synced within
+   ``cache_sync_timeout`` stop the manager (exit code 1, naming them), as controller-runtime does: nothing
+   reconciles from a partial cache.
 
-Fatal conditions (leader lease lost, marker renewal failing) stop the manager with ``exit_code = 1``;
+Fatal conditions (leader lease lost, marker renewal failing, a cache that never syncs) stop the manager with
+``exit_code = 1``;
 ``run()`` returns it and the CLI exits with it, as controller-runtime exits on "leader election lost".
 SIGTERM/SIGINT stop it cleanly (exit code 0): controllers drain, the leader Lease is released so a successor
 takes over at once, and the marker Lease is deleted so a cluster-wide operator takes the namespace back at
@@ -29,6 +32,7 @@ from typing import Any
 
 from kubernetes.client import ApiClient
 
+from .atomic import AtomicCounter
 from .client import (
     LEASES,
     ResourceClient,
@@ -37,7 +41,7 @@ from .client import (
     install_fenced_transport,
     load_api_client,
 )
-from .controller import Controller, MapFunc, Reconciler, Watch
+from .controller import Controller, Reconciler
 from .informer import ClientListWatcher, Informer
 from .leaderelection import LeaderElector
 from .log import get_logger
@@ -65,21 +69,24 @@ class Manager:
         api_client: ApiClient | None = None,
     ):
         self.settings = settings or RuntimeSettings()
-        self.api_client = api_client or load_api_client(self.settings.kubeconfig)
+        self.tunables = self.settings.tunables
+        self.api_client = api_client or load_api_client(
+            self.settings.kubeconfig, pool_maxsize=self.tunables.connection_pool_size
+        )
         self.identity = self.settings.identity
         # Every request names this process: the apiserver's audit log and managedFields (manager
         # "dynamo-operator") then tell replicas apart, which is how a stale leader's writes are looked for.
         self.api_client.user_agent = f"dynamo-operator/{self.settings.operator_version} ({self.identity})"
-        self.client = ResourceClient(self.api_client)
+        self.client = ResourceClient(self.api_client, request_timeout=self.tunables.request_timeout)
         # Leases (leader election, namespace marker) are written on a client of their own: the write fence
         # on ``client`` must never block the renewal that would lift it.
-        self.lease_client = ResourceClient(self.api_client)
+        self.lease_client = ResourceClient(self.api_client, request_timeout=self.tunables.request_timeout)
         self.metrics = OperatorMetrics()
         self.registry = self.metrics.registry
         self.log = get_logger("manager")
         self.exit_code: int | None = None
         self.stop_reason = ""
-        self.fenced_writes = 0  # writes refused by the leader-lease fence (logged at exit)
+        self._fenced_writes = AtomicCounter()  # writes refused by the leader-lease fence (logged at exit)
         self._informers: dict[tuple, Informer] = {}
         self._controllers: dict[str, Controller] = {}
         self._runnables: list[_Runnable] = []
@@ -88,7 +95,6 @@ class Manager:
         self._stopped = threading.Event()
         self._started = False
         self._leading = threading.Event()
-        self.health = HealthServer(self.settings.health_probe_bind_address)
         self.metrics_server = MetricsServer(
             self.settings.metrics_bind_address,
             self.registry,
@@ -97,6 +103,9 @@ class Manager:
             cert_dir=self.settings.metrics_cert_dir,
             service_bind_address=self.settings.metrics_service_bind_address,
         )
+        # Readiness details for a caller outside the pod: the same TokenReview/SubjectAccessReview (and
+        # its bounded cache) as /metrics, for a token allowed ``get`` on /readyz.
+        self.health = HealthServer(self.settings.health_probe_bind_address, auth=self.metrics_server.auth)
         self.health.ready_checks["informers-synced"] = self._caches_synced
         self.elector: LeaderElector | None = None
         self.marker: NamespaceScopeMarker | None = None
@@ -105,7 +114,7 @@ class Manager:
         if self.settings.cluster_wide:
             self.exclusions = NamespaceExclusions(on_released=self._namespace_released)
             self.exclusion_watcher = NamespaceExclusionWatcher(
-                self.client, self.exclusions, sweep_interval=self.settings.scope_sweep_interval
+                self.client, self.exclusions, sweep_interval=self.tunables.scope_sweep_interval
             )
 
     # -- registration ---------------------------------------------------------------------------------------
@@ -126,11 +135,21 @@ class Manager:
         with self._lock:
             inf = self._informers.get(key)
             if inf is None:
+                lw = ClientListWatcher(
+                    self.client,
+                    res,
+                    ns,
+                    label_selector,
+                    field_selector,
+                    watch_timeout=self.tunables.watch_timeout,
+                    inactivity_timeout=self.tunables.watch_inactivity_timeout,
+                )
                 inf = Informer(
                     res,
-                    ClientListWatcher(self.client, res, ns, label_selector, field_selector),
-                    resync_period=self.settings.sync_period if resync_period is None else resync_period,
+                    lw,
+                    resync_period=self.tunables.resync_period if resync_period is None else resync_period,
                     name=f"{res}" + (f"@{ns}" if ns else ""),
+                    backoff=self.tunables.list_watch_backoff,
                 )
                 self._informers[key] = inf
                 if self._started:
@@ -146,7 +165,6 @@ class Manager:
         reconcile: Reconciler,
         owns: Iterable[ResourceDescriptor | tuple[ResourceDescriptor, str]] = (),
         workers: int = 1,
-        watches: Iterable[tuple[ResourceDescriptor, MapFunc]] = (),
         label_selector: str | None = None,
         resource_type: str | None = None,
         predicate: Callable[[dict | None, dict], bool] | None = None,
@@ -154,25 +172,23 @@ class Manager:
     ) -> Controller:
         """Register a controller; it runs on the leader only. ``owns``: child kinds whose events enqueue their
         controller owner (an entry may be ``(resource, label_selector)`` to cache only labelled children);
-        ``watches``: (resource, map_fn(obj) -> [Request]) for other relations; ``owned_delay``: seconds
-        between a child's event and its owner's reconcile, coalescing a burst of child events."""
+        ``owned_delay``: seconds between a child's event and its owner's reconcile, coalescing a burst of
+        child events. Other kinds are related with ``Controller.watch`` on the returned controller."""
         if name in self._controllers:
             raise ValueError(f"controller {name!r} already registered")
         primary_inf = self.informer(
-            primary, label_selector=label_selector, resync_period=self.settings.sync_period
+            primary, label_selector=label_selector, resync_period=self.tunables.resync_period
         )
         owned = []
         for entry in owns:
             res, sel = entry if isinstance(entry, tuple) else (entry, None)
             owned.append((res, self.informer(res, label_selector=sel, resync_period=0)))
-        extra = [Watch(self.informer(res, resync_period=0), fn) for res, fn in watches]
         ctl = Controller(
             name,
             primary,
             primary_inf,
             reconcile,
             owned=owned,
-            watches=extra,
             workers=workers,
             metrics=self.metrics,
             resource_type=resource_type,
@@ -183,7 +199,9 @@ class Manager:
         with self._lock:
             self._controllers[name] = ctl
             if self._started and self._leading.is_set():
-                ctl.start()
+                threading.Thread(
+                    target=self._start_controllers, args=([ctl],), name=f"start-{name}", daemon=True
+                ).start()
         return ctl
 
     def add_runnable(
@@ -218,6 +236,10 @@ class Manager:
             return namespace != self.settings.restricted_namespace
         return self.exclusions is not None and self.exclusions.contains(namespace)
 
+    @property
+    def fenced_writes(self) -> int:
+        return self._fenced_writes.value
+
     def is_leader(self) -> bool:
         return self._leading.is_set()
 
@@ -225,11 +247,19 @@ class Manager:
     def controllers(self) -> dict[str, Controller]:
         return dict(self._controllers)
 
-    def _caches_synced(self) -> bool:
-        infs = list(self._informers.values())
+    def _all_informers(self) -> list[Informer]:
+        with self._lock:
+            infs = list(self._informers.values())
         if self.exclusion_watcher is not None:
             infs.append(self.exclusion_watcher.informer)
-        return all(i.has_synced() for i in infs)
+        return infs
+
+    def _caches_synced(self) -> bool:
+        return all(i.has_synced() for i in self._all_informers())
+
+    def unsynced_caches(self) -> list[str]:
+        """Names of the caches that have not completed their first list."""
+        return sorted(i.name for i in self._all_informers() if not i.has_synced())
 
     def wait_for_cache_sync(self, timeout: float = 60.0) -> bool:
         deadline = time.monotonic() + timeout
@@ -308,23 +338,40 @@ class Manager:
             return
         self.metrics.leader.labels(self.settings.leader_election_id).set(1)
         self._leading.set()
-        # workers start after the first list so the initial replay covers the whole cache
-        self.wait_for_cache_sync(timeout=120)
+        with self._lock:
+            controllers = list(self._controllers.values())
+        if not self._start_controllers(controllers):
+            return
         with self._lock:
             if self._stop.is_set():
                 return
-            for ctl in self._controllers.values():
-                ctl.start()
             for r in self._runnables:
                 if r.needs_leader:
                     self._start_runnable(r)
         self.log.info("leading: controllers started", controllers=sorted(self._controllers))
 
+    def _start_controllers(self, controllers: list[Controller]) -> bool:
+        """Start ``controllers``' workers once every cache has synced (so the initial replay covers the whole
+        cache); a cache still unsynced after ``cache_sync_timeout`` is fatal. False when nothing started."""
+        timeout = self.tunables.cache_sync_timeout
+        if not self.wait_for_cache_sync(timeout=timeout):
+            if not self._stop.is_set():
+                unsynced = self.unsynced_caches()
+                self.log.error("caches did not sync, no worker started", timeout=timeout, caches=unsynced)
+                self.fatal(f"timed out after {timeout:g}s waiting for caches to sync: {', '.join(unsynced)}")
+            return False
+        with self._lock:
+            if self._stop.is_set():
+                return False
+            for ctl in controllers:
+                ctl.start()
+        return True
+
     def _write_fence(self, method: str, path: str) -> None:
         """Refuse a controller's write unless this replica holds an unexpired leader lease: after a pause
         past the lease a successor may already be writing, and two writers would fight over every child."""
         if self.elector is not None and not self.elector.holds_lease():
-            self.fenced_writes += 1
+            self._fenced_writes.add()
             raise StaleLeaderWrite(
                 f"{method} {path} refused: this replica ({self.identity}) does not hold the leader lease "
                 f"{self.settings.resolved_leader_election_namespace()}/{self.settings.leader_election_id}"
@@ -350,17 +397,20 @@ class Manager:
     def fatal(self, reason: str) -> None:
         """Stop everything with exit code 1 (called from background threads)."""
         self.log.error("fatal, stopping the manager", reason=reason)
-        if self.exit_code is None:
-            self.exit_code = 1
-        self.stop_reason = reason
+        self._set_exit(1, reason)
         # lost leadership: stop reconciling immediately, before the slower teardown
         for ctl in list(self._controllers.values()):
-            ctl._stop.set()
-            if ctl.queue is not None:
-                ctl.queue.shutdown()
+            ctl.halt()
         threading.Thread(
             target=self.stop, kwargs={"release": False}, name="manager-stop", daemon=True
         ).start()
+
+    def _set_exit(self, code: int, reason: str = "") -> None:
+        """The first outcome wins: a fatal error racing a signal's clean stop must not be reported as 0."""
+        with self._lock:
+            if self.exit_code is None:
+                self.exit_code = code
+                self.stop_reason = reason or self.stop_reason
 
     def stop(self, release: bool = True) -> None:
         """Idempotent shutdown; ``release`` gives the leader lease and the namespace marker back."""
@@ -371,12 +421,12 @@ class Manager:
                 already = False
                 self._stop.set()
         if already:
-            self._stopped.wait(self.settings.graceful_shutdown_timeout + 10)
+            self._stopped.wait(self.tunables.graceful_shutdown_timeout + 10)
             return
         try:
             self.log.info("stopping manager", release=release, fencedWrites=self.fenced_writes)
             for ctl in list(self._controllers.values()):
-                ctl.stop(timeout=min(10.0, self.settings.graceful_shutdown_timeout))
+                ctl.stop(timeout=min(10.0, self.tunables.graceful_shutdown_timeout))
             for r in self._runnables:
                 if r.stop is not None:
                     try:
@@ -396,8 +446,7 @@ class Manager:
             self.metrics_server.stop()
             self.health.stop()
         finally:
-            if self.exit_code is None:
-                self.exit_code = 0
+            self._set_exit(0)
             self._stopped.set()
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -417,8 +466,7 @@ class Manager:
             self.start()
         except Exception as e:
             self.log.exception("manager failed to start")
-            self.exit_code = 1
-            self.stop_reason = str(e)
+            self._set_exit(1, str(e))
             self.stop(release=True)
             return 1
         while not self._stopped.wait(0.5):

@@ -128,118 +128,187 @@ class WorkQueueMetrics:
         self._unfinished.set(total_seconds)
 
 
+# (attribute, type, name, help, labels, extra keyword arguments): one row per metric, in upstream's names.
+_OPERATOR_METRICS: tuple[tuple[str, type, str, str, tuple[str, ...], dict[str, Any]], ...] = (
+    (
+        "reconcile_duration",
+        Histogram,
+        "dynamo_operator_reconcile_duration_seconds",
+        "Duration of reconcile operations in seconds",
+        ("resource_type", "namespace", "result"),
+        {"buckets": RECONCILE_BUCKETS},
+    ),
+    (
+        "reconcile_total",
+        Counter,
+        "dynamo_operator_reconcile_total",
+        "Total number of reconcile operations",
+        ("resource_type", "namespace", "result"),
+        {},
+    ),
+    (
+        "reconcile_errors",
+        Counter,
+        "dynamo_operator_reconcile_errors_total",
+        "Total number of reconcile errors by error type",
+        ("resource_type", "namespace", "error_type"),
+        {},
+    ),
+    (
+        "resources_total",
+        Gauge,
+        "dynamo_operator_resources_total",
+        "Number of resources managed by the operator by state",
+        ("resource_type", "namespace", "status"),
+        {},
+    ),
+    (
+        "managed_pods",
+        Gauge,
+        "dynamo_operator_managed_pods_total",
+        "Number of pods managed by the operator by component type",
+        ("component_type", "namespace"),
+        {},
+    ),
+    (
+        "webhook_duration",
+        Histogram,
+        "dynamo_operator_webhook_duration_seconds",
+        "Duration of webhook admission requests in seconds",
+        ("resource_type", "operation"),
+        {"buckets": WEBHOOK_BUCKETS},
+    ),
+    (
+        "webhook_requests",
+        Counter,
+        "dynamo_operator_webhook_requests_total",
+        "Total number of webhook admission requests",
+        ("resource_type", "operation", "result"),
+        {},
+    ),
+    (
+        "webhook_denials",
+        Counter,
+        "dynamo_operator_webhook_denials_total",
+        "Total number of webhook admission denials by reason",
+        ("resource_type", "operation", "reason"),
+        {},
+    ),
+)
+# controller-runtime / client-go work-queue and controller metrics
+_RUNTIME_METRICS: tuple[tuple[str, type, str, str, tuple[str, ...], dict[str, Any]], ...] = (
+    ("workqueue_depth", Gauge, "workqueue_depth", "Current depth of workqueue", ("name",), {}),
+    (
+        "workqueue_adds",
+        Counter,
+        "workqueue_adds_total",
+        "Total number of adds handled by workqueue",
+        ("name",),
+        {},
+    ),
+    (
+        "workqueue_queue_duration",
+        Histogram,
+        "workqueue_queue_duration_seconds",
+        "How long in seconds an item stays in workqueue before being requested",
+        ("name",),
+        {"buckets": QUEUE_BUCKETS},
+    ),
+    (
+        "workqueue_work_duration",
+        Histogram,
+        "workqueue_work_duration_seconds",
+        "How long in seconds processing an item from workqueue takes",
+        ("name",),
+        {"buckets": QUEUE_BUCKETS},
+    ),
+    (
+        "workqueue_retries",
+        Counter,
+        "workqueue_retries_total",
+        "Total number of retries handled by workqueue",
+        ("name",),
+        {},
+    ),
+    (
+        "workqueue_unfinished_work",
+        Gauge,
+        "workqueue_unfinished_work_seconds",
+        "Seconds of work in progress not yet observed by work_duration",
+        ("name",),
+        {},
+    ),
+    (
+        "workqueue_longest_running",
+        Gauge,
+        "workqueue_longest_running_processor_seconds",
+        "Seconds the longest running processor for workqueue has been running",
+        ("name",),
+        {},
+    ),
+    (
+        "controller_reconcile_total",
+        Counter,
+        "controller_runtime_reconcile_total",
+        "Total number of reconciliations per controller",
+        ("controller", "result"),
+        {},
+    ),
+    (
+        "controller_reconcile_errors",
+        Counter,
+        "controller_runtime_reconcile_errors_total",
+        "Total number of reconciliation errors per controller",
+        ("controller",),
+        {},
+    ),
+    (
+        "controller_active_workers",
+        Gauge,
+        "controller_runtime_active_workers",
+        "Number of currently used workers per controller",
+        ("controller",),
+        {},
+    ),
+    (
+        "leader",
+        Gauge,
+        "leader_election_master_status",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 master",
+        ("name",),
+        {},
+    ),
+)
+
+
 class OperatorMetrics:
+    """Every metric of the operator in one ``CollectorRegistry``, as attributes named in the tables above
+    (``reconcile_total``, ``workqueue_depth``, ...)."""
+
+    reconcile_duration: Histogram
+    reconcile_total: Counter
+    reconcile_errors: Counter
+    resources_total: Gauge
+    managed_pods: Gauge
+    webhook_duration: Histogram
+    webhook_requests: Counter
+    webhook_denials: Counter
+    workqueue_depth: Gauge
+    workqueue_adds: Counter
+    workqueue_queue_duration: Histogram
+    workqueue_work_duration: Histogram
+    workqueue_retries: Counter
+    workqueue_unfinished_work: Gauge
+    workqueue_longest_running: Gauge
+    controller_reconcile_total: Counter
+    controller_reconcile_errors: Counter
+    controller_active_workers: Gauge
+    leader: Gauge
+
     def __init__(self, registry: CollectorRegistry | None = None):
         self.registry = registry or CollectorRegistry(auto_describe=True)
-        r = self.registry
-        self.reconcile_duration = Histogram(
-            "dynamo_operator_reconcile_duration_seconds",
-            "Duration of reconcile operations in seconds",
-            ["resource_type", "namespace", "result"],
-            buckets=RECONCILE_BUCKETS,
-            registry=r,
-        )
-        self.reconcile_total = Counter(
-            "dynamo_operator_reconcile_total",
-            "Total number of reconcile operations",
-            ["resource_type", "namespace", "result"],
-            registry=r,
-        )
-        self.reconcile_errors = Counter(
-            "dynamo_operator_reconcile_errors_total",
-            "Total number of reconcile errors by error type",
-            ["resource_type", "namespace", "error_type"],
-            registry=r,
-        )
-        self.resources_total = Gauge(
-            "dynamo_operator_resources_total",
-            "Number of resources managed by the operator by state",
-            ["resource_type", "namespace", "status"],
-            registry=r,
-        )
-        self.managed_pods = Gauge(
-            "dynamo_operator_managed_pods_total",
-            "Number of pods managed by the operator by component type",
-            ["component_type", "namespace"],
-            registry=r,
-        )
-        self.webhook_duration = Histogram(
-            "dynamo_operator_webhook_duration_seconds",
-            "Duration of webhook admission requests in seconds",
-            ["resource_type", "operation"],
-            buckets=WEBHOOK_BUCKETS,
-            registry=r,
-        )
-        self.webhook_requests = Counter(
-            "dynamo_operator_webhook_requests_total",
-            "Total number of webhook admission requests",
-            ["resource_type", "operation", "result"],
-            registry=r,
-        )
-        self.webhook_denials = Counter(
-            "dynamo_operator_webhook_denials_total",
-            "Total number of webhook admission denials by reason",
-            ["resource_type", "operation", "reason"],
-            registry=r,
-        )
-        # controller-runtime / client-go work-queue metrics
-        self.workqueue_depth = Gauge("workqueue_depth", "Current depth of workqueue", ["name"], registry=r)
-        self.workqueue_adds = Counter(
-            "workqueue_adds_total", "Total number of adds handled by workqueue", ["name"], registry=r
-        )
-        self.workqueue_queue_duration = Histogram(
-            "workqueue_queue_duration_seconds",
-            "How long in seconds an item stays in workqueue before being requested",
-            ["name"],
-            buckets=QUEUE_BUCKETS,
-            registry=r,
-        )
-        self.workqueue_work_duration = Histogram(
-            "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes",
-            ["name"],
-            buckets=QUEUE_BUCKETS,
-            registry=r,
-        )
-        self.workqueue_retries = Counter(
-            "workqueue_retries_total", "Total number of retries handled by workqueue", ["name"], registry=r
-        )
-        self.workqueue_unfinished_work = Gauge(
-            "workqueue_unfinished_work_seconds",
-            "Seconds of work in progress not yet observed by work_duration",
-            ["name"],
-            registry=r,
-        )
-        self.workqueue_longest_running = Gauge(
-            "workqueue_longest_running_processor_seconds",
-            "Seconds the longest running processor for workqueue has been running",
-            ["name"],
-            registry=r,
-        )
-        self.controller_reconcile_total = Counter(
-            "controller_runtime_reconcile_total",
-            "Total number of reconciliations per controller",
-            ["controller", "result"],
-            registry=r,
-        )
-        self.controller_reconcile_errors = Counter(
-            "controller_runtime_reconcile_errors_total",
-            "Total number of reconciliation errors per controller",
-            ["controller"],
-            registry=r,
-        )
-        self.controller_active_workers = Gauge(
-            "controller_runtime_active_workers",
-            "Number of currently used workers per controller",
-            ["controller"],
-            registry=r,
-        )
-        self.leader = Gauge(
-            "leader_election_master_status",
-            "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 master",
-            ["name"],
-            registry=r,
-        )
+        for attr, kind, name, doc, labels, extra in (*_OPERATOR_METRICS, *_RUNTIME_METRICS):
+            setattr(self, attr, kind(name, doc, list(labels), registry=self.registry, **extra))
 
     def queue(self, name: str) -> WorkQueueMetrics:
         return WorkQueueMetrics(self, name)

@@ -34,6 +34,7 @@ from .client import LEASES, ResourceClient
 from .informer import ClientListWatcher, Informer
 from .leaderelection import format_microtime, now_micro, parse_time
 from .log import get_logger
+from .settings import validate_scope_durations
 
 MARKER_LEASE_NAME = "dynamo-operator-namespace-scope"
 
@@ -58,14 +59,6 @@ def marker_expired(lease: dict, now: dt.datetime | None = None) -> bool:
 
 def max_renew_failures(lease_duration: float, renew_interval: float) -> int:
     return max(1, math.floor(lease_duration / renew_interval + 1e-9) - 1)
-
-
-def validate_scope_durations(lease_duration: float, renew_interval: float) -> None:
-    if lease_duration <= 0 or renew_interval <= 0 or renew_interval >= lease_duration:
-        raise ValueError(
-            "namespace.scope: leaseDuration and leaseRenewInterval must be > 0 and "
-            f"leaseRenewInterval < leaseDuration (got {lease_duration}s / {renew_interval}s)"
-        )
 
 
 class NamespaceScopeMarker:

@@ -12,7 +12,7 @@ import os
 
 from kubernetes.client.exceptions import ApiException
 
-from .client import CONFIGMAPS
+from .client import CONFIGMAPS, ResourceDescriptor
 from .controller import Request, Result
 from .manager import Manager
 
@@ -77,3 +77,13 @@ def setup_echo_controller(mgr: Manager, workers: int = 2) -> None:
 def setup(mgr: Manager) -> None:
     """Entry point for ``dynamo-operator run --setup dynamo_operator.runtime.testing:setup``."""
     setup_echo_controller(mgr)
+
+
+# a resource no apiserver serves: listing it is a 404 forever
+UNSERVED = ResourceDescriptor("unserved.runtime-test.dynamo.nvidia.com", "v1", "widgets", "Widget")
+
+
+def setup_unsyncable(mgr: Manager) -> None:
+    """``--setup dynamo_operator.runtime.testing:setup_unsyncable``: a controller whose cache can never sync
+    (its resource is not served), so the process must stop with exit code 1 at the cache-sync timeout."""
+    mgr.add_controller("unsyncable", primary=UNSERVED, reconcile=lambda req: Result())

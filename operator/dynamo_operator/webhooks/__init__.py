@@ -1,9 +1,10 @@
 """Admission (validating, defaulting) and conversion webhooks over TLS, with self-managed certificates.
 
-``setup_webhooks(manager, settings)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
+``setup_webhooks(manager, config)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
 
 * the HTTPS server (:mod:`.server`) on every replica (``server.webhook.host``/``port``, default
-  ``0.0.0.0:9443``), ready once it serves a certificate (readiness check ``webhook-server``);
+  ``0.0.0.0:9443``), ready once it serves a certificate and while it is not saturated (readiness check
+  ``webhook-server``), on leaders and non-leaders alike;
 * the certificate manager (:mod:`.certs`): every replica serves what the Secret (``auto``) or ``certDir``
   (``manual``) holds; the leader creates/rotates the Secret and injects the CA bundle;
 * admission skips namespaces held by a namespace-restricted operator (``manager.is_namespace_excluded``).
@@ -16,24 +17,20 @@ from __future__ import annotations
 
 import os
 import sys
-import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import registry
-from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.controllers.discovery import ApiGroupDetector
-from dynamo_operator.render.context import GROVE, INTEGRATION_GROUPS
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, effective, lookup
+from dynamo_operator.certsecret import service_hosts
+from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, INTEGRATION_GROUPS
+from dynamo_operator.runtime.discovery import ApiGroupDetector
+from dynamo_operator.tunables import WebhookTunables
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
 
 GROVE_GROUP = INTEGRATION_GROUPS[GROVE]
-# A review's thread that wakes up while a reconcile or an informer holds the GIL waits until that thread
-# yields it: by default up to 5 ms, as long again as a whole review takes. The apiserver waits on every
-# review (and on every conversion), so a process that serves webhooks hands the GIL over every 1 ms.
-# (An experiment at 1000 cached graphs with 0.5 ms: the slowest of 4000 direct reviews 20-34 -> 8-11 ms.)
-GIL_SWITCH_INTERVAL = 0.001
 
 __all__ = [
     "CertManager",
@@ -47,23 +44,6 @@ __all__ = [
     "service_hosts",
     "setup_webhooks",
 ]
-
-
-def service_hosts(service: str, namespace: str, url_base: str | None = None) -> list[str]:
-    """Serving-certificate hosts: the Service's DNS names, plus the URL's host (and localhost) when given."""
-    hosts = [
-        f"{service}.{namespace}.svc",
-        service,
-        f"{service}.{namespace}",
-        f"{service}.{namespace}.svc.cluster.local",
-    ]
-    if url_base:
-        host = urllib.parse.urlsplit(url_base).hostname
-        if host:
-            hosts.append(host)
-        if host in ("127.0.0.1", "::1", "localhost"):
-            hosts += ["localhost", "127.0.0.1"]
-    return list(dict.fromkeys(hosts))
 
 
 @dataclass
@@ -83,9 +63,77 @@ def operator_usernames(namespace: str | None, extra: tuple[str, ...] = ()) -> fr
     return frozenset(names)
 
 
+@dataclass
+class _Where:
+    """Where the webhook serves and keeps its certificate, from the arguments and the configuration."""
+
+    host: str
+    port: int
+    cert_dir: str | None
+    mode: str
+    secret_name: str
+    service: str
+    namespace: str
+
+
+def _where(settings: Any, doc: dict, **given: Any) -> _Where:
+    mode = str(given["cert_mode"] or lookup(doc, "server.webhook.certProvisionMode")).lower()
+    if mode not in ("auto", "manual"):
+        raise ValueError(
+            f"OperatorConfiguration server.webhook.certProvisionMode is {mode!r}; set it to auto (the "
+            "operator manages the certificate) or manual (certificates from certDir, e.g. cert-manager)"
+        )
+    port = given["port"]
+    return _Where(
+        host=given["host"] or lookup(doc, "server.webhook.host"),
+        port=port if port is not None else int(lookup(doc, "server.webhook.port")),
+        cert_dir=given["cert_dir"] or lookup(doc, "server.webhook.certDir"),
+        mode=mode,
+        secret_name=lookup(doc, "server.webhook.secretName"),
+        service=lookup(doc, "server.webhook.serviceName", registry.CONVERSION_SERVICE_NAME),
+        namespace=(
+            given["namespace"]
+            or getattr(settings, "pod_namespace", None)
+            or getattr(settings, "restricted_namespace", None)
+            or registry.CONVERSION_SERVICE_NAMESPACE
+        ),
+    )
+
+
+def _admission_app(
+    manager: Any,
+    doc: dict,
+    users: frozenset[str],
+    checkpoint_enabled: bool | None,
+    tunables: WebhookTunables,
+) -> WebhookApp:
+    """The admission and conversion handlers, with what the rules need to know about the operator."""
+    if checkpoint_enabled is None:
+        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
+    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
+    ttl = tunables.discovery_ttl
+    return WebhookApp(
+        AdmissionSettings(
+            operator_usernames=users,
+            operator_version=getattr(manager.settings, "operator_version", None),
+            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, ttl),
+            checkpoint_enabled=checkpoint_enabled,
+            profiler_image=lookup(doc, "images.profiler", DEFAULT_PROFILER_IMAGE),
+            dra_enabled=ApiGroupDetector(
+                manager.client, INTEGRATION_GROUPS[DRA], lookup(doc, "dra.enabled", None), ttl
+            ),
+            inference_pool_served=ApiGroupDetector(
+                manager.client, INTEGRATION_GROUPS[INFERENCE_POOL], None, ttl
+            ),
+            is_namespace_excluded=manager.is_namespace_excluded,
+            metrics=getattr(manager, "metrics", None),
+        )
+    )
+
+
 def setup_webhooks(
     manager: Any,
-    settings: Any = None,
+    config: Any = None,
     *,
     host: str | None = None,
     port: int | None = None,
@@ -96,69 +144,73 @@ def setup_webhooks(
     policy: CertPolicy | None = None,
     extra_operator_usernames: tuple[str, ...] = (),
     checkpoint_enabled: bool | None = None,
+    tunables: WebhookTunables | None = None,
+    metrics_service: str | None = None,
 ) -> Webhooks:
     """Create the webhook server and certificate manager and register them with ``manager``.
 
-    Arguments override the OperatorConfiguration (``settings.config``): ``server.webhook.{host,port,certDir,
-    certProvisionMode,secretName,serviceName}``, ``security.enableHTTP2``, ``orchestrators.grove.enabled``,
-    ``checkpoint.enabled``. ``namespace`` (where the Secret lives and what the configurations' namespace
-    label must say) defaults to ``POD_NAMESPACE``, then the restricted namespace, then ``dynamo-system``.
+    Arguments override the OperatorConfiguration ``config`` (model, document or None for the defaults):
+    ``server.webhook.{host,port,certDir,certProvisionMode,secretName,serviceName}``,
+    ``security.enableHTTP2``, ``orchestrators.grove.enabled``, ``checkpoint.enabled``. ``namespace`` (where
+    the Secret lives and what the configurations' namespace label must say) defaults to the manager's
+    ``pod_namespace`` (``POD_NAMESPACE``), then its restricted namespace, then ``dynamo-system``.
+    ``metrics_service`` (default: env ``METRICS_SERVICE_NAME``, which the chart sets) adds the metrics
+    Service's names to the serving certificate, and the manager's secure metrics listener then serves that
+    certificate, so a scrape can verify it against the CA (the ServiceMonitor does).
     """
-    settings = settings or manager.settings
-    doc = effective(getattr(settings, "config", None))
-    host = host or lookup(doc, "server.webhook.host")
-    port = port if port is not None else int(lookup(doc, "server.webhook.port"))
-    cert_dir = cert_dir or lookup(doc, "server.webhook.certDir")
-    mode = str(cert_mode or lookup(doc, "server.webhook.certProvisionMode")).lower()
-    if mode not in ("auto", "manual"):
-        raise ValueError(
-            f"OperatorConfiguration server.webhook.certProvisionMode is {mode!r}; set it to auto (the "
-            "operator manages the certificate) or manual (certificates from certDir, e.g. cert-manager)"
-        )
-    secret_name = lookup(doc, "server.webhook.secretName")
-    service = lookup(doc, "server.webhook.serviceName", registry.CONVERSION_SERVICE_NAME)
-    namespace = (
-        namespace
-        or getattr(settings, "pod_namespace", None)
-        or getattr(settings, "restricted_namespace", None)
-        or registry.CONVERSION_SERVICE_NAMESPACE
+    settings = manager.settings
+    tunables = tunables or WebhookTunables()
+    doc = effective(config)
+    where = _where(
+        settings,
+        doc,
+        host=host,
+        port=port,
+        cert_dir=cert_dir,
+        cert_mode=cert_mode,
+        namespace=namespace,
     )
-    enable_http2 = bool(getattr(settings, "enable_http2", False))
-    cluster_wide = bool(getattr(settings, "cluster_wide", True))
-    grove_cfg = lookup(doc, "orchestrators.grove.enabled")
-    if checkpoint_enabled is None:
-        checkpoint_enabled = bool(lookup(doc, "checkpoint.enabled"))
-
-    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL))
+    enable_http2 = bool(lookup(doc, "security.enableHTTP2"))
+    metrics_service = metrics_service or os.environ.get("METRICS_SERVICE_NAME") or None
+    sys.setswitchinterval(min(sys.getswitchinterval(), tunables.gil_switch_interval))
     tls = TLSContextHolder(enable_http2=enable_http2)
-    app = WebhookApp(
-        AdmissionSettings(
-            operator_usernames=operator_usernames(namespace, extra_operator_usernames),
-            operator_version=getattr(settings, "operator_version", None),
-            grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg),
-            checkpoint_enabled=checkpoint_enabled,
-            is_namespace_excluded=manager.is_namespace_excluded,
-            metrics=getattr(manager, "metrics", None),
-        )
-    )
-    server = WebhookServer(app, host=host, port=port, tls=tls, enable_http2=enable_http2)
+    users = operator_usernames(where.namespace, extra_operator_usernames)
+    app = _admission_app(manager, doc, users, checkpoint_enabled, tunables)
+    server = WebhookServer(app, host=where.host, port=where.port, tls=tls, enable_http2=enable_http2)
     certs = CertManager(
         client=manager.client,
-        namespace=namespace,
-        hosts=service_hosts(service, namespace, url_base),
+        namespace=where.namespace,
+        hosts=service_hosts(
+            where.service, where.namespace, url_base, (metrics_service,) if metrics_service else ()
+        ),
         holder=tls,
-        mode=mode,
-        secret_name=secret_name,
-        cert_dir=cert_dir,
+        mode=where.mode,
+        secret_name=where.secret_name,
+        cert_dir=where.cert_dir,
         policy=policy or CertPolicy(),
         inject_webhooks=True,
-        inject_crds=cluster_wide,
+        inject_crds=bool(getattr(settings, "cluster_wide", True)),
         conversion_url=f"{url_base.rstrip('/')}{registry.CONVERSION_PATH}" if url_base else None,
     )
+    _register(manager, server, certs, tls, metrics_service)
+    return Webhooks(app, server, certs, tls)
+
+
+def _register(
+    manager: Any,
+    server: WebhookServer,
+    certs: CertManager,
+    tls: TLSContextHolder,
+    metrics_service: str | None,
+) -> None:
+    """Every replica serves (and is ready once it serves and its callers trust the CA); the leader alone
+    writes the Secret and the caBundles."""
     manager.add_runnable(server.run, needs_leader=False, name="webhook-server")
     manager.add_runnable(certs.run_loader, needs_leader=False, name="webhook-cert-loader")
     manager.add_runnable(certs.run_leader, needs_leader=True, name="webhook-cert-manager")
     manager.add_runnable(certs.run_watcher, needs_leader=True, name="webhook-cabundle-watch")
     manager.add_readiness_check("webhook-server", server.ready)
     manager.add_readiness_check("webhook-callers", certs.callers_trust_us)
-    return Webhooks(app, server, certs, tls)
+    metrics_server = getattr(manager, "metrics_server", None)
+    if metrics_service and metrics_server is not None and not getattr(metrics_server, "cert_dir", None):
+        metrics_server.serve_certificate_from(tls.context)

@@ -1,7 +1,8 @@
 """The webhook's TLS certificates, managed by the operator itself.
 
 ``auto`` (default): the operator keeps a CA and a serving certificate in the Secret ``webhook-server-cert``
-(operator namespace, type ``kubernetes.io/tls``, keys ``tls.crt``, ``tls.key``, ``ca.crt``, ``ca.key``) and
+(operator namespace, type ``kubernetes.io/tls``, keys ``tls.crt``, ``tls.key``, ``ca.crt``, ``ca.key``; the
+layout and the rotation plan live in :mod:`dynamo_operator.certsecret`, shared with the install hook) and
 patches the CA bundle into
 
 * its own Validating/MutatingWebhookConfigurations: those labelled
@@ -9,27 +10,28 @@ patches the CA bundle into
 * the conversion webhook of every CRD of group ``nvidia.com`` whose conversion strategy is ``Webhook``
   (cluster-wide mode only: a namespace-restricted operator does not own the cluster-scoped CRDs).
 
-Why this is safe across rotations:
+No caller may meet a certificate it does not trust:
 
-* the CA (10 years) outlives serving certificates (1 year, renewed 90 days before expiry), and a serving
-  rotation keeps the CA, so the published caBundle stays valid and no admission fails;
-* a CA rotation first publishes ``new CA + old CA`` as the bundle while the old serving certificate keeps
-  serving; only after ``ca_overlap`` does the serving certificate switch to one signed by the new CA, and only
-  after ``2 * ca_overlap`` is the old CA dropped from the bundle;
+* a serving rotation keeps the CA, so the published caBundle stays valid;
+* a CA rotation publishes ``new CA + old CA`` first; the serving certificate switches to the new CA only
+  after ``ca_overlap`` **and** once every caller (each labelled configuration, each conversion CRD) has
+  carried that bundle for ``ca_overlap`` without a break (a configuration re-created meanwhile restarts the
+  clock), so an injection that failed or was undone never turns into a window of "unknown authority";
+* a read of the Secret and the use of what it held are one step (a lock shared by the loader and the
+  leader's reconcile), so a loader's read from before a rotation can never replace the newer certificate
+  or bundle the leader just loaded; rotation requests from other threads are counted under the same lock;
 * the server takes the new certificate for the next TLS connection (:class:`TLSContextHolder` swaps one
   ``SSLContext`` reference atomically): no restart, no dropped connection.
 
-The leader checks all of this once a minute and, through a watch on its labelled webhook configurations,
-at once when one appears or loses the bundle (a Helm upgrade re-creating it, a ``kubectl replace``).
+The leader checks all of this once a minute and, through watches on its labelled webhook configurations and
+on the CRDs, at once when one appears or loses the bundle (a Helm upgrade re-creating it, a ``kubectl
+replace``, a CRD re-applied).
 
 Writes (Secret, caBundles) happen on the leader only, with resourceVersion preconditions; every replica
-reads the Secret and serves what it holds. ``manual`` mode serves ``tls.crt``/``tls.key`` from ``certDir``
-(cert-manager, an administrator), reloads them when the files change, and injects ``ca.crt`` from the same
-directory when it exists.
-
-Certificates are issued by ``dynamo_operator.pki`` (ECDSA P-256; IP SANs such as ``127.0.0.1`` when the API
-server reaches the webhook by URL, as in local runs and tests). The install hook keeps the same Secret through
-:func:`plan`, :class:`Material` and :data:`SECRET_LABELS`, so the two writers agree on its layout and labels.
+reads the Secret through the API and serves what it holds, keeping only the serving pair and the bundle in
+memory (``ca.key`` is never mounted and never kept by a replica that does not lead). ``manual`` mode serves
+``tls.crt``/``tls.key`` from ``certDir`` (cert-manager, an administrator), reloads them when the files change,
+and injects ``ca.crt`` from the same directory when it exists.
 """
 
 from __future__ import annotations
@@ -38,7 +40,6 @@ import base64
 import contextlib
 import datetime as dt
 import hashlib
-import ipaddress
 import os
 import ssl
 import tempfile
@@ -49,28 +50,45 @@ from pathlib import Path
 from typing import Any
 
 from cryptography import x509
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
 
 from dynamo_operator.api.registry import GROUP
-from dynamo_operator.labels import (
-    LABEL_APP_COMPONENT,
-    LABEL_MANAGED_BY,
-    LABEL_PART_OF,
-    MANAGED_BY,
-    PART_OF,
+from dynamo_operator.certsecret import (
+    ANN_CA_PUBLISHED,
+    SECRET_LABELS,
+    SECRET_TYPE,
+    CertPolicy,
+    Material,
+    load_bundle,
+    plan,
+    signed_by,
 )
-from dynamo_operator.pki import _cert_pem, issue_ca, issue_serving, split_hosts
+from dynamo_operator.labels import WEBHOOK_INJECTION_LABEL, WEBHOOK_NAMESPACE_LABEL
+from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor, is_status
 from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.log import get_logger
 
-INJECTION_LABEL = "nvidia.com/dynamo-webhook-cabundle-injection"
-NAMESPACE_LABEL = "nvidia.com/dynamo-operator-namespace"
-ANN_CA_PUBLISHED = "nvidia.com/webhook-ca-published-at"
-SECRET_TYPE = "kubernetes.io/tls"
-# The webhook Secret's labels, whoever writes it (this operator, or the install hook before it starts).
-SECRET_LABELS = {LABEL_MANAGED_BY: MANAGED_BY, LABEL_APP_COMPONENT: "webhook", LABEL_PART_OF: PART_OF}
+__all__ = [
+    "ANN_CA_PUBLISHED",
+    "CRDS",
+    "INJECTION_LABEL",
+    "MUTATING",
+    "NAMESPACE_LABEL",
+    "SECRET_LABELS",
+    "SECRET_TYPE",
+    "VALIDATING",
+    "CertManager",
+    "CertPolicy",
+    "Material",
+    "TLSContextHolder",
+    "issue_ca",
+    "issue_serving",
+    "load_bundle",
+    "plan",
+]
+
+INJECTION_LABEL = WEBHOOK_INJECTION_LABEL
+NAMESPACE_LABEL = WEBHOOK_NAMESPACE_LABEL
 
 VALIDATING = ResourceDescriptor(
     "admissionregistration.k8s.io",
@@ -101,207 +119,20 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
-@dataclass(frozen=True)
-class CertPolicy:
-    ca_validity: dt.timedelta = dt.timedelta(days=3650)
-    # renew the CA this long before it expires; longer than a serving certificate's life, so a serving
-    # certificate never outlives its CA
-    ca_renew_before: dt.timedelta = dt.timedelta(days=400)
-    serving_validity: dt.timedelta = dt.timedelta(days=365)
-    serving_renew_before: dt.timedelta = dt.timedelta(days=90)
-    # how long a new CA sits in the bundle next to the old one before the serving certificate switches to it
-    ca_overlap: dt.timedelta = dt.timedelta(minutes=5)
-    check_interval: float = 60.0
-    reload_interval: float = 5.0
-
-
-# -----------------------------------------------------------------------------------------------------------
-# issuing (pure)
-
-
 def _bundles_current(hooks: list[dict], b64: str) -> bool:
     """Every webhook of a configuration trusts the CA bundle ``b64``."""
     return all((h.get("clientConfig") or {}).get("caBundle") == b64 for h in hooks)
 
 
-def load_bundle(pem: bytes | None) -> list[x509.Certificate]:
-    if not pem:
-        return []
-    try:
-        return x509.load_pem_x509_certificates(pem)
-    except ValueError:
-        return []
-
-
-def _signed_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
-    if cert.issuer != ca.subject:
-        return False
-    try:
-        cert.verify_directly_issued_by(ca)
-    except (ValueError, TypeError, InvalidSignature):
-        return False
-    return True
-
-
-def _key_matches(cert: x509.Certificate, key_pem: bytes | None) -> bool:
-    if not key_pem:
-        return False
-    try:
-        key = serialization.load_pem_private_key(key_pem, password=None)
-    except (ValueError, TypeError):
-        return False
-    fmt = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return cert.public_key().public_bytes(*fmt) == key.public_key().public_bytes(*fmt)
-
-
-def _covers(cert: x509.Certificate, hosts: list[str]) -> bool:
-    try:
-        ext = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    except x509.ExtensionNotFound:
-        return False
-    dns = set(ext.get_values_for_type(x509.DNSName))
-    ips = {str(i) for i in ext.get_values_for_type(x509.IPAddress)}
-    want_dns, want_ips = split_hosts(hosts)
-    return set(want_dns) <= dns and {str(ipaddress.ip_address(i)) for i in want_ips} <= ips
-
-
-def _parse_time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
-
-
-@dataclass
-class Material:
-    """The Secret's content (PEM bytes) plus when the newest CA entered the bundle."""
-
-    tls_crt: bytes = b""
-    tls_key: bytes = b""
-    ca_crt: bytes = b""
-    ca_key: bytes = b""
-    ca_published_at: dt.datetime | None = None
-
-    @classmethod
-    def from_secret(cls, secret: dict | None) -> Material:
-        secret = secret or {}
-        data = secret.get("data") or {}
-
-        def get(k: str) -> bytes:
-            try:
-                return base64.b64decode(data.get(k) or "")
-            except ValueError:
-                return b""
-
-        ann = (secret.get("metadata") or {}).get("annotations") or {}
-        return cls(
-            get("tls.crt"),
-            get("tls.key"),
-            get("ca.crt"),
-            get("ca.key"),
-            _parse_time(ann.get(ANN_CA_PUBLISHED)),
-        )
-
-    def secret_data(self) -> dict[str, str]:
-        return {
-            k: base64.b64encode(v).decode()
-            for k, v in (
-                ("tls.crt", self.tls_crt),
-                ("tls.key", self.tls_key),
-                ("ca.crt", self.ca_crt),
-                ("ca.key", self.ca_key),
-            )
-        }
-
-    def serving_ok(self) -> bool:
-        try:
-            cert = x509.load_pem_x509_certificate(self.tls_crt)
-        except ValueError:
-            return False
-        return _key_matches(cert, self.tls_key)
-
-
-def plan(
-    current: Material,
-    hosts: list[str],
-    policy: CertPolicy,
-    now: dt.datetime | None = None,
-    force_serving: bool = False,
-    force_ca: bool = False,
-) -> tuple[Material | None, str]:
-    """The next state of the Secret (None: keep it) and why. One step per call; call again for the next."""
-    now = now or _now()
+def _serving_ca_changes(current: Material, new: Material) -> bool:
+    """Whether ``new`` serves a certificate from another CA than ``current`` does, out of a CA ``current``
+    already publishes (a switch the callers' bundles must be ready for)."""
+    old, nxt = current.serving_cert(), new.serving_cert()
     bundle = load_bundle(current.ca_crt)
-    ca = bundle[0] if bundle else None
-    ca_usable = (
-        ca is not None
-        and _key_matches(ca, current.ca_key)
-        and ca.not_valid_before_utc <= now < ca.not_valid_after_utc
-    )
-
-    def serving_from(
-        ca_crt: bytes, ca_key: bytes, bundle_pem: bytes, published: dt.datetime | None
-    ) -> Material:
-        crt, key = issue_serving(ca_crt, ca_key, hosts, policy.serving_validity, now)
-        return Material(crt, key, bundle_pem, ca_key, published)
-
-    if not ca_usable:
-        ca_crt, ca_key = issue_ca(policy.ca_validity, now)
-        return serving_from(
-            ca_crt, ca_key, ca_crt, now
-        ), "no usable CA: issued a new CA and serving certificate"
-    assert ca is not None
-    ca_pem = _cert_pem(ca)
-
-    if force_ca or ca.not_valid_after_utc - now <= policy.ca_renew_before:
-        # step 1 of a CA rotation: publish new + still-valid old CAs; the serving certificate stays
-        new_crt, new_key = issue_ca(policy.ca_validity, now)
-        olds = b"".join(_cert_pem(c) for c in bundle if c.not_valid_after_utc > now)
-        out = Material(current.tls_crt, current.tls_key, new_crt + olds, new_key, now)
-        if not current.serving_ok():
-            out.tls_crt, out.tls_key = issue_serving(new_crt, new_key, hosts, policy.serving_validity, now)
-        return out, "CA renewal: published the new CA next to the old one"
-
-    try:
-        serving = x509.load_pem_x509_certificate(current.tls_crt)
-    except ValueError:
-        serving = None
-    published = current.ca_published_at
-    overlap_done = published is None or now - published >= policy.ca_overlap
-
-    reason = ""
-    if serving is None or not _key_matches(serving, current.tls_key):
-        reason = "serving certificate missing or not matching its key"
-    elif not any(_signed_by(serving, c) for c in bundle):
-        reason = "serving certificate not signed by a published CA"
-    elif not (serving.not_valid_before_utc <= now < serving.not_valid_after_utc):
-        reason = "serving certificate not valid now"
-    elif not _covers(serving, hosts):
-        reason = "serving certificate lacks a required host name"
-    elif serving.not_valid_after_utc - now <= policy.serving_renew_before:
-        reason = "serving certificate renewal"
-    elif force_serving:
-        reason = "serving certificate rotation requested"
-    elif not _signed_by(serving, ca) and overlap_done:
-        reason = "CA renewal: serving certificate switched to the new CA"
-    if reason:
-        return serving_from(ca_pem, current.ca_key, current.ca_crt, published), reason
-
-    # step 3 of a CA rotation: once the serving certificate has used the new CA for a full overlap, drop the
-    # old CAs from the bundle (expired ones go at once)
-    if len(bundle) > 1 and _signed_by(serving, ca):
-        if published is None or now - published >= 2 * policy.ca_overlap:
-            keep: list[x509.Certificate] = []
-        else:
-            keep = [c for c in bundle[1:] if c.not_valid_after_utc > now]
-        if len(keep) < len(bundle) - 1:
-            bundle_pem = ca_pem + b"".join(_cert_pem(c) for c in keep)
-            out = Material(current.tls_crt, current.tls_key, bundle_pem, current.ca_key, published)
-            return out, "CA renewal: dropped old CAs from the bundle"
-    return None, "up to date"
+    if old is None or nxt is None or not bundle:
+        return False
+    issuer = next((c for c in bundle if signed_by(nxt, c)), None)
+    return issuer is not None and not signed_by(old, issuer)
 
 
 # -----------------------------------------------------------------------------------------------------------
@@ -378,11 +209,17 @@ class CertManager:
 
     def __post_init__(self) -> None:
         self.log = get_logger("webhook-certs", namespace=self.namespace, secret=self.secret_name)
-        self._force_serving = False
-        self._force_ca = False
+        # One lock for every step that reads the Secret and acts on it: a read and its use, the leader's
+        # write and the load after it. Rotation requests are counted under a lock of their own, so asking
+        # never waits for an API call.
+        self._lock = threading.RLock()
+        self._asks = threading.Lock()
+        self._requested = {"serving": 0, "ca": 0}  # rotation requests made (rotate_serving, rotate_ca)
+        self._handled = {"serving": 0, "ca": 0}  # ... and consumed by a reconcile
         self._kick = threading.Event()
         self.bundle: bytes = b""
-        self.injected: dict[str, str] = {}  # "<kind>/<name>" -> caBundle fingerprint last written
+        # (bundle, since when every caller has carried it without a break)
+        self._everywhere: tuple[str, dt.datetime | None] = ("", None)
         self._trust_memo: tuple[bool, float] = (False, float("-inf"))
 
     # -- reading (every replica) -----------------------------------------------------------------------------
@@ -405,23 +242,33 @@ class CertManager:
         return Material(read("tls.crt"), read("tls.key"), read("ca.crt"))
 
     def load(self) -> bool:
-        """Serve what the Secret (auto) or certDir (manual) holds; True when a certificate is being served."""
-        m = self._read_files() if self.mode == "manual" else Material.from_secret(self._read_secret())
+        """Serve what the Secret (auto) or certDir (manual) holds; True when a certificate is being served.
+
+        The read and its use are one step under the lock: a read from before the leader's latest write can
+        never be applied after the write's own load (it would serve the older certificate and bundle)."""
+        with self._lock:
+            m = self._read_files() if self.mode == "manual" else Material.from_secret(self._read_secret())
+            self._apply(m)
+        return self.holder.ready
+
+    def _apply(self, m: Material) -> None:
+        """Serve ``m``'s pair and keep its bundle; its CA key is not kept (only a reconcile issues)."""
         if m.tls_crt and m.tls_key and self.holder.update(m.tls_crt, m.tls_key):
             self.log.info("serving certificate loaded", serial=self.holder.serial)
         if m.ca_crt:
             self.bundle = m.ca_crt
-        return self.holder.ready
 
     # -- writing (leader) ------------------------------------------------------------------------------------
     def rotate_serving(self) -> None:
         """Issue a new serving certificate on the next reconcile (same CA)."""
-        self._force_serving = True
+        with self._asks:
+            self._requested["serving"] += 1
         self._kick.set()
 
     def rotate_ca(self) -> None:
         """Start a CA rotation on the next reconcile (bundle first, serving certificate after the overlap)."""
-        self._force_ca = True
+        with self._asks:
+            self._requested["ca"] += 1
         self._kick.set()
 
     def reconcile(self) -> str:
@@ -430,24 +277,37 @@ class CertManager:
             self.load()
             self.inject()
             return "manual"
-        secret = self._read_secret()
-        current = Material.from_secret(secret)
-        force_s, force_c = self._force_serving, self._force_ca
-        new, reason = plan(
-            current, self.hosts, self.policy, now=self.clock(), force_serving=force_s, force_ca=force_c
-        )
-        if new is not None:
-            self._write(secret, new)
-            self.log.info("webhook certificate secret updated", reason=reason)
-            if force_s:
-                self._force_serving = False
-            if force_c:
-                self._force_ca = False
-        elif force_s or force_c:
-            self._force_serving = self._force_ca = False
-        self.load()
+        with self._asks:
+            asked = dict(self._requested)
+        with self._lock:
+            force = {k: asked[k] > self._handled[k] for k in asked}
+            secret = self._read_secret()
+            current = Material.from_secret(secret)
+            new, reason = plan(
+                current,
+                self.hosts,
+                self.policy,
+                now=self.clock(),
+                force_serving=force["serving"],
+                force_ca=force["ca"],
+            )
+            if new is not None and _serving_ca_changes(current, new) and not self._bundle_settled(current):
+                new, reason = None, "waiting until every caller has trusted the new CA for the overlap"
+                asked["serving"] = self._handled["serving"]  # a forced rotation waits for the switch too
+            if new is not None:
+                self._write(secret, new)
+                self.log.info("webhook certificate secret updated", reason=reason)
+                secret = self._read_secret()
+            self._handled.update(asked)
+            self._apply(Material.from_secret(secret))
         self.inject()
         return reason
+
+    def _bundle_settled(self, current: Material) -> bool:
+        """Every caller has carried ``current``'s bundle, without a break, for at least ``ca_overlap``."""
+        b64 = base64.b64encode(current.ca_crt).decode()
+        bundle, since = self._everywhere
+        return bundle == b64 and since is not None and self.clock() - since >= self.policy.ca_overlap
 
     def _write(self, secret: dict | None, m: Material) -> None:
         labels = dict(SECRET_LABELS)
@@ -506,16 +366,19 @@ class CertManager:
         return cc.get("caBundle") == b64 and (not self.conversion_url or cc.get("url") == self.conversion_url)
 
     def inject(self) -> None:
-        """Patch the CA bundle into our labelled webhook configurations and the nvidia.com CRDs."""
+        """Patch the CA bundle into our labelled webhook configurations and the nvidia.com CRDs; note since
+        when every caller has carried it (a caller that had lost it restarts that clock)."""
         if not self.bundle:
             return
         b64 = base64.b64encode(self.bundle).decode()
+        wrote = False
         for res, cfg, hooks in self._webhook_configs():
             if _bundles_current(hooks, b64):
                 continue
             for h in hooks:
                 h.setdefault("clientConfig", {})["caBundle"] = b64
             self.client.replace(res, cfg)
+            wrote = True
             self.log.info("caBundle injected", kind=res.kind, name=cfg["metadata"]["name"])
         for name, cc in self._conversion_crds():
             if self._crd_current(cc, b64):
@@ -526,7 +389,10 @@ class CertManager:
             self.client.patch(
                 CRDS, name, {"spec": {"conversion": {"webhook": {"clientConfig": client_config}}}}
             )
+            wrote = True
             self.log.info("caBundle injected", kind="CustomResourceDefinition", name=name)
+        if wrote or self._everywhere[0] != b64:
+            self._everywhere = (b64, self.clock())
 
     def callers_trust_us(self) -> bool:
         """Readiness: the apiserver can call this server, i.e. every labelled webhook configuration and (when
@@ -584,19 +450,21 @@ class CertManager:
 
     def run_watcher(self, stop: threading.Event) -> None:
         """Leader only: inject at once when a labelled webhook configuration appears or loses our bundle (a
-        Helm upgrade that re-creates it, a `kubectl replace`), not at the next periodic check a minute later:
-        until then every admission it routes fails TLS verification and is refused."""
-        if not self.inject_webhooks:
-            stop.wait()
-            return
-        informers = [
-            Informer(
-                res,
-                ClientListWatcher(self.client, res, label_selector=self._webhook_selector),
-                name=f"cabundle-{res.kind}",
-            )
-            for res in (VALIDATING, MUTATING)
-        ]
+        Helm upgrade that re-creates it, a `kubectl replace`), or a Dynamo CRD's conversion does (a CRD
+        re-applied), not at the next periodic check a minute later: until then every admission or
+        conversion it routes fails TLS verification."""
+        informers = []
+        if self.inject_webhooks:
+            informers += [
+                Informer(
+                    res,
+                    ClientListWatcher(self.client, res, label_selector=self._webhook_selector),
+                    name=f"cabundle-{res.kind}",
+                )
+                for res in (VALIDATING, MUTATING)
+            ]
+        if self.inject_crds:
+            informers.append(Informer(CRDS, ClientListWatcher(self.client, CRDS), name="cabundle-crds"))
         for informer in informers:
             informer.add_event_handler(
                 on_add=self._kick_if_stale, on_update=lambda _old, new: self._kick_if_stale(new)
@@ -608,10 +476,24 @@ class CertManager:
             for informer in informers:
                 informer.stop()
 
-    def _kick_if_stale(self, cfg: dict) -> None:
-        if self.bundle and not _bundles_current(
-            cfg.get("webhooks") or [], base64.b64encode(self.bundle).decode()
-        ):
+    def _kick_if_stale(self, obj: dict) -> None:
+        if not self.bundle:
+            return
+        b64 = base64.b64encode(self.bundle).decode()
+        if obj.get("kind") == CRDS.kind or "spec" in obj:
+            spec = obj.get("spec") or {}
+            conv = spec.get("conversion") or {}
+            cc = (conv.get("webhook") or {}).get("clientConfig")
+            stale = (
+                spec.get("group") == GROUP
+                and conv.get("strategy") == "Webhook"
+                and isinstance(cc, dict)
+                and not self._crd_current(cc, b64)
+            )
+        else:
+            stale = not _bundles_current(obj.get("webhooks") or [], b64)
+        if stale:
+            self._everywhere = ("", None)  # a caller lost the bundle: the settle clock restarts
             self._kick.set()
 
     def _sleep(self, stop: threading.Event, seconds: float) -> None:

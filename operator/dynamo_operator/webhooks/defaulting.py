@@ -9,7 +9,10 @@ Works directly on the request's version (the patch must address the object the A
   (DynamoGraphDeployment and DynamoComponentDeployment), so version-dependent behaviour stays fixed for the
   object's life;
 * a standalone DynamoComponentDeployment gets its component name from ``metadata.name`` (v1beta1
-  ``spec.name``, v1alpha1 ``spec.serviceName``).
+  ``spec.name``, v1alpha1 ``spec.serviceName``);
+* a DynamoGraphDeploymentRequest created without a profiler image gets the operator's (``images.profiler``;
+  v1beta1 ``spec.image``, v1alpha1 ``spec.profilingConfig.profilerImage``), as upstream's defaulter does:
+  the seed makes ``model`` the one required field, so the rest has defaults, and the request shows which.
 
 Terminating objects are never patched. Malformed input yields no patch (validation reports it).
 """
@@ -81,6 +84,9 @@ def default_patch(
         if not spec.get(key) and isinstance(name, str) and name:
             patch.append({"op": "add", "path": f"/spec/{key}", "value": name})
 
+    if kind == "DynamoGraphDeploymentRequest" and isinstance(spec, dict) and ctx.operation == "CREATE":
+        patch += _profiler_image(version, spec, ctx.profiler_image)
+
     if kind in STAMPED_KINDS and ctx.operation == "CREATE" and operator_version:
         annotations = metadata.get("annotations")
         if not isinstance(obj.get("metadata"), dict):
@@ -108,6 +114,22 @@ def default_patch(
                 }
             )
     return patch
+
+
+def _blank(value: Any) -> bool:
+    return not isinstance(value, str) or not value.strip()
+
+
+def _profiler_image(version: str, spec: dict, image: str) -> Patch:
+    """The profiler image of a request that names none."""
+    if version == "v1beta1":
+        return [{"op": "add", "path": "/spec/image", "value": image}] if _blank(spec.get("image")) else []
+    prof = spec.get("profilingConfig")
+    if prof is None:
+        return [{"op": "add", "path": "/spec/profilingConfig", "value": {"profilerImage": image}}]
+    if isinstance(prof, dict) and _blank(prof.get("profilerImage")):
+        return [{"op": "add", "path": "/spec/profilingConfig/profilerImage", "value": image}]
+    return []
 
 
 def apply_patch(obj: Any, patch: Patch) -> Any:

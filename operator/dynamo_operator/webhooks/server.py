@@ -15,8 +15,9 @@ gets HTTP 400; an unknown path 404; a body over ``max_body`` 413; anything but P
 review always gets HTTP 200 with the decision inside, and a bug in a rule becomes a denial with code 500 in
 the review, never a dropped connection.
 
-Robustness: a per-connection socket timeout (TLS handshake and every read), an overall deadline for reading
-one request body, a cap on concurrent connections (extra ones are closed at once), and the body size limit.
+Robustness (``runtime.httpserver``): one deadline per request covering the TLS handshake, headers and body;
+body limits per path sized to what the API server sends (``MAX_BODY``, ``MAX_CONVERSION_BODY``); a cap on
+bytes in flight; a connection cap that closes idle connections first; readiness false while saturated.
 TLS 1.2 or newer; the certificate comes from a :class:`~.certs.TLSContextHolder` for each new connection,
 so a rotated certificate is served without a restart. HTTP/1.1 only: the standard library has no HTTP/2
 server, so ``security.enableHTTP2`` is accepted but only ``http/1.1`` is offered in ALPN (the API server
@@ -26,10 +27,7 @@ falls back to it).
 from __future__ import annotations
 
 import base64
-import http.server
 import json
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.api.registry import GROUP, KINDS
+from dynamo_operator.runtime.httpserver import HTTPServer, Limits, MiB, Request, Response
 from dynamo_operator.runtime.log import get_logger
 
 from . import defaulting, validation
@@ -56,7 +56,14 @@ WEBHOOK_KINDS = (
 )
 MUTATED_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest")
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
-MAX_BODY = 8 * 1024 * 1024  # an object (etcd limit ~1.5 MiB) plus its old object, JSON-escaped
+# Body limits sized to what the API server sends. It refuses a write whose body is over 3 MiB
+# (k8s.io/apiserver MaxRequestBodyBytes, not a flag), and what etcd stores came through that limit, so an
+# AdmissionReview carries at most a 3 MiB object and a 3 MiB oldObject, plus an envelope (userInfo, options)
+# of a few KiB: 7 MiB leaves a MiB for re-encoding. A ConversionReview carries a list at once: a page of a
+# paginated LIST (500 objects with client-go and kubectl) or a watch event; 16 MiB is 500 objects of 32 KiB
+# (our DGDs are 2-10 KiB). Anything larger is refused with 413 before a byte of the body is read.
+MAX_BODY = 7 * MiB
+MAX_CONVERSION_BODY = 16 * MiB
 
 
 def _group_slug() -> str:
@@ -92,6 +99,10 @@ class AdmissionSettings:
     operator_version: str | None = None
     grove_enabled: Callable[[], bool] = lambda: False
     checkpoint_enabled: bool = True
+    profiler_image: str = DEFAULT_PROFILER_IMAGE  # images.profiler: a DGDR's default profiler
+    # DRA on (dra.enabled, else resource.k8s.io/v1 served) and the InferencePool API served; unknown = on
+    dra_enabled: Callable[[], bool] = lambda: True
+    inference_pool_served: Callable[[], bool] = lambda: True
     # namespaces another (namespace-restricted) operator owns: admission allows without checks there
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
     metrics: Any = None  # runtime.metrics.OperatorMetrics
@@ -188,6 +199,9 @@ class WebhookApp:
             operator_usernames=self.settings.operator_usernames,
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
+            profiler_image=self.settings.profiler_image,
+            dra_enabled=self.settings.dra_enabled(),
+            inference_pool_served=self.settings.inference_pool_served(),
         )
         if mode == "mutate":
             if kind not in MUTATED_KINDS:
@@ -271,153 +285,14 @@ def _parse(body: bytes) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# HTTP(S) transport
-
-
-class _HTTPServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, addr: tuple[str, int], owner: WebhookServer):
-        self.owner = owner
-        if ":" in addr[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(addr, _Handler)
-
-    def get_request(self):  # the TLS handshake runs in the connection's thread, with a timeout
-        sock, addr = self.socket.accept()
-        ctx = self.owner.tls.context() if self.owner.tls is not None else None
-        if self.owner.tls is not None:
-            if ctx is None:  # no certificate yet: refuse rather than serve plain text
-                sock.close()
-                raise OSError("no serving certificate yet")
-            sock = ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        return sock, addr
-
-    def process_request(self, request, client_address):
-        if not self.owner.slots.acquire(blocking=False):
-            self.shutdown_request(request)  # over the connection cap: close at once
-            return
-        try:
-            super().process_request(request, client_address)
-        except Exception:
-            self.owner.slots.release()
-            raise
-
-    def process_request_thread(self, request, client_address):
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.owner.slots.release()
-
-    def handle_error(self, request, client_address):  # no tracebacks on stderr for client errors
-        pass
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _HTTPServer
-    server_version = "dynamo-webhook"
-    sys_version = ""
-
-    def setup(self) -> None:
-        self.timeout = self.server.owner.read_timeout
-        # Were headers and body ever to leave in two writes (error paths of the base class), Nagle's
-        # algorithm would hold the second for the peer's delayed ACK, 40 ms on Linux (Go sets this too).
-        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        super().setup()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def handle(self) -> None:
-        try:
-            if isinstance(self.connection, ssl.SSLSocket):
-                self.connection.do_handshake()
-            # between requests a kept-alive connection may idle longer than a request may take to arrive
-            # (Go clients keep idle connections 90 s)
-            self.connection.settimeout(self.server.owner.idle_timeout)
-            super().handle()
-        except (ssl.SSLError, ConnectionError, TimeoutError, OSError):
-            self.close_connection = True
-
-    def parse_request(self) -> bool:
-        self.connection.settimeout(self.server.owner.read_timeout)  # a request line arrived: now it's timed
-        return super().parse_request()
-
-    def _send(self, status: int, payload: dict, close: bool = False) -> None:
-        body = json.dumps(payload, separators=(",", ":")).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        if close:
-            self.send_header("Connection", "close")
-            self.close_connection = True
-        # headers and body in one write: one TLS record and one segment, so the caller wakes up once
-        self._headers_buffer.append(b"\r\n" + body)
-        self.flush_headers()
-        self.connection.settimeout(self.server.owner.idle_timeout)
-
-    def _read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            raise BadRequest("chunked request bodies are not supported; send Content-Length", 411)
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            raise BadRequest("Content-Length is required", 411)
-        try:
-            length = int(raw)
-        except ValueError:
-            raise BadRequest("invalid Content-Length") from None
-        if length < 0:
-            raise BadRequest("invalid Content-Length")
-        limit = self.server.owner.max_body
-        if length > limit:
-            raise BadRequest(f"request body over {limit} bytes", 413)
-        deadline = time.monotonic() + self.server.owner.body_deadline
-        chunks, left = [], length
-        while left > 0:
-            if time.monotonic() > deadline:
-                raise BadRequest("request body not received in time", 408)
-            chunk = self.rfile.read(min(left, 65536))
-            if not chunk:
-                raise BadRequest("request body shorter than Content-Length")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    def do_POST(self) -> None:
-        try:
-            body = self._read_body()
-        except BadRequest as e:
-            self._send(e.status, {"error": str(e)}, close=True)
-            return
-        except (TimeoutError, OSError):
-            self.close_connection = True
-            return
-        try:
-            status, payload = self.server.owner.app.handle(self.path, body)
-        except Exception as e:  # defensive: the app already turns errors into responses
-            status, payload = 400, {"error": f"cannot handle the request: {e}"}
-        self._send(status, payload, close=status >= 400)
-
-    def _not_allowed(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = 0
-        if 0 < length <= 65536:
-            self.rfile.read(length)
-        if self.server.owner.app.serves(self.path):
-            self._send(405, {"error": "use POST"}, close=True)
-        else:
-            self._send(404, not_found(self.path.split("?", 1)[0]), close=True)
-
-    do_GET = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _not_allowed
+# HTTP(S) transport: the operator's own asyncio HTTP/1.1 server (``runtime.httpserver``)
 
 
 class WebhookServer:
-    """The listening socket and its threads; ``tls=None`` serves plain HTTP (unit tests only)."""
+    """The listening socket and its connections; ``tls=None`` serves plain HTTP (unit tests only).
+
+    ``limits`` bounds what any client can hold (see ``runtime.httpserver``); the body limits are per path:
+    ``max_body`` for admission, ``max_conversion_body`` for ``/convert``."""
 
     def __init__(
         self,
@@ -425,23 +300,17 @@ class WebhookServer:
         host: str = "0.0.0.0",
         port: int = 9443,
         tls: TLSContextHolder | None = None,
-        read_timeout: float = 10.0,
-        idle_timeout: float = 120.0,
-        body_deadline: float = 30.0,
+        limits: Limits | None = None,
         max_body: int = MAX_BODY,
-        max_connections: int = 256,
+        max_conversion_body: int = MAX_CONVERSION_BODY,
         enable_http2: bool = False,
     ):
         self.app = app
         self.host, self.requested_port = host, port
         self.tls = tls
-        self.read_timeout = read_timeout
-        self.idle_timeout = idle_timeout
-        self.body_deadline = body_deadline
-        self.max_body = max_body
-        self.slots = threading.BoundedSemaphore(max_connections)
-        self._srv: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self.limits = limits or Limits()
+        self.max_body, self.max_conversion_body = max_body, max_conversion_body
+        self._srv: HTTPServer | None = None
         self.log = get_logger("webhook-server")
         if enable_http2:
             self.log.warning(
@@ -451,28 +320,63 @@ class WebhookServer:
 
     @property
     def port(self) -> int | None:
-        return self._srv.server_address[1] if self._srv else None
+        return self._srv.port if self._srv else None
 
     @property
     def started(self) -> bool:
         return self._srv is not None
 
     def ready(self) -> bool:
-        return self._srv is not None and (self.tls is None or self.tls.ready)
+        """Readiness: serving a certificate, and not saturated (a connection refused at the cap lately, or
+        requests waiting for in-flight bytes), so a Service sends the API server to a replica with room."""
+        if self._srv is None or (self.tls is not None and not self.tls.ready):
+            return False
+        return not self._srv.saturated()
+
+    def stats(self) -> dict[str, int]:
+        return self._srv.stats() if self._srv else {}
+
+    def body_limit(self, method: str, path: str) -> int | Response:
+        if not self.app.serves(path):
+            return Response(404, json.dumps(not_found(path.split("?", 1)[0])).encode(), close=True)
+        if method != "POST":
+            return Response(405, b'{"error":"use POST"}', close=True)
+        return self.max_conversion_body if path.split("?", 1)[0] == CONVERT_PATH else self.max_body
+
+    def handle(self, req: Request) -> Response:
+        status, payload = self.app.handle(req.path, req.body)
+        body = json.dumps(payload, separators=(",", ":")).encode()
+        return Response(status, body, "application/json", close=status >= 400)
 
     def start(self) -> None:
         if self._srv is not None:
             return
-        self._srv = _HTTPServer((self.host, self.requested_port), self)
-        self._thread = threading.Thread(target=self._srv.serve_forever, name="webhook-server", daemon=True)
-        self._thread.start()
-        self.log.info("serving", address=f"{self.host}:{self.port}", tls=self.tls is not None)
+        srv = HTTPServer(
+            "webhook-server",
+            [self.host],
+            self.requested_port,
+            self.handle,
+            self.body_limit,
+            self.limits,
+            tls_source=self.tls.context if self.tls is not None else None,
+        )
+        srv.start()
+        self._srv = srv
+        self.log.info(
+            "serving",
+            address=f"{self.host}:{self.port}",
+            tls=self.tls is not None,
+            maxConnections=self.limits.max_connections,
+            requestTimeout=self.limits.request_timeout,
+            maxBody=self.max_body,
+            maxConversionBody=self.max_conversion_body,
+            maxInflightBytes=self.limits.max_inflight_bytes,
+        )
 
     def stop(self) -> None:
         srv, self._srv = self._srv, None
         if srv is not None:
-            srv.shutdown()
-            srv.server_close()
+            srv.stop()
 
     def run(self, stop: threading.Event) -> None:
         """A Manager runnable: serve until ``stop`` is set."""

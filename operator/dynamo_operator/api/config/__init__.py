@@ -19,11 +19,19 @@ from urllib.parse import urlparse
 import yaml
 from pydantic import ValidationError
 
+from dynamo_operator import __version__
 from dynamo_operator.api.config.types import *  # noqa: F403
 from dynamo_operator.api.config.types import OperatorConfiguration
 
 API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
 KIND = "OperatorConfiguration"
+# this project's operator image at this version: what the chart runs unless told otherwise (never a
+# floating tag; the chart passes the image it deploys, digest included, through images.operator)
+OPERATOR_IMAGE = f"ghcr.io/dynamo-platform/dynamo-operator:{__version__}"
+# a DynamoGraphDeploymentRequest's profiler when it names none (v1beta1 ``spec.image``): upstream defaults
+# it to dynamo-planner at the operator's Dynamo release; this is the release of the API reference we
+# implement (its examples name dynamo-planner:1.2.1). The chart sets images.profiler from dgdr.profilerImage.
+DEFAULT_PROFILER_IMAGE = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1"
 
 DEFAULTS: dict[str, Any] = {
     "server": {
@@ -49,6 +57,8 @@ DEFAULTS: dict[str, Any] = {
     "gpu": {"discoveryEnabled": True},
     "logging": {"level": "info", "format": "json"},
     "security": {"enableHTTP2": False},
+    "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
+    "mpi": {"sshNetworkPolicy": False},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error")
@@ -164,6 +174,32 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
+    return errors + _credential_errors(cfg)
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """The NATS / etcd credential references: a method needs the Secret that holds it, and the reverse."""
+    infra = cfg.infrastructure
+    errors: list[tuple[str, str]] = []
+    sections = (
+        ("infrastructure.natsAuth", infra.nats_auth if infra else None, True),
+        ("infrastructure.natsTLS", infra.nats_tls if infra else None, False),
+        ("infrastructure.etcdAuth", infra.etcd_auth if infra else None, True),
+    )
+    for path, section, has_method in sections:
+        if section is None:
+            continue
+        name = section.secret_name
+        method = getattr(section, "method", None)
+        if has_method and method and not name:
+            errors.append((f"{path}.secretName", f"is required with method {method}: name the Secret"))
+        if has_method and name and not method:
+            errors.append((f"{path}.method", f"is required with secretName {name!r}: say how to use it"))
+        if name and not _DNS_SUBDOMAIN.match(name):
+            errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
     return errors
 
 

@@ -30,8 +30,11 @@ __all__ = [
     "DRAConfiguration",
     "DiscoveryBackend",
     "DiscoveryConfiguration",
+    "ETCDAuthConfiguration",
+    "ETCDAuthMethod",
     "GPUConfiguration",
     "GroveConfiguration",
+    "ImagesConfiguration",
     "InfrastructureConfiguration",
     "IngressConfiguration",
     "IstioMeshConfiguration",
@@ -41,6 +44,9 @@ __all__ = [
     "LoggingConfiguration",
     "MPIConfiguration",
     "MetricsServer",
+    "NATSAuthConfiguration",
+    "NATSAuthMethod",
+    "NATSTLSConfiguration",
     "NamespaceConfiguration",
     "NamespaceScopeConfiguration",
     "OperatorConfiguration",
@@ -60,6 +66,11 @@ CertProvisionMode = Literal["auto", "manual"]
 
 # DiscoveryBackend is the type for the discovery backend.
 DiscoveryBackend = Literal["kubernetes", "etcd"]
+
+# dynamo-platform extensions (not in the upstream reference): how workloads authenticate to NATS and
+# etcd. Each method is one way the Dynamo runtime reads credentials from its environment.
+NATSAuthMethod = Literal["userPassword", "token", "credentialsFile"]
+ETCDAuthMethod = Literal["userPassword", "clientCertificate"]
 
 
 # Base classes come first: MetricsServer and WebhookServer extend Server (as the Go types embed it), and
@@ -303,6 +314,28 @@ class InfrastructureConfiguration(ApiModel):
         None,
         description="PrometheusEndpoint is the URL of the Prometheus endpoint to use for metrics",
     )
+    nats_auth: NATSAuthConfiguration | None = Field(
+        None,
+        description=(
+            "NATSAuth (dynamo-platform extension) names the Secret, in each workload namespace, whose\n"
+            "credentials every component presents to NATS (NATS_AUTH_* env vars)."
+        ),
+    )
+    nats_tls: NATSTLSConfiguration | None = Field(
+        None,
+        alias="natsTLS",
+        description=(
+            "NATSTLS (dynamo-platform extension) names the Secret, in each workload namespace, with the CA\n"
+            "(and client certificate) every component uses for TLS to NATS (NATS_TLS_* env vars)."
+        ),
+    )
+    etcd_auth: ETCDAuthConfiguration | None = Field(
+        None,
+        description=(
+            "ETCDAuth (dynamo-platform extension) names the Secret, in each workload namespace, whose\n"
+            "credentials every component presents to etcd (ETCD_AUTH_* env vars)."
+        ),
+    )
 
 
 class IngressConfiguration(ApiModel):
@@ -421,6 +454,14 @@ class MPIConfiguration(ApiModel):
         None,
         description="SSHSecretNamespace is the namespace where the MPI SSH secret is located",
     )
+    ssh_network_policy: bool | None = Field(
+        None,
+        description=(
+            "SSHNetworkPolicy (dynamo-platform extension): render one NetworkPolicy per graph with\n"
+            "multinode TensorRT-LLM components, admitting their sshd port (2222) only from pods of the\n"
+            "same graph. Needs write access to NetworkPolicies (the chart grants it with this switch)."
+        ),
+    )
 
 
 class MetricsServer(Server):
@@ -530,6 +571,10 @@ class OperatorConfiguration(KubeResource):
         None,
         description="HTTP/2 and TLS settings",
     )
+    images: ImagesConfiguration | None = Field(
+        None,
+        description="Images (dynamo-platform extension) the operator runs in the Jobs it creates",
+    )
 
 
 class OrchestratorConfiguration(ApiModel):
@@ -618,6 +663,81 @@ class ServiceMeshConfiguration(ApiModel):
     istio: IstioMeshConfiguration | None = Field(
         None,
         description='Istio holds Istio-specific settings. Only used when Provider is "istio".',
+    )
+
+
+class ETCDAuthConfiguration(ApiModel):
+    """ETCDAuthConfiguration (dynamo-platform extension): the etcd credentials of the workloads.
+
+    ``userPassword``: ETCD_AUTH_USERNAME / ETCD_AUTH_PASSWORD from the Secret's ``username`` and
+    ``password`` keys. ``clientCertificate``: mutual TLS, ETCD_AUTH_CA / ETCD_AUTH_CLIENT_CERT /
+    ETCD_AUTH_CLIENT_KEY carry the PEM text of ``ca.crt``, ``tls.crt`` and ``tls.key`` (the Dynamo runtime
+    parses these variables as PEM, not as paths). The runtime uses one or the other, never both.
+    """
+
+    method: ETCDAuthMethod | None = Field(
+        None,
+        description="Method is userPassword or clientCertificate",
+    )
+    secret_name: str | None = Field(
+        None,
+        description="SecretName is the Secret, in each workload namespace, holding the credentials",
+    )
+
+
+class ImagesConfiguration(ApiModel):
+    """ImagesConfiguration (dynamo-platform extension): images of the helper containers the operator
+    creates, each pinned to a version (the chart passes its own operator image)."""
+
+    operator: str | None = Field(
+        None,
+        description=(
+            "Operator is the operator's own image; the DGDR profiling Job's output-copier runs it\n"
+            "(dynamo-operator publish-profiling-output)."
+        ),
+    )
+    profiler: str | None = Field(
+        None,
+        description=(
+            "Profiler is the DGDR profiling Job's profiler image when a request names none\n"
+            "(v1beta1 spec.image, v1alpha1 spec.profilingConfig.profilerImage); admission writes it\n"
+            "into the request (upstream's --dgdr-default-image)."
+        ),
+    )
+
+
+class NATSAuthConfiguration(ApiModel):
+    """NATSAuthConfiguration (dynamo-platform extension): the NATS credentials of the workloads.
+
+    ``userPassword``: NATS_AUTH_USERNAME / NATS_AUTH_PASSWORD from the Secret's ``username`` and
+    ``password`` keys; ``token``: NATS_AUTH_TOKEN from ``token``; ``credentialsFile``: the Secret mounted
+    read-only and NATS_AUTH_CREDENTIALS_FILE pointing at its ``nats.creds`` key.
+    """
+
+    method: NATSAuthMethod | None = Field(
+        None,
+        description="Method is userPassword, token or credentialsFile",
+    )
+    secret_name: str | None = Field(
+        None,
+        description="SecretName is the Secret, in each workload namespace, holding the credentials",
+    )
+
+
+class NATSTLSConfiguration(ApiModel):
+    """NATSTLSConfiguration (dynamo-platform extension): TLS to NATS. The Secret is mounted read-only;
+    NATS_TLS_CA_CERT_PATH points at its ``ca.crt``, and with ``clientCertificate`` NATS_TLS_CLIENT_CERT_PATH
+    / NATS_TLS_CLIENT_KEY_PATH at ``tls.crt`` / ``tls.key``."""
+
+    secret_name: str | None = Field(
+        None,
+        description=(
+            "SecretName is the Secret, in each workload namespace, holding ca.crt (and tls.crt/tls.key)"
+        ),
+    )
+    client_certificate: bool | None = Field(
+        None,
+        description="ClientCertificate presents tls.crt/tls.key to NATS (servers that verify clients)",
     )
 
 

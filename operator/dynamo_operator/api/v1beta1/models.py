@@ -1633,6 +1633,7 @@ class SLASpec(ApiModel):
     )
     e2e_latency: float | None = Field(
         None,
+        alias="e2eLatency",  # upstream's JSON name (the generated camelCase would be e2ELatency)
         description=(
             "E2ELatency is the target end-to-end request latency in milliseconds.\n"
             "Alternative to specifying TTFT + ITL."

@@ -25,3 +25,26 @@ app.kubernetes.io/part-of: dynamo-platform
 {{- $root := index . 0 }}{{- $i := index . 1 -}}
 {{ include "etcd.fullname" $root }}-{{ $i }}.{{ include "etcd.fullname" $root }}-headless.{{ $root.Release.Namespace }}.svc
 {{- end }}
+{{/* https when clients use TLS (auth.client.secureTransport). */}}
+{{- define "etcd.clientScheme" -}}
+{{- if .Values.auth.client.secureTransport }}https{{ else }}http{{ end }}
+{{- end }}
+{{- define "etcd.tlsSecret" -}}
+{{- default (printf "%s-server-tls" (include "etcd.fullname" .)) .Values.auth.client.existingSecret }}
+{{- end }}
+{{- define "etcd.tlsDir" -}}/etc/etcd/tls{{- end }}
+{{/* The image reference: repository:tag, where tag may carry a digest ("v3.5.21@sha256:..."). */}}
+{{- define "etcd.image" -}}
+{{- if not .Values.image.tag }}
+{{- fail "etcd.image.tag is empty: name a version (e.g. v3.5.21), optionally with @sha256:<digest>; a floating image is refused" }}
+{{- end }}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{- end }}
+{{- define "etcd.validate" -}}
+{{- if .Values.auth.rbac.create }}
+{{- fail "etcd.auth.rbac.create=true: the bundled etcd does not bootstrap user/password authentication; use client certificates (etcd.auth.client.secureTransport=true and etcd.auth.client.enableAuthentication=true), or an external etcd with dynamo-operator.etcdAuth.method=userPassword" }}
+{{- end }}
+{{- if ne .Values.auth.client.secureTransport .Values.auth.client.enableAuthentication }}
+{{- fail "etcd.auth.client.secureTransport and etcd.auth.client.enableAuthentication go together: the Dynamo runtime connects to etcd over TLS only with a client certificate (ETCD_AUTH_CA/CLIENT_CERT/CLIENT_KEY), and client certificates need TLS. Set both to true, or both to false." }}
+{{- end }}
+{{- end }}

@@ -21,6 +21,23 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: dynamo-platform
 {{- end }}
+{{/* Secret holding the client credentials (auth.existingSecret or the generated one). */}}
+{{- define "nats.authSecret" -}}
+{{- default (printf "%s-client" (include "nats.fullname" .)) .Values.auth.existingSecret }}
+{{- end }}
+{{/* Secret holding the server certificate (config.nats.tls.secretName or the generated one). */}}
+{{- define "nats.tlsSecret" -}}
+{{- default (printf "%s-server-tls" (include "nats.fullname" .)) .Values.config.nats.tls.secretName }}
+{{- end }}
+{{- define "nats.tlsDir" -}}/etc/nats-tls{{- end }}
+{{- define "nats.validate" -}}
+{{- if and .Values.auth.enabled (not (has .Values.auth.method (list "userPassword" "token"))) }}
+{{- fail (printf "nats.auth.method=%q: use userPassword or token (the bundled NATS has no JWT/NKEY accounts; point dynamo-operator.natsAddr at a NATS that does)" .Values.auth.method) }}
+{{- end }}
+{{- if and .Values.config.nats.tls.verifyClients (not .Values.config.nats.tls.enabled) }}
+{{- fail "nats.config.nats.tls.verifyClients=true needs TLS: set nats.config.nats.tls.enabled=true too" }}
+{{- end }}
+{{- end }}
 {{- define "nats.replicas" -}}
 {{- if .Values.config.cluster.enabled }}{{ .Values.config.cluster.replicas }}{{ else }}1{{ end }}
 {{- end }}
@@ -47,6 +64,25 @@ jetstream {
   {{- else }}
   max_memory_store: 0
   {{- end }}
+}
+{{- end }}
+{{- if .Values.auth.enabled }}
+# credentials from the Secret through the environment (nats-server resolves $NAMES there)
+authorization {
+  {{- if eq .Values.auth.method "token" }}
+  token: $NATS_AUTH_TOKEN
+  {{- else }}
+  user: $NATS_AUTH_USERNAME
+  password: $NATS_AUTH_PASSWORD
+  {{- end }}
+}
+{{- end }}
+{{- if $c.nats.tls.enabled }}
+tls {
+  cert_file: "{{ include "nats.tlsDir" . }}/tls.crt"
+  key_file: "{{ include "nats.tlsDir" . }}/tls.key"
+  ca_file: "{{ include "nats.tlsDir" . }}/ca.crt"
+  verify: {{ $c.nats.tls.verifyClients }}
 }
 {{- end }}
 {{- if $c.cluster.enabled }}

@@ -46,6 +46,9 @@ infrastructure:
   {{- with .Values.dynamo.metrics.prometheusEndpoint }}
   prometheusEndpoint: {{ . | quote }}
   {{- end }}
+  {{- with include "dynamo-operator.infrastructureCredentials" . }}
+  {{- . | trim | nindent 2 }}
+  {{- end }}
 ingress:
   {{- if and .Values.dynamo.istio.enabled .Values.dynamo.istio.gateway }}
   virtualServiceGateway: {{ .Values.dynamo.istio.gateway | quote }}
@@ -64,6 +67,14 @@ rbac:
 mpi:
   sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}
   sshSecretNamespace: {{ .Release.Namespace }}
+  sshNetworkPolicy: {{ .Values.dynamo.mpiRun.networkPolicy.enabled }}
+images:
+  # the profiling Job's output-copier runs the operator's own image (digest included when pinned)
+  operator: {{ include "dynamo-operator.image" . | quote }}
+  {{- with .Values.dgdr.profilerImage }}
+  # a DynamoGraphDeploymentRequest's profiler when it names none
+  profiler: {{ . | quote }}
+  {{- end }}
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:

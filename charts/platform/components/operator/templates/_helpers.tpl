@@ -91,7 +91,7 @@ dynamo-operator-webhook-service
 {{- if .Values.etcdAddr }}
 {{- .Values.etcdAddr }}
 {{- else if (.Values.bundled | default dict).etcd }}
-{{- printf "http://%s-etcd.%s.svc.%s:2379" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
+{{- printf "%s://%s-etcd.%s.svc.%s:2379" (include "dynamo-operator.bundledEtcdScheme" .) .Release.Name .Release.Namespace .Values.kubernetesClusterDomain }}
 {{- end }}
 {{- end }}
 
@@ -178,5 +178,30 @@ imagePullSecrets:
 {{- end }}
 {{- if and (eq .Values.webhook.certificateMode "cert-manager") .Values.webhook.clientConfigURL }}
 {{- fail "webhook.clientConfigURL is for an operator outside the cluster; cert-manager certificates name the in-cluster Service. Use certificateMode auto or manual with it." }}
+{{- end }}
+{{- end }}
+
+{{/* The metrics Service's name: in the serving certificate's SANs (the operator reads it from
+     METRICS_SERVICE_NAME) and the ServiceMonitor's serverName. */}}
+{{- define "dynamo-operator.metricsServiceName" -}}
+{{ include "dynamo-operator.fullname" . }}-metrics
+{{- end }}
+
+{{/* Operator replicas: the value when set; else 2 in cluster-wide mode (both serve the webhooks, which
+     fail closed, so one may be drained or restarted while the other serves; one leads the controllers)
+     and 1 in namespace-restricted mode (its namespace-scope marker Lease has a single holder). */}}
+{{- define "dynamo-operator.replicas" -}}
+{{- $r := .Values.controllerManager.replicas }}
+{{- if kindIs "invalid" $r }}{{ ternary 1 2 .Values.namespaceRestriction.enabled }}{{ else }}{{ int $r }}{{ end }}
+{{- end }}
+
+{{/* Render-time validation of the replica count, included by the Deployment. */}}
+{{- define "dynamo-operator.validateReplicas" -}}
+{{- $replicas := int (include "dynamo-operator.replicas" .) }}
+{{- if and (gt $replicas 1) .Values.namespaceRestriction.enabled }}
+{{- fail (printf "controllerManager.replicas=%d: a namespace-restricted operator runs one replica (its namespace-scope marker Lease has one holder, and a replica stopping deletes it, handing the namespace to the cluster-wide operator meanwhile). Set controllerManager.replicas to 1 or leave it empty." $replicas) }}
+{{- end }}
+{{- if and (gt $replicas 1) (not .Values.controllerManager.leaderElection.enabled) }}
+{{- fail (printf "controllerManager.replicas=%d needs controllerManager.leaderElection.enabled=true: without it every replica runs the controllers. Enable leader election or set controllerManager.replicas to 1." $replicas) }}
 {{- end }}
 {{- end }}

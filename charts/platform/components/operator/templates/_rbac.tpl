@@ -1,22 +1,37 @@
 {{/*
-Operator RBAC rules. Each rule names the reconciler (or runtime part) that needs it; keep them in step
-with the operator's code (operator/dynamo_operator). Namespaced rules are granted cluster-wide by a
-ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
+Operator RBAC rules: least privilege, each rule naming the code that calls it (operator/dynamo_operator).
+docs/security.md explains every grant; tests/integration/test_rbac_cluster.py runs the operator, the hooks
+and the plugin under exactly these rules on a real API server with its audit log on, and fails when a
+granted (group, resource, verb) is never used, or a call is refused. A grant comes back together with the
+code that calls it.
+
+Namespaced rules are granted cluster-wide by a ClusterRole, or in the target namespace by a Role in
+namespace-restricted mode. Nothing here grants get on Secrets outside the release namespace, writes on
+Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery).
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
-# All Dynamo reconcilers (DGD, DCD, DGDR, DGDSA, DynamoModel, DynamoCheckpoint) watch and write their
-# own kinds; DGD creates DCDs and DGDSAs, DGDR creates DGDs; workers publish DynamoWorkerMetadata.
+# controllers/dgd.py, dgdr.py (informer, cached_or_live get; DGDR creates the generated graph),
+# dgd._store_hash and dgdsa._scale (merge patches of the graph).
 - apiGroups: ["nvidia.com"]
-  resources:
-    - dynamographdeployments
-    - dynamocomponentdeployments
-    - dynamographdeploymentrequests
-    - dynamographdeploymentscalingadapters
-    - dynamomodels
-    - dynamocheckpoints
-    - dynamoworkermetadatas
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# Same reconcilers: status conditions.
+  resources: ["dynamographdeployments"]
+  verbs: ["get", "list", "watch", "create", "patch"]
+# controllers/sync.py: a graph's DynamoComponentDeployments are its children (create, replace, delete).
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamocomponentdeployments"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/dgdsa.py AdapterSync: a graph's scaling adapters (create the wanted, delete the unwanted).
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamographdeploymentscalingadapters"]
+  verbs: ["list", "watch", "create", "delete"]
+# controllers/dynamomodel.py: the LoRA cleanup finalizer (lifecycle.set_finalizer, a merge patch).
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamomodels"]
+  verbs: ["list", "watch", "patch"]
+# controllers/dgdr.py, checkpoint.py: informers only (their writes are status and children).
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamographdeploymentrequests", "dynamocheckpoints"]
+  verbs: ["list", "watch"]
+# controllers/common.py StatusWriter and dgdsa.py: status is replaced through the status subresource.
 - apiGroups: ["nvidia.com"]
   resources:
     - dynamographdeployments/status
@@ -25,154 +40,127 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
     - dynamographdeploymentscalingadapters/status
     - dynamomodels/status
     - dynamocheckpoints/status
-  verbs: ["get", "update", "patch"]
-# Same reconcilers: cleanup finalizers (ownerReferences with blockOwnerDeletion need this too).
+  verbs: ["update"]
+# Owners of children whose ownerReference sets blockOwnerDeletion (sync.owner_reference): the API server's
+# OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift and hardened clusters) requires
+# update on the owner's finalizers subresource. Graph -> DCDs, adapters, Services, ConfigMaps, PodCliqueSet;
+# DCD -> Deployment, Service, ConfigMap, LeaderWorkerSet; DGDR -> profiling Job, graph; checkpoint -> Job.
 - apiGroups: ["nvidia.com"]
   resources:
     - dynamographdeployments/finalizers
     - dynamocomponentdeployments/finalizers
     - dynamographdeploymentrequests/finalizers
-    - dynamographdeploymentscalingadapters/finalizers
-    - dynamomodels/finalizers
     - dynamocheckpoints/finalizers
   verbs: ["update"]
-# DGDSA reconciler: the /scale subresource HPA, KEDA and the planner write through.
-- apiGroups: ["nvidia.com"]
-  resources: ["dynamographdeploymentscalingadapters/scale"]
-  verbs: ["get", "update", "patch"]
-# DCD reconciler: single-node components run as Deployments.
+# controllers/sync.py: single-node components run as Deployments, reached through Services; the graph's
+# and components' ConfigMaps (EPP config, multinode scripts). dgdr.py reads the profiling output ConfigMap.
 - apiGroups: ["apps"]
   resources: ["deployments"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DCD and DGD reconcilers: component and frontend Services.
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 - apiGroups: [""]
-  resources: ["services"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGDR (profiling output, planner profile data), DGD (EPP config, multinode leader script) and the
-# DynamoModel reconciler.
-- apiGroups: [""]
-  resources: ["configmaps"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# MPI SSH key manager (create and replicate the key), image-pull-secret index (watches
-# dockerconfigjson Secrets) and the webhook certificate controller (auto mode). No delete.
-- apiGroups: [""]
-  resources: ["secrets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch"]
-# DGD reconciler: planner-serviceaccount, epp-serviceaccount and discovery ServiceAccounts.
+  resources: ["services", "configmaps"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/sync.py (planner-serviceaccount, epp-serviceaccount) and dgdr.py (dgdr-profiling-job).
 - apiGroups: [""]
   resources: ["serviceaccounts"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# Resource counter (managed pod metrics), DCD status (ready replicas) and restarts.
-- apiGroups: [""]
-  resources: ["pods"]
-  verbs: ["get", "list", "watch", "delete"]
-# DCD reconciler: component volumes; DGDR reconciler: profiling output volume.
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/dgdr.py: a DGDR's modelCache.pvcName must name an existing claim before profiling starts.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# Every reconciler records Events.
-- apiGroups: ["", "events.k8s.io"]
+  verbs: ["get"]
+# controllers/dynamomodel.py: a base model's endpoints are its worker pods (label-selected informer).
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["list", "watch"]
+# controllers/__init__.py: the image-pull-secret index (render/pullsecrets.py) watches
+# kubernetes.io/dockerconfigjson Secrets through a field selector on type. RBAC cannot narrow a list
+# by type, so this reads every Secret of the scope: docs/security.md, "Residual risks".
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["list", "watch"]
+# runtime/events.py: every reconciler records core/v1 Events (aggregated ones are patched).
+- apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
-# DGDR reconciler: profiling Jobs; DynamoCheckpoint reconciler: checkpoint and cleanup Jobs.
+# controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded).
 - apiGroups: ["batch"]
   resources: ["jobs"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGDSA reconciler: HorizontalPodAutoscalers.
-- apiGroups: ["autoscaling"]
-  resources: ["horizontalpodautoscalers"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: frontend Ingresses (dynamo.ingress.enabled).
-- apiGroups: ["networking.k8s.io"]
-  resources: ["ingresses"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: Istio VirtualServices (dynamo.istio) and EPP DestinationRules (service mesh).
-- apiGroups: ["networking.istio.io"]
-  resources: ["virtualservices", "destinationrules"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler, Grove pathway: PodCliqueSets it owns ...
+  verbs: ["get", "list", "watch", "create", "delete"]
+# controllers/__init__.py: planner/EPP/profiling RoleBindings are cached (label-selected) ...
+- apiGroups: ["rbac.authorization.k8s.io"]
+  resources: ["rolebindings"]
+  verbs: ["list", "watch"]
+{{- if not .Values.namespaceRestriction.enabled }}
+# ... and, cluster-wide, written by sync.py and dgdr.py (rbac.*ClusterRoleName in the configuration);
+# bound ClusterRoles need the bind grant below.
+- apiGroups: ["rbac.authorization.k8s.io"]
+  resources: ["rolebindings"]
+  verbs: ["get", "create", "update", "delete"]
+{{- end }}
+# controllers/sync.py, Grove pathway (only when grove.io is served): the graph's PodCliqueSet ...
 - apiGroups: ["grove.io"]
   resources: ["podcliquesets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# ... and the cliques and scaling groups Grove creates (status and scaling).
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# ... and the cliques and scaling groups Grove makes of it (status of the graph's components).
 - apiGroups: ["grove.io"]
   resources: ["podcliques", "podcliquescalinggroups"]
-  verbs: ["get", "list", "watch"]
-- apiGroups: ["grove.io"]
-  resources: ["podcliques/scale", "podcliquescalinggroups/scale"]
-  verbs: ["get", "update", "patch"]
-# DGD reconciler, LWS pathway: LeaderWorkerSets for multinode components.
+  verbs: ["list", "watch"]
+# controllers/sync.py, LeaderWorkerSet pathway (multinode components when LWS is served).
 - apiGroups: ["leaderworkerset.x-k8s.io"]
   resources: ["leaderworkersets"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler, LWS + Volcano pathway: gang PodGroups.
-- apiGroups: ["scheduling.volcano.sh"]
-  resources: ["podgroups"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler: InferencePools of EPP components.
-- apiGroups: ["inference.networking.k8s.io"]
-  resources: ["inferencepools"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DCD reconciler: DRA ResourceClaimTemplates (GPU memory service failover).
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/dcd.py (dgd.py on the Grove pathway), render/gms.py: the DRA ResourceClaimTemplate of a GPU
+# memory service component (only when resource.k8s.io is served); its spec is immutable, so a change is a
+# delete and a create, never an update.
 - apiGroups: ["resource.k8s.io"]
   resources: ["resourceclaimtemplates"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
-# DGD reconciler (Kubernetes discovery backend): reads EndpointSlices of components.
-- apiGroups: ["discovery.k8s.io"]
-  resources: ["endpointslices"]
-  verbs: ["get", "list", "watch"]
-# DGD reconciler (Kubernetes discovery backend): per-graph discovery Role and RoleBinding, and the
-# RoleBindings of planner-serviceaccount / epp-serviceaccount / dgdr-profiling-job.
-- apiGroups: ["rbac.authorization.k8s.io"]
-  resources: ["roles", "rolebindings"]
-  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+  verbs: ["get", "list", "watch", "create", "delete"]
+# controllers/dgd.py, render/epp.py: the InferencePool a graph's EPP component routes for (only when the
+# Gateway API Inference Extension is served) ...
+- apiGroups: ["inference.networking.k8s.io"]
+  resources: ["inferencepools"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# ... and the DestinationRule of its EPP Service under serviceMesh.provider istio (only when Istio is served).
+- apiGroups: ["networking.istio.io"]
+  resources: ["destinationrules"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
 {{- end }}
 
-{{/* Cluster-scoped rules, granted by a ClusterRole in both modes. */}}
+{{/* Cluster-scoped rules, a ClusterRole in both modes. */}}
 {{- define "dynamo-operator.clusterScopedRules" -}}
-# Metrics endpoint authentication and authorization (secure serving).
+# runtime/servers.py: the metrics listener authenticates (TokenReview) and authorizes
+# (SubjectAccessReview) each scrape. Reviews change nothing and cannot be limited by name.
 - apiGroups: ["authentication.k8s.io"]
   resources: ["tokenreviews"]
   verbs: ["create"]
 - apiGroups: ["authorization.k8s.io"]
   resources: ["subjectaccessreviews"]
   verbs: ["create"]
-# Webhook certificate controller: finds its webhook configurations by label ...
+# webhooks/certs.py: finds its webhook configurations by label (list, and a watch that re-injects the
+# caBundle at once) ...
 - apiGroups: ["admissionregistration.k8s.io"]
   resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
-  verbs: ["get", "list", "watch"]
-# ... and patches the caBundle of this release's two configurations only.
+  verbs: ["list", "watch"]
+# ... and replaces the caBundle of this release's two configurations only.
 - apiGroups: ["admissionregistration.k8s.io"]
   resources: ["validatingwebhookconfigurations", "mutatingwebhookconfigurations"]
   resourceNames:
     - {{ include "dynamo-operator.validatingName" . }}
     - {{ include "dynamo-operator.mutatingName" . }}
-  verbs: ["update", "patch"]
-{{- if or (not .Values.namespaceRestriction.enabled) .Values.gpuDiscovery.enabled }}
-# GPU discovery (node allocatable nvidia.com/gpu and GPU product labels).
-- apiGroups: [""]
-  resources: ["nodes"]
-  verbs: ["get", "list", "watch"]
-{{- end }}
-# Kai-scheduler integration: checks the queue named by nvidia.com/kai-scheduler-queue exists.
-- apiGroups: ["scheduling.run.ai"]
-  resources: ["queues"]
-  verbs: ["get", "list", "watch"]
-# DRA feature detection: GPU DeviceClasses.
-- apiGroups: ["resource.k8s.io"]
-  resources: ["deviceclasses"]
-  verbs: ["get", "list", "watch"]
+  verbs: ["update"]
 {{- if not .Values.namespaceRestriction.enabled }}
-# Namespace-scope marker leases of namespace-restricted operators in every namespace (the
-# cluster-wide operator leaves those namespaces alone).
+# runtime/nsscope.py NamespaceExclusionWatcher: the namespace-scope markers of restricted operators in
+# every namespace (a list/watch with the field selector metadata.name=<marker>, so limited by name).
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]
-  verbs: ["get", "list", "watch"]
-# Conversion webhook: reads the Dynamo CRDs ...
+  resourceNames: ["dynamo-operator-namespace-scope"]
+  verbs: ["list", "watch"]
+# webhooks/certs.py: the conversion webhook's caBundle in the Dynamo CRDs (list; watch: a CRD re-applied
+# without the bundle gets it back at once, CertManager.run_watcher), patched in the multi-version ones only
+# (api/registry.py MULTI_VERSION_KINDS).
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
-  verbs: ["get", "list", "watch"]
-# ... and patches caBundle and Service of the multi-version ones.
+  verbs: ["list", "watch"]
 - apiGroups: ["apiextensions.k8s.io"]
   resources: ["customresourcedefinitions"]
   resourceNames:
@@ -180,15 +168,49 @@ ClusterRole, or in the target namespace by a Role in namespace-restricted mode.
     - dynamocomponentdeployments.nvidia.com
     - dynamographdeploymentrequests.nvidia.com
     - dynamographdeploymentscalingadapters.nvidia.com
-  verbs: ["update", "patch"]
-# DGD / DGDR reconcilers bind the planner, EPP and profiling ClusterRoles in workload namespaces.
+  verbs: ["patch"]
+{{- if .Values.gpuDiscovery.enabled }}
+# controllers/dgdr.py discover_gpus (render/gpu.py): a DGDR without hardware.gpuSku/numGpusPerNode learns
+# them from the GPU nodes' labels and allocatable GPUs (a list; Nodes carry no secrets). Cluster-wide only:
+# a restricted operator gets no node access and asks for the hardware in the request (seed 002).
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["list"]
+{{- end }}
+# controllers/dcd.py, dgd.py (controllers/gms.py, Wiring.device_classes_watched): a GPU memory service
+# component waits for the DeviceClass it claims from (an informer; cluster-scoped, no secrets in it).
+- apiGroups: ["resource.k8s.io"]
+  resources: ["deviceclasses"]
+  verbs: ["list", "watch"]
+# controllers/sync.py, dgdr.py: RoleBindings to the planner, EPP and profiling ClusterRoles in workload
+# namespaces (the API server's escalation check wants bind on exactly these).
 - apiGroups: ["rbac.authorization.k8s.io"]
   resources: ["clusterroles"]
   resourceNames:
     - {{ include "dynamo-operator.plannerClusterRole" . }}
     - {{ include "dynamo-operator.eppClusterRole" . }}
     - {{ include "dynamo-operator.profilingClusterRole" . }}
-  verbs: ["get", "bind"]
+  verbs: ["bind"]
+{{- end }}
+{{- end }}
+
+{{/*
+The operator's own objects in the release namespace: the webhook certificate Secret (webhooks/certs.py,
+auto mode), read and renewed by name. The install hook creates it before the operator starts
+(ensure-webhook-certs); only without install hooks does the operator need create, which RBAC cannot
+limit by name.
+*/}}
+{{- define "dynamo-operator.selfRules" -}}
+{{- if eq .Values.webhook.certificateMode "auto" }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  resourceNames: [{{ .Values.webhook.certificateSecret.name | quote }}]
+  verbs: ["get", "update"]
+{{- if not .Values.installHooks.enabled }}
+- apiGroups: [""]
+  resources: ["secrets"]
+  verbs: ["create"]
+{{- end }}
 {{- end }}
 {{- end }}
 

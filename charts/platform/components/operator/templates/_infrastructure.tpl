@@ -1,0 +1,50 @@
+{{/*
+The credentials the operator passes to the workloads (natsAuth, natsTLS, etcdAuth): the Secret names
+written to the OperatorConfiguration, with the bundled subcharts' generated Secrets as defaults.
+*/}}
+
+{{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
+{{- define "dynamo-operator.bundledEtcdScheme" -}}
+{{- if eq .Values.etcdAuth.method "clientCertificate" }}https{{ else }}http{{ end }}
+{{- end }}
+
+{{- define "dynamo-operator.natsBundled" -}}
+{{- if and (not .Values.natsAddr) (.Values.bundled | default dict).nats }}true{{ end }}
+{{- end }}
+{{- define "dynamo-operator.etcdBundled" -}}
+{{- if and (not .Values.etcdAddr) (.Values.bundled | default dict).etcd }}true{{ end }}
+{{- end }}
+
+{{/* secretName, else the bundled subchart's Secret (<release>-<suffix>), else fail naming the value. */}}
+{{- define "dynamo-operator.credentialSecret" -}}
+{{- $root := index . 0 }}{{- $value := index . 1 }}{{- $key := index . 2 }}{{- $bundled := index . 3 }}{{- $suffix := index . 4 -}}
+{{- if $value.secretName }}
+{{- $value.secretName }}
+{{- else if $bundled }}
+{{- printf "%s-%s" $root.Release.Name $suffix }}
+{{- else }}
+{{- fail (printf "dynamo-operator.%s.secretName is empty: name the Secret holding the credentials, in every namespace where graphs run (only the bundled NATS/etcd have a default)" $key) }}
+{{- end }}
+{{- end }}
+
+{{/* The infrastructure credential sections of the OperatorConfiguration (indented under infrastructure). */}}
+{{- define "dynamo-operator.infrastructureCredentials" -}}
+{{- if .Values.natsAuth.method }}
+natsAuth:
+  method: {{ .Values.natsAuth.method }}
+  secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsAuth "natsAuth" (include "dynamo-operator.natsBundled" .) "nats-client") }}
+{{- end }}
+{{- if .Values.natsTLS.enabled }}
+natsTLS:
+  secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsTLS "natsTLS" (include "dynamo-operator.natsBundled" .) "nats-client-tls") }}
+  clientCertificate: {{ .Values.natsTLS.clientCertificate }}
+{{- end }}
+{{- if and (eq .Values.etcdAuth.method "userPassword") (include "dynamo-operator.etcdBundled" .) }}
+{{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use clientCertificate (with etcd.auth.client.secureTransport and enableAuthentication), or set etcdAddr to an etcd with user authentication" }}
+{{- end }}
+{{- if .Values.etcdAuth.method }}
+etcdAuth:
+  method: {{ .Values.etcdAuth.method }}
+  secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.etcdAuth "etcdAuth" (include "dynamo-operator.etcdBundled" .) "etcd-client-tls") }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,172 @@
+"""What every controller's ``register(wiring)`` is given, and the caches the graph family shares.
+
+One convention: each controller module has ``CONTROLLER`` (its name) and ``register(w: Wiring) ->
+Controller``, which adds the controller to ``w.manager`` with its primary kind and owned children, relates
+other kinds with ``Controller.watch``, and builds its reconciler from ``w``. ``controllers.setup`` only
+builds the ``Wiring`` and calls each ``register`` in turn.
+
+The DGD, DCD and scaling-adapter controllers share one ``Deps`` (``Wiring.deps``): the caches of every
+kind they read, and one ``RecentWrites`` fed by all of those caches, so a pass of either controller sees the
+other's latest writes before its informer does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from dynamo_operator.api.config import effective
+from dynamo_operator.render import RenderContext, names
+from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO
+from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    ROLEBINDINGS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    SERVICES,
+    ResourceDescriptor,
+)
+from dynamo_operator.runtime.events import EventRecorder
+from dynamo_operator.runtime.informer import Informer
+from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.tunables import ControllerTunables
+
+from . import netpol, store
+from .common import Deps
+from .discovery import check_required_integrations, detect_integrations
+from .sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
+    LWS,
+    NETWORKPOLICIES,
+    PODCLIQUES,
+    PODCLIQUESCALINGGROUPS,
+    PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
+    RecentWrites,
+)
+
+# Child caches are label-selected: the operator does not mirror every Deployment of the cluster.
+MANAGED_SELECTOR = f"{names.LABEL_MANAGED_BY}={names.MANAGED_BY}"
+PULL_SECRET_SELECTOR = f"type={DOCKERCONFIGJSON}"
+
+
+@dataclass
+class Wiring:
+    manager: Manager
+    recorder: EventRecorder
+    config: dict[str, Any]  # the effective OperatorConfiguration document (``api.config.effective``)
+    tunables: ControllerTunables = field(default_factory=ControllerTunables)
+    detected: frozenset[str] = frozenset()  # integrations the cluster serves (``discovery``)
+
+    @classmethod
+    def build(
+        cls, manager: Manager, config: Any = None, tunables: ControllerTunables | None = None
+    ) -> Wiring:
+        """Discover the optional integrations once and start the shared Event recorder."""
+        recorder = EventRecorder(manager.client, "dynamo-operator", instance=manager.identity)
+        doc = effective(config)
+        detected = detect_integrations(manager.client)
+        check_required_integrations(doc, detected)  # dra / serviceMesh enabled: true needs the API
+        manager.add_runnable(
+            lambda stop: recorder.start(), needs_leader=False, stop_fn=recorder.stop, name="event-recorder"
+        )
+        return cls(manager, recorder, doc, tunables or ControllerTunables(), detected)
+
+    @property
+    def lws_enabled(self) -> bool:
+        """LeaderWorkerSets are rendered (and cached): the renderer's rule (configuration, discovery)."""
+        return RenderContext(operator_config=self.config, detected=self.detected).lws_enabled
+
+    @property
+    def grove_served(self) -> bool:
+        """Grove's objects can be watched only when their API exists."""
+        return GROVE in self.detected
+
+    @property
+    def dra_served(self) -> bool:
+        """ResourceClaimTemplates (and DeviceClasses) can be watched: resource.k8s.io/v1 is served. Cached
+        even with ``dra.enabled: false``, so templates made before are pruned."""
+        return DRA in self.detected
+
+    @property
+    def inference_pools_served(self) -> bool:
+        return INFERENCE_POOL in self.detected
+
+    @property
+    def destination_rules_served(self) -> bool:
+        """Cached whenever the API is served (not only with the mesh on): turning the mesh off prunes."""
+        return ISTIO in self.detected
+
+    @property
+    def network_policies(self) -> bool:
+        """The graph controller renders MPI sshd NetworkPolicies (``mpi.sshNetworkPolicy``)."""
+        return netpol.enabled(self.config)
+
+    @property
+    def device_classes_watched(self) -> bool:
+        """A GPU memory service component waits for its DeviceClass: cluster-wide only, since a restricted
+        operator's grants are name-limited outside its namespace and DeviceClasses cannot be named ahead of
+        time (there the scheduler alone reports a missing class, on the pod)."""
+        return self.dra_served and bool(getattr(self.manager.settings, "cluster_wide", True))
+
+    def managed(self, res: ResourceDescriptor) -> Informer:
+        """The cache of the operator's own objects of ``res`` (label-selected)."""
+        return self.manager.informer(res, label_selector=MANAGED_SELECTOR)
+
+    @cached_property
+    def graph_informers(self) -> dict[ResourceDescriptor, Informer]:
+        """Every cache the graph family reads."""
+        m = self.manager
+        kinds = [DEPLOYMENTS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS]
+        if self.lws_enabled:
+            kinds.append(LWS)
+        informers = {res: self.managed(res) for res in kinds}
+        if self.grove_served:
+            informers[PODCLIQUESETS] = self.managed(PODCLIQUESETS)
+            for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):  # Grove's objects: not labelled by us
+                informers[res] = m.informer(res)
+        if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
+            informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
+        if self.dra_served:  # GPU memory service claim templates, and the device classes they name
+            informers[RESOURCECLAIMTEMPLATES] = self.managed(RESOURCECLAIMTEMPLATES)
+        if self.device_classes_watched:
+            informers[DEVICECLASSES] = m.informer(DEVICECLASSES)
+        if self.inference_pools_served:  # an EPP's InferencePool
+            informers[INFERENCEPOOLS] = self.managed(INFERENCEPOOLS)
+        if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
+            informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
+        informers[store.DCD] = m.informer(store.DCD)
+        informers[store.DGD] = m.informer(store.DGD)
+        informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)
+        return informers
+
+    @cached_property
+    def pull_secrets(self) -> Informer:
+        """``kubernetes.io/dockerconfigjson`` Secrets (by a field selector on ``type``)."""
+        return self.manager.informer(SECRETS, field_selector=PULL_SECRET_SELECTOR, resync_period=0)
+
+    @cached_property
+    def deps(self) -> Deps:
+        """What the DGD, DCD and adapter reconcilers share (built once, on first use)."""
+        informers = self.graph_informers
+        recent = RecentWrites()
+        for inf in informers.values():  # entries for our own writes live until the cache shows them
+            inf.add_event_handler(
+                on_add=recent.observe, on_update=lambda old, new: recent.observe(new), on_delete=recent.forget
+            )
+        return Deps(
+            client=self.manager.client,
+            recorder=self.recorder,
+            stores={res: inf.store for res, inf in informers.items()},
+            secrets=self.pull_secrets.store,
+            operator_config=self.config,
+            operator_version=self.manager.settings.operator_version,
+            recent=recent,
+            detected=self.detected,
+            tunables=self.tunables,
+        )

@@ -1,0 +1,839 @@
+"""Least privilege, proven on a real API server: the operator, each hook and the plugin run under exactly
+the chart's RBAC, the API server's audit log records every request they make, and
+
+* every call each of them makes is allowed (a refused call is a missing grant, or a code path that should
+  not exist);
+* every (API group, resource, verb) cell of every rule the chart binds to them was used at least once
+  (``ALLOWED_UNUSED`` lists, with the reason, the few that a short test cannot exercise); a grant added
+  later without code that calls it fails here;
+* a list of forbidden probes (read a Secret in kube-system, mint a token Secret, delete a kube-system Lease
+  or an unrelated webhook configuration, update a foreign nvidia.com object, bind cluster-admin) is denied
+  to each identity.
+
+The operator runs as a local process with a token of its ServiceAccount (TokenRequest, as a pod gets), in
+both modes, through a realistic lifecycle of every kind it reconciles; the hooks run the argv of the chart's
+hook Jobs with their ServiceAccounts' tokens, with the hook RBAC the chart renders applied for the length of
+the hook phase, as Helm does. kwok runs no containers, so the work the profiler, a checkpoint or a worker
+would do is done by the test as the user. The plugin runs as the user (an administrator); its writes are
+told apart by its User-Agent, and every one of them must hit a Dynamo object.
+
+The cluster is this module's own (the audit log and the OwnerReferencesPermissionEnforcement admission
+plugin, which checks the operator's ``*/finalizers`` grants, are API server flags).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+from dynamo_hooks.cluster import KubeCluster, connect
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, sweep
+from dynamo_operator.api.registry import KINDS
+from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS, FINALIZER
+from dynamo_operator.runtime.client import NAMESPACES, ResourceClient, custom
+from dynamo_operator.webhooks.certs import CRDS
+from kubernetes.client.exceptions import ApiException
+from support import lifecycle, rbac
+from support.crds import install_crds, install_third_party_crds, serve_crds
+from support.lifecycle import run
+from support.poll import wait_for
+from support.processes import OperatorProcess, http_get, spawn_operator
+from support.release import LOCAL_VALUES
+
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+
+CHART = REPO_ROOT / "charts" / "platform"
+CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
+PROBE_AGENT = "rbac-probe/1"
+FOREIGN_CRD = "clusterpolicies.nvidia.com"
+FOREIGN = custom("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", namespaced=False)
+
+# (identity, API group, resource, verb) -> why a short test cannot exercise it. Anything else unused fails.
+ALLOWED_UNUSED = {
+    **{
+        ("operator", "nvidia.com", f"{plural}/finalizers", "update"): (
+            "checked by the OwnerReferencesPermissionEnforcement admission plugin (on here) when a child "
+            "with blockOwnerDeletion is created: an authorization check inside the create, which the audit "
+            "log does not record as a request; the lifecycle's child creates passing with the plugin on is "
+            "the proof"
+        )
+        for plural in (
+            "dynamographdeployments",
+            "dynamocomponentdeployments",
+            "dynamographdeploymentrequests",
+            "dynamocheckpoints",
+        )
+    },
+    **{
+        ("operator", group, resource, "get"): (
+            "controllers/sync.py Syncer.sync and lifecycle.get_or_none read one object directly when the "
+            "informer has not seen it yet: a create answered 409 by an object outside the label-selected "
+            "cache, or a Job just created; timing-dependent, not reproducible on demand"
+        )
+        for group, resource in (  # every kind the operator also caches: its gets are cache misses
+            ("nvidia.com", "dynamographdeployments"),
+            ("nvidia.com", "dynamocomponentdeployments"),
+            ("apps", "deployments"),
+            ("", "services"),
+            ("", "configmaps"),
+            ("", "serviceaccounts"),
+            ("rbac.authorization.k8s.io", "rolebindings"),
+            ("batch", "jobs"),
+            ("grove.io", "podcliquesets"),
+            ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+        )
+    },
+    ("operator", "nvidia.com", "dynamocomponentdeployments", "delete"): (
+        "Syncer.prune of a graph's DCDs when it moves onto Grove (the move off Grove, its PodCliqueSet "
+        "pruned, is exercised); the move onto Grove stops today on an ownership conflict between the "
+        "graph's Services and its DCDs' before the prune is reached (an operator bug, reported)"
+    ),
+    **{
+        ("operator", group, resource, "delete"): (
+            "Syncer.prune of a component's workload when it switches between a Deployment and a "
+            "LeaderWorkerSet: the admission rules refuse that switch, so only an object admitted while the "
+            "webhook was off reaches it"
+        )
+        for group, resource in (("apps", "deployments"), ("leaderworkerset.x-k8s.io", "leaderworkersets"))
+    },
+    **{
+        ("operator", group, resource, "delete"): (
+            "Syncer.release deletes the shared planner/EPP ServiceAccount (and RoleBinding) when the last "
+            "component using it stops rendering it (its type changes): the admission rules keep component "
+            "types and the set of components fixed (a graph's deletion leaves it to the garbage collector)"
+        )
+        for group, resource in (("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings"))
+    },
+    ("install-hooks", "", "secrets", "create"): (
+        "the hooks create their Secrets by server-side apply, which the API server authorizes as create with "
+        "the Secret's name inside that request: the audit log records the request as a patch (used)"
+    ),
+    ("operator", "rbac.authorization.k8s.io", "clusterroles", "bind"): (
+        "the API server's RBAC escalation check when a RoleBinding to the planner/EPP/profiling ClusterRole "
+        "is written: an authorization check inside that create, not a request of its own"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Identity:
+    label: str  # "operator", "install-hooks", "uninstall-hooks": the key of ALLOWED_UNUSED
+    namespace: str
+    name: str
+
+    @property
+    def user(self) -> str:
+        return rbac.service_account_user(self.namespace, self.name)
+
+
+@dataclass
+class ChartRelease:
+    """One release of the chart on the audit cluster, rendered once: what it grants is what it installs."""
+
+    cluster: LocalCluster
+    workdir: Path
+    name: str
+    sets: list[str]
+    namespace: str = ""
+    webhook_port: int = field(default_factory=free_port)
+    docs: list[dict] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.namespace = self.namespace or f"{self.name}-ns"
+        self.docs = rbac.render(self.cluster.env, CHART, self.name, self.namespace, *self.helm_args())
+
+    @property
+    def fullname(self) -> str:
+        return f"{self.name}-dynamo-operator"
+
+    @property
+    def url_base(self) -> str:
+        return f"https://127.0.0.1:{self.webhook_port}"
+
+    def helm_args(self) -> list[str]:
+        values = self.workdir / f"{self.name}-values.yaml"
+        values.write_text(yaml.safe_dump(LOCAL_VALUES))
+        args = ["--values", str(values), "--set", f"dynamo-operator.webhook.clientConfigURL={self.url_base}"]
+        for s in self.sets:
+            args += ["--set", s]
+        return args
+
+    def identity(self, label: str) -> Identity:
+        sa = {"operator": "controller-manager"}.get(label, label)
+        return Identity(label, self.namespace, f"{self.fullname}-{sa}")
+
+    def hook_docs(self, component: str, kinds: tuple[str, ...]) -> list[dict]:
+        return [
+            d
+            for d in self.docs
+            if (d["metadata"].get("labels") or {}).get("app.kubernetes.io/component") == component
+            and d["kind"] in kinds
+        ]
+
+    def hook_argv(self, component: str, hook: str | None = None) -> list[list[str]]:
+        """The argv of the chart's hook Jobs of ``component`` (in weight order; ``hook``: one event)."""
+        jobs = [
+            j
+            for j in self.hook_docs(component, ("Job",))
+            if hook is None or j["metadata"]["annotations"]["helm.sh/hook"] == hook
+        ]
+        jobs.sort(key=lambda j: int(j["metadata"]["annotations"]["helm.sh/hook-weight"]))
+        return [j["spec"]["template"]["spec"]["containers"][0]["args"] for j in jobs]
+
+
+# -- commands ------------------------------------------------------------------------------------------------
+
+
+def kubectl_apply(env: dict[str, str], docs: list[dict]) -> None:
+    run(env, "kubectl", "apply", "-f", "-", stdin=yaml.safe_dump_all(docs))
+
+
+def kubectl_delete(env: dict[str, str], docs: list[dict]) -> None:
+    run(
+        env,
+        "kubectl",
+        "delete",
+        "--ignore-not-found",
+        "--wait=false",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(docs),
+    )
+
+
+def as_identity(rel: ChartRelease, who: Identity) -> dict[str, str]:
+    """An environment whose KUBECONFIG authenticates as ``who`` (its ServiceAccount must exist)."""
+    path = rel.workdir / f"{who.name}.kubeconfig"
+    rbac.token_kubeconfig(rel.cluster.env, rel.cluster.kubeconfig, who.namespace, who.name, path)
+    return {**rel.cluster.env, "KUBECONFIG": str(path)}
+
+
+@contextlib.contextmanager
+def hook_phase(rel: ChartRelease, component: str) -> Iterator[dict[str, str]]:
+    """The hook ServiceAccount and RBAC the chart renders for ``component``, for the length of the block
+    (as Helm creates them before the hook Jobs and deletes them after); yields its environment."""
+    docs = rel.hook_docs(component, ("ServiceAccount", *rbac.RBAC_KINDS))
+    kubectl_apply(rel.cluster.env, docs)
+    try:
+        yield as_identity(rel, rel.identity(component))
+    finally:
+        kubectl_delete(rel.cluster.env, docs)
+
+
+def run_hooks(env: dict[str, str], argvs: list[list[str]]) -> list[str]:
+    outputs = []
+    for argv in argvs:
+        done = run(env, "dynamo-hooks", *argv, check=False, timeout=180)
+        assert done.returncode == 0, f"dynamo-hooks {' '.join(argv)}:\n{done.stdout}\n{done.stderr}"
+        outputs.append(done.stdout)
+    return outputs
+
+
+# -- the foreign CRD and the probes' targets -----------------------------------------------------------------
+
+
+def foreign_crd() -> dict:
+    """A stand-in for the NVIDIA GPU Operator's ClusterPolicy: another vendor's *.nvidia.com kind."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": FOREIGN_CRD},
+        "spec": {
+            "group": "nvidia.com",
+            "names": {"kind": "ClusterPolicy", "plural": "clusterpolicies", "singular": "clusterpolicy"},
+            "scope": "Cluster",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+
+
+def install_probe_targets(cluster: LocalCluster) -> None:
+    """What the probes aim at: a kube-system Secret and Lease, a policy engine's webhook configuration and
+    a foreign nvidia.com object carrying a finalizer of the same name as the operator's."""
+    client = ResourceClient(cluster.api_client())
+    kube = KubeCluster(cluster.api_client())
+    kube.api_client.user_agent = "rbac-test-setup/1"  # not the plugin's: the audit checks tell them apart
+    kube.create("/api/v1/namespaces/kube-system/secrets", {"metadata": {"name": "probe-secret"}, "data": {}})
+    kube.create(
+        "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+        {"metadata": {"name": "kube-scheduler"}, "spec": {"holderIdentity": "scheduler-0"}},
+    )
+    kube.create(
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+        {"metadata": {"name": "policy-engine"}, "webhooks": []},
+    )
+    kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", foreign_crd())
+    wait_for(lambda: _listable(client, FOREIGN), 60, interval=0.3)
+    client.create(
+        FOREIGN,
+        {
+            "metadata": {"name": "cluster-policy", "finalizers": [FINALIZER]},
+            "spec": {"driver": {"image": "nvcr.io/nvidia/driver"}},
+        },
+    )
+
+
+def _listable(client: ResourceClient, res) -> bool:
+    try:
+        client.list(res, limit=1)
+        return True
+    except ApiException:
+        return False
+
+
+def probe(env: dict[str, str], release_ns: str, operator_sa: str) -> dict[str, int]:
+    """HTTP status of each forbidden request made with this environment's identity."""
+    cluster = connect(env["KUBECONFIG"])
+    cluster.api_client.user_agent = PROBE_AGENT
+    token_secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "probe-token",
+            "annotations": {"kubernetes.io/service-account.name": operator_sa},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    admin_binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "probe-admin"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": operator_sa, "namespace": release_ns}],
+    }
+    attempts = {
+        "get Secret kube-system/probe-secret": lambda: cluster.get(
+            "/api/v1/namespaces/kube-system/secrets/probe-secret"
+        ),
+        "list Secrets in kube-system": lambda: cluster.list("/api/v1/namespaces/kube-system/secrets"),
+        "create a service-account-token Secret": lambda: cluster.create(
+            f"/api/v1/namespaces/{release_ns}/secrets", token_secret
+        ),
+        "delete Lease kube-system/kube-scheduler": lambda: cluster.delete(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
+        ),
+        "update Lease kube-system/kube-scheduler": lambda: cluster.replace(
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler",
+            {"metadata": {"name": "kube-scheduler"}, "spec": {"holderIdentity": "probe"}},
+        ),
+        "delete ValidatingWebhookConfiguration policy-engine": lambda: cluster.delete(
+            "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/policy-engine"
+        ),
+        f"update {FOREIGN_CRD} cluster-policy": lambda: cluster.replace(
+            "/apis/nvidia.com/v1/clusterpolicies/cluster-policy",
+            {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"}},
+        ),
+        "bind cluster-admin": lambda: cluster.create(
+            f"/apis/rbac.authorization.k8s.io/v1/namespaces/{release_ns}/rolebindings", admin_binding
+        ),
+    }
+    out = {}
+    for what, attempt in attempts.items():
+        try:
+            attempt()
+            out[what] = 200
+        except Exception as exc:  # ClusterError
+            out[what] = getattr(exc, "status", 0)
+    return out
+
+
+# -- the operator under its ServiceAccount -------------------------------------------------------------------
+
+
+@dataclass
+class _Kubeconfig:
+    """What ``spawn_operator`` needs of a cluster: the kubeconfig the process authenticates with."""
+
+    kubeconfig: str
+    env: dict[str, str]
+
+
+def operator_config(rel: ChartRelease, extra: dict) -> Path:
+    """The OperatorConfiguration the chart installed (its ConfigMap), plus ``extra`` (e.g. checkpointing,
+    which the chart does not configure)."""
+    out = run(
+        rel.cluster.env,
+        "kubectl",
+        "get",
+        "configmap",
+        "-n",
+        rel.namespace,
+        f"{rel.fullname}-config",
+        "-o",
+        "json",
+    )
+    doc = yaml.safe_load(json.loads(out.stdout)["data"]["config.yaml"])
+    doc.update(extra)
+    path = rel.workdir / f"{rel.name}-operator-config.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def pod_env(rel: ChartRelease) -> dict[str, str]:
+    """The environment the chart's Deployment gives the operator container (downward API included)."""
+    deployment = next(
+        d
+        for d in rel.docs
+        if d["kind"] == "Deployment" and d["metadata"]["name"].endswith("-controller-manager")
+    )
+    pod = deployment["spec"]["template"]["spec"]
+    fields = {
+        "metadata.name": f"{deployment['metadata']['name']}-local-{uuid.uuid4().hex[:5]}",
+        "metadata.namespace": rel.namespace,
+        "spec.serviceAccountName": pod["serviceAccountName"],
+        "status.podIP": "127.0.0.1",  # a local process: its "pod IP" is loopback
+    }
+    out = {}
+    for var in pod["containers"][0].get("env") or []:
+        ref = (var.get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath")
+        out[var["name"]] = fields[ref] if ref else str(var.get("value", ""))
+    return out
+
+
+def start_operator(rel: ChartRelease, config: Path, metrics_port: int) -> OperatorProcess:
+    """``dynamo-operator run`` with the chart's configuration, as its ServiceAccount, leader election on
+    (its identity names the chart's Deployment, as a pod's would), metrics served securely."""
+    env = as_identity(rel, rel.identity("operator")) | pod_env(rel)
+    log = rel.workdir / f"{rel.name}-operator-{uuid.uuid4().hex[:6]}.log"
+    proc = spawn_operator(
+        _Kubeconfig(env["KUBECONFIG"], env),
+        log,
+        "--config",
+        str(config),
+        "--webhook-host=127.0.0.1",
+        f"--webhook-port={rel.webhook_port}",
+        f"--webhook-url-base={rel.url_base}",
+        "--metrics-secure",
+        f"--metrics-service-bind-address=127.0.0.1:{metrics_port}",
+        metrics=True,
+        env=env,
+    )
+    proc.wait_ready(timeout=120)
+    return proc
+
+
+def scrape_metrics(rel: ChartRelease, metrics_port: int) -> None:
+    """A Prometheus bound to the chart's metrics-reader ClusterRole scrapes the secure listener: the operator
+    authenticates the token (TokenReview) and authorizes the path (SubjectAccessReview)."""
+    env = rel.cluster.env
+    run(env, "kubectl", "create", "serviceaccount", "-n", rel.namespace, "prometheus")
+    role = f"{rel.fullname}-{rel.namespace}-metrics-reader"
+    run(
+        env,
+        "kubectl",
+        "create",
+        "clusterrolebinding",
+        f"{rel.name}-scrape",
+        f"--clusterrole={role}",
+        f"--serviceaccount={rel.namespace}:prometheus",
+    )
+    token = run(env, "kubectl", "create", "token", "-n", rel.namespace, "prometheus").stdout.strip()
+    url = f"https://127.0.0.1:{metrics_port}/metrics"
+    wait_for(lambda: http_get(url, token)[0] == 200, 30, lambda: http_get(url, token))
+    run(env, "kubectl", "delete", "clusterrolebinding", f"{rel.name}-scrape")
+
+
+# -- the proof -----------------------------------------------------------------------------------------------
+
+
+def audit_calls(cluster: LocalCluster, who: Identity) -> list[rbac.Call]:
+    """``who``'s requests, except the probes (made on purpose to be refused)."""
+    return [c for c in rbac.calls(cluster.audit_events(), [who.user]) if c.user_agent != PROBE_AGENT]
+
+
+def privilege_problems(rel: ChartRelease, who: Identity) -> list[str]:
+    """What breaks least privilege for ``who``: refused calls, and granted cells no call used (unless
+    ALLOWED_UNUSED says why a short test cannot use them)."""
+    made = audit_calls(rel.cluster, who)
+    if not made:
+        return [f"{who.label}: the audit log has no request of {who.user}"]
+    grants = rbac.grants_of(rel.docs, who.namespace, who.name)
+    if not grants:
+        return [f"{who.label}: the chart binds nothing to {who.user}"]
+    problems = [f"{who.label} was refused: {c}" for c in rbac.refused(made)]
+    problems += [
+        f"{who.label} is granted, never used (remove it, or say in ALLOWED_UNUSED why): {g}"
+        for g in rbac.unused(grants, made)
+        if (who.label, g.group, g.resource, g.verb) not in ALLOWED_UNUSED
+    ]
+    return problems
+
+
+def assert_least_privilege(
+    rel: ChartRelease, labels=("operator", "install-hooks", "uninstall-hooks")
+) -> None:
+    """Every call allowed; every granted cell used (the audit log is kept in the test's directory)."""
+    (rel.workdir / "audit.log").write_bytes(rel.cluster.audit_log.read_bytes())
+    problems = [p for label in labels for p in privilege_problems(rel, rel.identity(label))]
+    assert not problems, "\n".join(problems)
+
+
+def assert_probes_denied(results: dict[str, int], who: Identity, known: frozenset[str] = frozenset()) -> None:
+    """Each forbidden probe answered 403 (``known``: allowed on purpose, a documented residual risk)."""
+    allowed = {what: code for what, code in results.items() if code != 403 and what not in known}
+    assert not allowed, f"forbidden probes not denied to {who.label}: {allowed}"
+    for what in known:
+        assert results[what] == 200, f"{what}: expected the documented residual ({results[what]})"
+
+
+# -- fixtures ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def audit_cluster() -> Iterator[LocalCluster]:
+    """This module's control plane: every ServiceAccount request audited, owner-reference permission
+    enforcement on, the Dynamo CRDs, the vendored Grove/Kai/LWS CRDs and the probes' targets."""
+    directory = CLUSTER_ROOT / f"rbac-{os.getpid()}"
+    cluster = LocalCluster(
+        directory,
+        profile="cluster",
+        nodes=2,
+        audit=True,
+        audit_policy=rbac.AUDIT_POLICY,
+        apiserver_args=("--enable-admission-plugins=OwnerReferencesPermissionEnforcement",),
+    )
+    cluster.start()
+    try:
+        install_crds(cluster)
+        install_third_party_crds(cluster)
+        install_probe_targets(cluster)
+        yield cluster
+    finally:
+        cluster.stop()
+        leaked = sweep(directory)
+        assert not leaked, f"processes left running after the RBAC cluster stopped: {leaked}"
+
+
+@pytest.fixture(scope="module")
+def plugin_env(audit_cluster, tmp_path_factory) -> dict[str, str]:
+    env = dict(audit_cluster.env)
+    env["HELM_PLUGINS"] = str(tmp_path_factory.mktemp("helm-plugins"))
+    run(env, "helm", "plugin", "install", str(REPO_ROOT / "plugin"), timeout=60)
+    return env
+
+
+# -- one release, start to end -------------------------------------------------------------------------------
+
+
+def install_with_hooks(rel: ChartRelease) -> None:
+    """The pre-install phase as Helm runs it, the hooks as their ServiceAccount; then `helm install` (whose
+    own hook Jobs complete on kwok without running). A stale Opaque webhook Secret makes the certificate
+    hook re-create it with the right type (its delete by name); an empty MPI Secret (a GitOps placeholder)
+    gets its first key (its update)."""
+    env = rel.cluster.env
+    run(env, "kubectl", "create", "namespace", rel.namespace)
+    run(
+        env,
+        "kubectl",
+        "create",
+        "secret",
+        "generic",
+        "-n",
+        rel.namespace,
+        "webhook-server-cert",
+        "--from-literal=stale=1",
+    )
+    run(env, "kubectl", "create", "secret", "generic", "-n", rel.namespace, "mpi-run-ssh-secret")
+    with hook_phase(rel, "install-hooks") as hook_env:
+        outputs = "\n".join(run_hooks(hook_env, rel.hook_argv("install-hooks")))
+        assert "webhook-server-cert: replaced" in outputs and "mpi-run-ssh-secret: updated" in outputs, (
+            outputs
+        )
+        who = rel.identity("install-hooks")
+        assert_probes_denied(probe(hook_env, rel.namespace, rel.identity("operator").name), who)
+    run(
+        env,
+        "helm",
+        "install",
+        rel.name,
+        str(CHART),
+        "--namespace",
+        rel.namespace,
+        "--skip-crds",
+        "--wait",
+        "--timeout",
+        "300s",
+        *rel.helm_args(),
+    )
+
+
+def uninstall_with_hooks(rel: ChartRelease) -> list[str]:
+    """`helm uninstall` as Helm runs it: pre-delete Job, the release's objects, post-delete Job, the hooks
+    as their ServiceAccount; returns what the hooks reported."""
+    with hook_phase(rel, "uninstall-hooks") as hook_env:
+        out = run_hooks(hook_env, rel.hook_argv("uninstall-hooks", "pre-delete"))
+        run(
+            rel.cluster.env,
+            "helm",
+            "uninstall",
+            rel.name,
+            "--namespace",
+            rel.namespace,
+            "--no-hooks",
+            "--wait",
+            "--timeout",
+            "300s",
+        )
+        out += run_hooks(hook_env, rel.hook_argv("uninstall-hooks", "post-delete"))
+        who = rel.identity("uninstall-hooks")
+        assert_probes_denied(probe(hook_env, rel.namespace, rel.identity("operator").name), who)
+    return out
+
+
+def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = frozenset()) -> None:
+    """The operator as its ServiceAccount through the whole lifecycle, its metrics scraped, the probes
+    denied; then SIGTERM (it releases its Leases)."""
+    config = operator_config(rel, {"checkpoint": {"enabled": True}})
+    metrics = free_port()
+    proc = start_operator(rel, config, metrics)
+    try:
+        lifecycle.exercise(rel.cluster.env, ResourceClient(rel.cluster.api_client()), ns)
+        scrape_metrics(rel, metrics)
+        env = as_identity(rel, rel.identity("operator"))
+        assert_probes_denied(
+            probe(env, rel.namespace, rel.identity("operator").name), rel.identity("operator"), known
+        )
+    except BaseException:
+        print(proc.log_tail(6000))
+        raise
+    finally:
+        assert proc.stop() == 0, proc.log_tail()
+
+
+def _hook_rbac_left(env: dict[str, str], release: str) -> list[str]:
+    """The hook ServiceAccounts and RBAC of a release still in the cluster."""
+    found = []
+    for kinds in ("serviceaccounts,roles,rolebindings", "clusterroles,clusterrolebindings"):
+        out = run(
+            env, "kubectl", "get", kinds, "-A", "-l", f"app.kubernetes.io/instance={release}", "-o", "json"
+        )
+        for item in json.loads(out.stdout)["items"]:
+            component = (item["metadata"].get("labels") or {}).get("app.kubernetes.io/component", "")
+            if component.endswith("-hooks"):
+                found.append(
+                    f"{item['kind']} {item['metadata'].get('namespace', '')}/{item['metadata']['name']}"
+                )
+    return found
+
+
+def test_failed_hooks_leave_no_rbac_behind(audit_cluster, tmp_path) -> None:
+    """A hook Job that fails (here: unschedulable, past its deadline) takes its ServiceAccount and RBAC with
+    it, on upgrade and on uninstall; the failed Job itself stays for `kubectl logs`."""
+    env = audit_cluster.env
+    rel = ChartRelease(audit_cluster, tmp_path, "rbfail", [])
+    run(
+        env,
+        "helm",
+        "install",
+        rel.name,
+        str(CHART),
+        "-n",
+        rel.namespace,
+        "--create-namespace",
+        "--skip-crds",
+        "--wait",
+        "--timeout",
+        "300s",
+        *rel.helm_args(),
+    )
+    assert _hook_rbac_left(env, rel.name) == []
+    failing = [
+        "--set-string",
+        "dynamo-operator.controllerManager.nodeSelector.dynamo-test/nowhere=true",
+        "--set",
+        "dynamo-operator.installHooks.activeDeadlineSeconds=2",
+        "--set",
+        "dynamo-operator.installHooks.backoffLimit=0",
+    ]
+    up = run(
+        env,
+        "helm",
+        "upgrade",
+        rel.name,
+        str(CHART),
+        "-n",
+        rel.namespace,
+        "--wait",
+        "--timeout",
+        "120s",
+        *rel.helm_args(),
+        *failing,
+        check=False,
+    )
+    assert up.returncode != 0 and "pre-upgrade" in up.stderr, up.stderr
+    assert _hook_rbac_left(env, rel.name) == []
+    jobs = json.loads(run(env, "kubectl", "get", "jobs", "-n", rel.namespace, "-o", "json").stdout)["items"]
+    assert any(j["metadata"]["name"].endswith("check-conflicts") for j in jobs), "the failed Job was deleted"
+    down = run(
+        env, "helm", "uninstall", rel.name, "-n", rel.namespace, "--wait", "--timeout", "120s", check=False
+    )
+    assert down.returncode != 0 and "uninstall-webhooks-first failed" in down.stderr, (
+        down.stdout + down.stderr
+    )
+    assert _hook_rbac_left(env, rel.name) == []
+    run(env, "helm", "uninstall", rel.name, "-n", rel.namespace, "--no-hooks", "--wait", "--timeout", "120s")
+    run(env, "kubectl", "delete", "namespace", rel.namespace, "--wait=false")
+
+
+def test_platform_runs_under_enforced_restricted_pod_security(audit_cluster, tmp_path) -> None:
+    """The chart's own pods (operator, hook Jobs, NATS, etcd, Grove, Kai) are admitted in a namespace that
+    enforces the restricted Pod Security Standard, and none draws a warning."""
+    env = audit_cluster.env
+    rel = ChartRelease(audit_cluster, tmp_path, "rbpsa", ["grove.enabled=true", "kai-scheduler.enabled=true"])
+    run(env, "kubectl", "create", "namespace", rel.namespace)
+    run(
+        env,
+        "kubectl",
+        "label",
+        "namespace",
+        rel.namespace,
+        "pod-security.kubernetes.io/enforce=restricted",
+        "pod-security.kubernetes.io/warn=restricted",
+    )
+    try:
+        done = run(
+            env,
+            "helm",
+            "install",
+            rel.name,
+            str(CHART),
+            "-n",
+            rel.namespace,
+            "--skip-crds",
+            "--wait",
+            "--timeout",
+            "300s",
+            *rel.helm_args(),
+            "--set",
+            "dynamo-operator.controllerManager.replicas=1",
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "PodSecurity" not in done.stderr, done.stderr
+        pods = json.loads(run(env, "kubectl", "get", "pods", "-n", rel.namespace, "-o", "json").stdout)[
+            "items"
+        ]
+        names = " ".join(p["metadata"]["name"] for p in pods)
+        for part in ("dynamo-operator-controller-manager", "grove-operator", "kai-operator", "etcd", "nats"):
+            assert part in names, f"no {part} pod admitted: {names}"
+    finally:
+        run(
+            env,
+            "helm",
+            "uninstall",
+            rel.name,
+            "-n",
+            rel.namespace,
+            "--wait",
+            "--timeout",
+            "300s",
+            check=False,
+        )
+        run(env, "kubectl", "delete", "namespace", rel.namespace, "--wait=false", check=False)
+
+
+def test_namespace_restricted_runs_under_exactly_the_charts_rbac(audit_cluster, tmp_path) -> None:
+    """Restricted mode (charts/platform/ci/namespace-restricted-values.yaml): the hooks and the operator
+    make only allowed calls, use every grant, and the probes are denied."""
+
+    rel = ChartRelease(audit_cluster, tmp_path, "rbns", ["dynamo-operator.namespaceRestriction.enabled=true"])
+    conversion = serve_crds(audit_cluster)  # the restricted operator leaves CRD conversion to someone else
+    next(conversion)
+    try:
+        install_with_hooks(rel)
+        operator_lifetime(rel, rel.namespace)
+        # killed (a lost node): its namespace-scope marker and leader Lease stay for the uninstall hook
+        proc = start_operator(rel, operator_config(rel, {}), free_port())
+        proc.reap()
+        out = "\n".join(uninstall_with_hooks(rel))
+        assert f"Lease {rel.namespace}/dynamo-operator-namespace-scope" in out, out
+        assert f"released finalizer {FINALIZER} of podsnapshots" in out, out
+    finally:
+        with contextlib.suppress(StopIteration):
+            next(conversion)
+    assert_least_privilege(rel)
+
+
+def _plugin_writes(cluster: LocalCluster) -> list[dict]:
+    """Writes the plugin made as the user (its User-Agent is dynamo-hooks/<version>)."""
+    return [
+        e
+        for e in cluster.audit_events()
+        if e.get("stage") == "ResponseComplete"
+        and str(e.get("userAgent", "")).startswith("dynamo-hooks/")
+        and not (e.get("user") or {}).get("username", "").startswith("system:serviceaccount:")
+        and e.get("verb") in ("create", "update", "patch", "delete", "deletecollection")
+    ]
+
+
+def _dynamo_target(event: dict, rel: ChartRelease) -> bool:
+    """Whether a write hit a Dynamo object: a Dynamo kind, a Dynamo CRD, or this release's own objects."""
+    ref = event.get("objectRef") or {}
+    plurals = {k.plural for k in KINDS.values()}
+    if ref.get("apiGroup") == "nvidia.com":
+        return ref.get("resource") in plurals
+    if ref.get("resource") == "customresourcedefinitions":
+        return ref.get("name") in {k.crd_name for k in KINDS.values()}
+    if ref.get("resource", "").endswith("webhookconfigurations"):
+        return ref.get("name", "").startswith(f"{rel.fullname}-{rel.namespace}-")
+    return False
+
+
+def test_cluster_wide_runs_under_exactly_the_charts_rbac(audit_cluster, plugin_env, tmp_path) -> None:
+    """Cluster-wide mode (charts/platform/ci/cluster-wide-values.yaml, Grove and Kai included): the hooks
+    and the operator make only allowed calls and use every grant; the probes are denied (the operator may
+    list Secrets in every namespace: the pull-secret index, a documented residual risk). Then `helm dynamo
+    uninstall --crds` removes Dynamo's CRDs and touches nothing else of nvidia.com."""
+    client = ResourceClient(audit_cluster.api_client())
+    ci = yaml.safe_load((CHART / "ci" / "cluster-wide-values.yaml").read_text())
+    sets = ["grove.enabled=true", "kai-scheduler.enabled=true"]
+    assert ci["grove"]["enabled"] and ci["kai-scheduler"]["enabled"]
+    rel = ChartRelease(audit_cluster, tmp_path, "rbcw", sets)
+    work = "rbac-work"
+    install_with_hooks(rel)
+    client.create(NAMESPACES, {"metadata": {"name": work}})
+    operator_lifetime(rel, work, known=frozenset({"list Secrets in kube-system"}))
+    out = "\n".join(uninstall_with_hooks(rel))
+    assert "deleted Lease kube-system/dynamo.nvidia.com (unheld)" in out, out
+    assert_least_privilege(rel)
+
+    foreign = client.get(FOREIGN, "cluster-policy")
+    lora = client.get(DYNAMO_MODELS, "lora", work)
+    lora["metadata"]["finalizers"] = [FINALIZER]  # left behind again, for the plugin to release
+    client.replace(DYNAMO_MODELS, lora)
+    done = run(
+        plugin_env, "helm", "dynamo", "uninstall", rel.name, "-n", rel.namespace, "--crds", check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"released finalizer {FINALIZER} of dynamomodels {work}/lora" in done.stdout, done.stdout
+    for info in KINDS.values():
+        assert (
+            lifecycle.get_or_none(
+                client,
+                CRDS,
+                info.crd_name,
+            )
+            is None
+        )
+    after = client.get(FOREIGN, "cluster-policy")
+    assert after["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+    assert after["metadata"]["finalizers"] == [FINALIZER] and "deletionTimestamp" not in after["metadata"]
+    assert lifecycle.get_or_none(client, CRDS, FOREIGN_CRD)
+    strays = [e["requestURI"] for e in _plugin_writes(audit_cluster) if not _dynamo_target(e, rel)]
+    assert not strays, f"the plugin wrote to objects that are not Dynamo's: {strays}"

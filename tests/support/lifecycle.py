@@ -1,0 +1,421 @@
+"""What a user does that the operator answers, on a real control plane: one function per kind of graph or
+request, each waiting (bounded) for the operator's visible answer. kwok runs no containers, so what the
+profiler, a checkpoint or a worker would do is done here as the user. ``exercise`` runs them all; the RBAC
+test (test_rbac_cluster.py) runs it under the operator's ServiceAccount to use every grant it has."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT
+from dynamo_operator.controllers import store
+from dynamo_operator.controllers.lifecycle import CHECKPOINTS, DGDRS, DYNAMO_MODELS, FINALIZER, JOBS
+from dynamo_operator.controllers.sync import LWS, PODCLIQUESETS
+from dynamo_operator.render import dgdr as rd
+from dynamo_operator.render import grove as rgrove
+from dynamo_operator.runtime.client import CONFIGMAPS, SERVICES, ResourceClient, custom
+from kubernetes.client.exceptions import ApiException
+
+from support.poll import wait_for
+
+EXAMPLES = REPO_ROOT / "examples"
+WAIT = 120.0
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
+DGDSA = custom(
+    "nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
+)
+PODSNAPSHOTS = custom("nvidia.com", "v1alpha1", "podsnapshots", "PodSnapshot")
+
+
+def run(env: dict[str, str], *args: str, stdin: str | None = None, check: bool = True, timeout: float = 400):
+    """A command; with ``check``, its failure fails the test with its output."""
+    proc = subprocess.run(list(args), env=env, input=stdin, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert proc.returncode == 0, (
+            f"{' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}"
+        )
+    return proc
+
+
+def _example(name: str, namespace: str, annotations: dict | None = None) -> dict:
+    doc = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text())
+    doc["metadata"]["namespace"] = namespace
+    doc["metadata"].setdefault("annotations", {}).update(annotations or {})
+    return doc
+
+
+def get_or_none(client: ResourceClient, res, name: str, ns: str | None = None) -> dict | None:
+    try:
+        return client.get(res, name, ns)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def _at(obj: dict | None, *path: str):
+    """``obj[path[0]][path[1]]...``, None where anything is missing."""
+    for key in path:
+        obj = (obj or {}).get(key)
+    return obj
+
+
+def _state(client: ResourceClient, ns: str, name: str) -> str | None:
+    return _at(get_or_none(client, store.DGD, name, ns), "status", "state")
+
+
+def _kubectl_create(env: dict[str, str], doc: dict) -> None:
+    run(env, "kubectl", "create", "-f", "-", stdin=yaml.safe_dump(doc))
+
+
+BETA_DGD = custom("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
+DEPLOYMENTS = custom("apps", "v1", "deployments", "Deployment")
+
+
+def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """The component pathway (Grove opted out): a planner graph with scaling adapters becomes DCDs,
+    Deployments, Services, the planner's ServiceAccount (and, cluster-wide, RoleBinding) and two adapters;
+    scaling an adapter patches the graph; dropping one component's scalingAdapter deletes its adapter. A
+    multinode graph becomes LeaderWorkerSets."""
+    off = {"nvidia.com/enable-grove": "false"}
+    _kubectl_create(env, _example("vllm-disagg-planner", ns, off))
+    wait_for(
+        lambda: _state(client, ns, "vllm-planner") == "successful",
+        WAIT,
+        lambda: _state(client, ns, "vllm-planner"),
+    )
+    run(env, "kubectl", "scale", "-n", ns, "dgdsa", "vllm-planner-vllmdecodeworker", "--replicas=2")
+
+    def replicas() -> int | None:
+        return _at(get_or_none(client, DEPLOYMENTS, "vllm-planner-vllmdecodeworker", ns), "spec", "replicas")
+
+    wait_for(
+        lambda: replicas() == 2,
+        WAIT,
+        lambda: f"the adapter's scale never reached the Deployment ({replicas()})",
+    )
+    for _ in range(5):
+        graph = client.get(BETA_DGD, "vllm-planner", ns)
+        for c in graph["spec"]["components"]:
+            if c["name"] == "VllmPrefillWorker":
+                c.pop("scalingAdapter", None)
+        try:
+            client.replace(BETA_DGD, graph)
+            break
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    wait_for(lambda: get_or_none(client, DGDSA, "vllm-planner-vllmprefillworker", ns) is None, WAIT)
+    # a second planner in the namespace shares planner-serviceaccount (and its RoleBinding): one more owner
+    second = _example("vllm-disagg-planner", ns, off)
+    second["metadata"]["name"] = "second-planner"
+    second["spec"]["components"] = [
+        c for c in second["spec"]["components"] if c["type"] in ("frontend", "planner")
+    ]
+    _kubectl_create(env, second)
+
+    def owners() -> int:
+        sa = get_or_none(
+            client, custom("", "v1", "serviceaccounts", "ServiceAccount"), "planner-serviceaccount", ns
+        )
+        return len(_at(sa, "metadata", "ownerReferences") or [])
+
+    wait_for(lambda: owners() >= 2, WAIT, lambda: f"planner-serviceaccount has {owners()} owner(s)")
+    multinode = _example("vllm-disagg-multinode", ns, off)
+    for comp in multinode["spec"]["components"]:  # one GPU a node: the kwok nodes have 16 in all
+        for container in comp["podTemplate"]["spec"]["containers"]:
+            if "nvidia.com/gpu" in container.get("resources", {}).get("limits", {}):
+                container["resources"]["limits"]["nvidia.com/gpu"] = "1"
+                container["args"] = [a if a != "16" else "2" for a in container.get("args", [])]
+    _kubectl_create(env, multinode)
+    lws = "vllm-disagg-multinode-decode-0"
+    wait_for(lambda: get_or_none(client, LWS, lws, ns) is not None, WAIT, "no LeaderWorkerSet")
+
+
+EPP_GRAPH = {
+    "apiVersion": "nvidia.com/v1beta1",
+    "kind": "DynamoGraphDeployment",
+    "metadata": {"name": "epp-graph", "annotations": {"nvidia.com/enable-grove": "false"}},
+    "spec": {
+        "backendFramework": "vllm",
+        "components": [
+            {
+                "name": "Frontend",
+                "type": "frontend",
+                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
+            },
+            {
+                "name": "Epp",
+                "type": "epp",
+                "eppConfig": {"config": {"plugins": [{"type": "kv-cache-scorer"}]}},
+                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
+            },
+            {
+                "name": "Worker",
+                "type": "worker",
+                "modelRef": {"name": "Qwen/Qwen3-0.6B"},
+                "podTemplate": {
+                    "spec": {
+                        "containers": [
+                            {"name": "main", "image": IMAGE, "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                        ]
+                    }
+                },
+            },
+        ],
+    },
+}
+
+
+def _edit_graph(client: ResourceClient, ns: str, name: str, change) -> None:
+    """Apply ``change(graph)`` to the live v1beta1 graph (retried on a conflict), as `kubectl edit` does."""
+    for _ in range(5):
+        graph = client.get(BETA_DGD, name, ns)
+        change(graph)
+        try:
+            client.replace(BETA_DGD, graph)
+            return
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError(f"could not update graph {ns}/{name}")
+
+
+def _component(graph: dict, name: str) -> dict:
+    return next(c for c in graph["spec"]["components"] if c["name"] == name)
+
+
+def graph_with_epp(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """An EPP component (its ServiceAccount, RoleBinding cluster-wide, and inline config as a ConfigMap) and a
+    worker serving a base model (its headless model Service). Then the user edits the EPP config (the
+    ConfigMap is updated), moves it to a ConfigMap of their own (ours is pruned) and drops the modelRef (the
+    model Service is pruned); a namespace admin edits a component Service twice (written back twice: the
+    second UpdateService Event is an aggregated patch)."""
+    _kubectl_create(env, {**EPP_GRAPH, "metadata": {**EPP_GRAPH["metadata"], "namespace": ns}})
+    config, model_svc = "epp-graph-epp-epp-config", "epp-graph-worker-model"
+    wait_for(lambda: get_or_none(client, CONFIGMAPS, config, ns) is not None, WAIT, "no EPP ConfigMap")
+    wait_for(lambda: get_or_none(client, SERVICES, model_svc, ns) is not None, WAIT, "no model Service")
+    _edit_graph(
+        client, ns, "epp-graph", lambda g: _component(g, "Epp")["eppConfig"]["config"].update(plugins=[])
+    )
+    wait_for(lambda: "plugins: []" in str(_at(get_or_none(client, CONFIGMAPS, config, ns), "data")), WAIT)
+    client.create(
+        CONFIGMAPS, {"metadata": {"name": "my-epp", "namespace": ns}, "data": {"epp.yaml": "plugins: []\n"}}
+    )
+
+    def own_config(graph: dict) -> None:
+        _component(graph, "Epp")["eppConfig"] = {"configMapRef": {"name": "my-epp", "key": "epp.yaml"}}
+        _component(graph, "Worker").pop("modelRef")
+
+    _edit_graph(client, ns, "epp-graph", own_config)
+    wait_for(lambda: get_or_none(client, CONFIGMAPS, config, ns) is None, WAIT, "our EPP ConfigMap stayed")
+    wait_for(lambda: get_or_none(client, SERVICES, model_svc, ns) is None, WAIT, "the model Service stayed")
+    for _ in range(2):
+        drifted = client.get(SERVICES, "epp-graph-worker", ns)
+        selector = dict(drifted["spec"]["selector"])
+        drifted["spec"]["selector"] = {k: "by-hand" for k in selector}
+        client.replace(SERVICES, drifted)
+        wait_for(
+            lambda sel=selector: client.get(SERVICES, "epp-graph-worker", ns)["spec"]["selector"] == sel,
+            WAIT,
+            "the operator did not write the Service back",
+        )
+
+
+def leaderworkerset_drift(client: ResourceClient, ns: str) -> None:
+    """A hand edit of a LeaderWorkerSet's spec is written back."""
+    lws = "vllm-disagg-multinode-decode-0"
+    live = client.get(LWS, lws, ns)
+    size = live["spec"]["leaderWorkerTemplate"]["size"]
+    live["spec"]["leaderWorkerTemplate"]["size"] = size + 1
+    client.replace(LWS, live)
+    wait_for(
+        lambda: client.get(LWS, lws, ns)["spec"]["leaderWorkerTemplate"]["size"] == size,
+        WAIT,
+        "the operator did not write the LeaderWorkerSet back",
+    )
+
+
+def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """The Grove pathway: one PodCliqueSet, updated when the graph changes; then the graph switched off
+    Grove."""
+    _kubectl_create(env, _example("vllm-agg", ns))
+    pcs = rgrove.pcs_name(_example("vllm-agg", ns))
+    wait_for(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is not None, WAIT, "no PodCliqueSet")
+    generation = client.get(PODCLIQUESETS, pcs, ns)["metadata"]["generation"]
+    run(
+        env,
+        "kubectl",
+        "patch",
+        "-n",
+        ns,
+        "dgd",
+        "vllm-agg",
+        "--type=json",
+        "-p",
+        '[{"op": "replace", "path": "/spec/components/1/replicas", "value": 2}]',
+    )
+    wait_for(
+        lambda: client.get(PODCLIQUESETS, pcs, ns)["metadata"]["generation"] > generation,
+        WAIT,
+        "the PodCliqueSet was not updated",
+    )
+    # the user takes the graph off Grove: its PodCliqueSet is pruned, DCDs appear
+    off = {"nvidia.com/enable-grove": "false"}
+
+    def off_grove(graph: dict) -> None:
+        graph["metadata"].setdefault("annotations", {}).update(off)
+        for comp in graph["spec"]["components"]:
+            comp.pop("minAvailable", None)  # defaulted on Grove; refused off it
+
+    _edit_graph(client, ns, "vllm-agg", off_grove)
+    wait_for(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is None, WAIT, "the PodCliqueSet stayed")
+    wait_for(lambda: get_or_none(client, store.DCD, "vllm-agg-frontend", ns) is not None, WAIT, "no DCD")
+
+
+def request_profiling(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """A DGDR: the operator creates the profiling ServiceAccount (and, cluster-wide, its RoleBinding) and Job;
+    the test publishes what the profiler would; the operator creates the generated graph."""
+    doc = yaml.safe_load((EXAMPLES / "dgdr-mocker.yaml").read_text())
+    doc["metadata"]["namespace"] = ns
+    name = doc["metadata"]["name"]
+    _kubectl_create(env, doc)
+    wait_for(lambda: get_or_none(client, JOBS, rd.job_name(name), ns) is not None, WAIT, "no profiling Job")
+    graph = yaml.safe_load((EXAMPLES / "vllm-agg.yaml").read_text())
+    graph["metadata"] = {"name": "profiled", "annotations": {"nvidia.com/enable-grove": "false"}}
+    client.create(
+        CONFIGMAPS,
+        {
+            "metadata": {
+                "name": rd.output_configmap_name(name),
+                "namespace": ns,
+                "labels": {rd.LABEL_DGDR_NAME: name, rd.LABEL_DGDR_NAMESPACE: ns},
+            },
+            "data": {rd.FINAL_CONFIG: yaml.safe_dump(graph), rd.STATUS_FILE: "phase: Done\nmessage: done\n"},
+        },
+    )
+
+    def state() -> str | None:
+        return _at(get_or_none(client, DGDRS, name, ns), "status", "state")
+
+    wait_for(lambda: state() == "Ready", WAIT, lambda: f"DGDR state {state()}")
+    missing = copy.deepcopy(doc)
+    missing["metadata"]["name"] = "needs-config"
+    missing["spec"]["profilingConfig"] = {
+        **doc["spec"]["profilingConfig"],
+        "configMapRef": {"name": "absent"},
+    }
+    missing["spec"]["profilingConfig"].pop("config", None)
+    _kubectl_create(env, missing)
+    wait_for(
+        lambda: "absent" in json.dumps(_at(get_or_none(client, DGDRS, "needs-config", ns), "status") or {}),
+        WAIT,
+        "the DGDR did not report its missing ConfigMap",
+    )
+
+
+def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """A LoRA DynamoModel (the operator adds its finalizer and reports status) and a DynamoCheckpoint (its Job
+    runs to completion on kwok, the operator records it and deletes the Job)."""
+    _kubectl_create(
+        env,
+        {
+            **yaml.safe_load((EXAMPLES / "dynamomodel-lora.yaml").read_text()),
+            "metadata": {"name": "lora", "namespace": ns},
+        },
+    )
+    wait_for(
+        lambda: (
+            FINALIZER
+            in ((get_or_none(client, DYNAMO_MODELS, "lora", ns) or {}).get("metadata") or {}).get(
+                "finalizers", []
+            )
+        ),
+        WAIT,
+        "the LoRA model never got its finalizer",
+    )
+    ckpt = {
+        "apiVersion": CHECKPOINTS.api_version,
+        "kind": "DynamoCheckpoint",
+        "metadata": {"name": "warm", "namespace": ns},
+        "spec": {
+            "identity": {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"},
+            "job": {
+                "podTemplateSpec": {
+                    "spec": {
+                        "containers": [
+                            {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}
+                        ]
+                    }
+                }
+            },
+        },
+    }
+    _kubectl_create(env, ckpt)
+
+    def phase() -> str | None:
+        return _at(get_or_none(client, CHECKPOINTS, "warm", ns), "status", "phase")
+
+    wait_for(lambda: phase() == "Ready", WAIT, lambda: f"checkpoint phase {phase()}")
+    wait_for(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT, "checkpoint Job kept")
+
+
+def pull_secret(env: dict[str, str], ns: str) -> None:
+    """A registry Secret in a graph namespace: the pull-secret index sees it (its watch) and re-queues."""
+    run(
+        env,
+        "kubectl",
+        "create",
+        "secret",
+        "docker-registry",
+        "-n",
+        ns,
+        "regcred",
+        "--docker-server=nvcr.io",
+        "--docker-username=$oauthtoken",
+        "--docker-password=x",
+    )
+
+
+def finalize_every_kind(client: ResourceClient, ns: str) -> None:
+    """One object of each Dynamo kind carrying the operator's finalizer (as an operator of any version
+    leaves them behind), so the uninstall hook's update of every kind it may update is exercised."""
+    client.create(
+        PODSNAPSHOTS,
+        {"metadata": {"name": "snap", "namespace": ns}, "spec": {"source": {"podRef": {"name": "p"}}}},
+    )
+    targets = {
+        store.DGD: "vllm-planner",
+        store.DCD: "vllm-planner-frontend",
+        DGDRS: "qwen3-mocker",
+        DGDSA: "vllm-planner-vllmdecodeworker",
+        CHECKPOINTS: "warm",
+        PODSNAPSHOTS: "snap",
+    }
+    for res, name in targets.items():
+        for _ in range(5):
+            obj = client.get(res, name, ns)
+            if FINALIZER in (obj["metadata"].get("finalizers") or []):
+                break
+            obj["metadata"]["finalizers"] = [*(obj["metadata"].get("finalizers") or []), FINALIZER]
+            try:
+                client.replace(res, obj)
+                break
+            except ApiException as e:
+                if e.status != 409:
+                    raise
+
+
+def exercise(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """Everything above, in the namespace ``ns``; ends with one object of each Dynamo kind finalized."""
+    pull_secret(env, ns)
+    graphs_on_components(env, client, ns)
+    leaderworkerset_drift(client, ns)
+    graph_with_epp(env, client, ns)
+    graph_on_grove(env, client, ns)
+    request_profiling(env, client, ns)
+    model_and_checkpoint(env, client, ns)
+    finalize_every_kind(client, ns)

@@ -1,0 +1,163 @@
+"""The chart's RBAC, rendered by the real `helm template` in both modes and the variants that change it:
+structural promises that hold for every rule (the integration test tests/integration/test_rbac_cluster.py
+proves on a live API server that each rule is used and enough).
+
+Needs the pinned helm on PATH (`make pytest` puts .tools/bin there); no cluster.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from dynamo_operator.api.registry import KINDS
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CHART = REPO_ROOT / "charts" / "platform"
+CI = {p.stem.removesuffix("-values"): p for p in sorted((CHART / "ci").glob("*-values.yaml"))}
+VARIANTS = {
+    "cluster-wide": [],
+    "namespace-restricted": [],
+    "restricted-other-target": [
+        "dynamo-operator.namespaceRestriction.enabled=true",
+        "dynamo-operator.namespaceRestriction.targetNamespace=tenant-a",
+    ],
+    "no-install-hooks": ["dynamo-operator.installHooks.enabled=false"],
+    "cert-manager": ["dynamo-operator.webhook.certificateMode=cert-manager"],
+    "keep-secrets": ["dynamo-operator.installHooks.keepSecretsOnUninstall=true"],
+}
+# The workloads' roles (planner, EPP, profiling Job) are granted to upstream Dynamo images, and the
+# metrics reader to Prometheus: not the operator's nor the hooks'.
+WORKLOAD_COMPONENTS = {"planner", "epp", "dgdr-profiling"}
+# Resources no code of ours calls (a grant comes back with the code that uses it).
+NEVER = {
+    "ingresses",
+    "virtualservices",
+    "podgroups",
+    "endpointslices",
+    "queues",
+    "horizontalpodautoscalers",
+    "roles",
+    "podcliques/scale",
+    "podcliquescalinggroups/scale",
+    "dynamoworkermetadatas",
+    "pods/exec",
+    "serviceaccounts/token",
+}
+
+
+def _render(variant: str) -> list[dict]:
+    helm = shutil.which("helm")
+    if helm is None:
+        pytest.fail("helm is not on PATH: run the tests through `make pytest` (it builds the pinned tools)")
+    base = "namespace-restricted" if variant.startswith("restricted") else variant
+    args = [helm, "template", "dp", str(CHART), "--namespace", "dynamo-system"]
+    args += ["--values", str(CI.get(base, CI["cluster-wide"]))]
+    for s in VARIANTS[variant]:
+        args += ["--set", s]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
+    return [d for d in yaml.safe_load_all(out) if isinstance(d, dict) and d.get("kind")]
+
+
+def _ours(docs: list[dict]) -> list[dict]:
+    """The operator's and the hooks' Roles and ClusterRoles."""
+    out = []
+    for d in docs:
+        labels = d["metadata"].get("labels") or {}
+        if d["kind"] not in ("Role", "ClusterRole"):
+            continue
+        if labels.get("app.kubernetes.io/name") != "dynamo-operator":
+            continue  # the Grove and Kai subcharts' own operators
+        workload = labels.get("app.kubernetes.io/component") in WORKLOAD_COMPONENTS
+        if workload or d["metadata"]["name"].endswith("-metrics-reader"):
+            continue
+        out.append(d)
+    return out
+
+
+def _cells(role: dict):
+    for rule in role.get("rules") or []:
+        for resource in rule.get("resources") or []:
+            for verb in rule.get("verbs") or []:
+                yield rule, resource, verb
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_no_wildcards_escalation_or_grants_without_a_caller(variant: str) -> None:
+    roles = _ours(_render(variant))
+    assert roles
+    for role in roles:
+        where = f"{role['kind']} {role['metadata']['name']}"
+        for rule, resource, verb in _cells(role):
+            assert "*" not in (rule.get("apiGroups") or []) + [resource, verb], (where, rule)
+            assert verb not in ("escalate", "impersonate", "deletecollection"), (where, rule)
+            assert resource not in NEVER, f"{where} grants {verb} on {resource}, which no code calls"
+            if resource == "clusterroles":
+                assert verb == "bind" and rule.get("resourceNames"), (where, rule)
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
+    """Secrets: cluster-wide at most list/watch (the pull-secret index); every other Secret verb by name,
+    in the release namespace; create without a name only for the operator when no install hook makes its
+    Secret. Leases and webhook configurations: every write by name (a Lease create cannot be)."""
+    for role in _ours(_render(variant)):
+        ns = role["metadata"].get("namespace")
+        where = f"{role['kind']} {ns}/{role['metadata']['name']}"
+        for rule, resource, verb in _cells(role):
+            named = bool(rule.get("resourceNames"))
+            if resource == "secrets" and not named:
+                allowed = {"list", "watch"} | ({"create"} if variant == "no-install-hooks" else set())
+                assert verb in allowed, (where, rule)
+                if verb == "create":
+                    assert role["kind"] == "Role" and ns == "dynamo-system", where
+            if resource == "secrets" and named:
+                assert role["kind"] == "Role" and ns == "dynamo-system", where
+            if resource == "leases" and not named:
+                assert verb == "create" and role["kind"] == "Role", (where, rule)
+            if resource.endswith("webhookconfigurations") and verb not in ("list", "watch"):
+                assert named, (where, rule)
+            if resource == "customresourcedefinitions" and verb not in ("list", "watch"):
+                assert named and all(n.endswith(".nvidia.com") for n in rule["resourceNames"]), (where, rule)
+
+
+@pytest.mark.parametrize("variant", ["namespace-restricted", "restricted-other-target"])
+def test_restricted_mode_is_roles_plus_name_limited_cluster_rules(variant: str) -> None:
+    """Cluster-scoped grants of a restricted release: reviews (unnamed by nature), read-only lists of webhook
+    configurations, and writes by name; everything namespaced is in a Role."""
+    for role in _ours(_render(variant)):
+        if role["kind"] != "ClusterRole":
+            continue
+        for rule, resource, verb in _cells(role):
+            if resource in ("tokenreviews", "subjectaccessreviews"):
+                assert verb == "create"
+            elif verb in ("list", "watch"):
+                assert resource.endswith("webhookconfigurations") or rule.get("resourceNames"), (role, rule)
+            else:
+                assert rule.get("resourceNames"), (role["metadata"]["name"], rule)
+
+
+def test_hook_rbac_is_deleted_after_success_and_failure() -> None:
+    for doc in _render("cluster-wide") + _render("namespace-restricted"):
+        labels = doc["metadata"].get("labels") or {}
+        if labels.get("app.kubernetes.io/component") not in ("install-hooks", "uninstall-hooks"):
+            continue
+        policy = (doc["metadata"].get("annotations") or {})["helm.sh/hook-delete-policy"]
+        if doc["kind"] == "Job":
+            assert "hook-failed" not in policy  # a failed Job stays for `kubectl logs`
+        else:
+            assert set(policy.split(",")) == {"before-hook-creation", "hook-succeeded", "hook-failed"}, doc
+
+
+def test_uninstall_hook_kinds_are_the_api_registry_kinds() -> None:
+    """The uninstall hook may update only Dynamo's kinds: the chart's list is the registry's."""
+    text = (CHART / "components/operator/templates/uninstall-hooks.yaml").read_text()
+    listed = re.search(r"\$kinds := list ((?:\"[a-z]+\" ?)+)", text)
+    assert listed, "uninstall-hooks.yaml no longer defines $kinds"
+    chart = listed.group(1).replace('"', "").split()
+    registry = [k.plural for k in KINDS.values() if k.scope == "Namespaced"]
+    assert chart == registry
