@@ -179,3 +179,25 @@ def serve_crds(cluster) -> Iterator[list[str]]:
         yield names
     finally:
         server.stop()
+
+
+# Optional integrations the operator detects (EPP's InferencePool, Istio's DestinationRule): vendored,
+# minimal, installed only where a test wants the operator to see them.
+INTEGRATION_CRD_FILES = [
+    REPO_ROOT / "tests/fixtures/crds/gaie/inference.networking.k8s.io_inferencepools.yaml",
+    REPO_ROOT / "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml",
+]
+
+
+def install_integration_crds(cluster, timeout: float = 60) -> None:
+    """The InferencePool and DestinationRule CRDs, applied and Established."""
+    for path in INTEGRATION_CRD_FILES:
+        subprocess.run(
+            ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(path)],
+            env=cluster.env,
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        wait_established(cluster.api_client(), yaml.safe_load(path.read_text())["metadata"]["name"], timeout)

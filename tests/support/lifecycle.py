@@ -5,6 +5,7 @@ test (test_rbac_cluster.py) runs it under the operator's ServiceAccount to use e
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import subprocess
@@ -13,12 +14,20 @@ import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, DGDRS, DYNAMO_MODELS, FINALIZER, JOBS
-from dynamo_operator.controllers.sync import LWS, PODCLIQUESETS
+from dynamo_operator.controllers.sync import (
+    DESTINATIONRULES,
+    DEVICECLASSES,
+    INFERENCEPOOLS,
+    LWS,
+    PODCLIQUESETS,
+    RESOURCECLAIMTEMPLATES,
+)
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.render import grove as rgrove
-from dynamo_operator.runtime.client import CONFIGMAPS, SERVICES, ResourceClient, custom
+from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICES, ResourceClient, custom
 from kubernetes.client.exceptions import ApiException
 
+from support import graphs
 from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -28,6 +37,10 @@ DGDSA = custom(
     "nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
 )
 PODSNAPSHOTS = custom("nvidia.com", "v1alpha1", "podsnapshots", "PodSnapshot")
+BETA_DGDR = custom("nvidia.com", "v1beta1", "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
+# What the operator's configuration needs for the EPP's DestinationRule (render/epp.py).
+SERVICE_MESH = {"serviceMesh": {"provider": "istio", "istio": {"tlsMode": "ISTIO_MUTUAL"}}}
+GMS_DEVICE_CLASS = "gpu.lifecycle.example"
 
 
 def run(env: dict[str, str], *args: str, stdin: str | None = None, check: bool = True, timeout: float = 400):
@@ -223,6 +236,84 @@ def graph_with_epp(env: dict[str, str], client: ResourceClient, ns: str) -> None
             WAIT,
             "the operator did not write the Service back",
         )
+    epp_pool_and_rule(client, ns)
+
+
+def epp_pool_and_rule(client: ResourceClient, ns: str) -> None:
+    """The graph's InferencePool and its EPP Service's DestinationRule (the operator runs with
+    ``SERVICE_MESH``): hand edits of either are written back. (Both go with the graph, by the garbage
+    collector: admission keeps a graph's set of components fixed, so the operator never prunes them here.)"""
+    pool, rule = "epp-graph-pool", "epp-graph-epp"
+    wait_for(lambda: get_or_none(client, INFERENCEPOOLS, pool, ns) is not None, WAIT, "no pool")
+    wait_for(lambda: get_or_none(client, DESTINATIONRULES, rule, ns) is not None, WAIT, "no DestinationRule")
+    _drift(client, INFERENCEPOOLS, pool, ns, lambda spec: spec.update(targetPorts=[{"number": 1}]))
+    _drift(client, DESTINATIONRULES, rule, ns, lambda spec: spec.update(host="elsewhere.example"))
+
+
+def _drift(client: ResourceClient, res, name: str, ns: str, change) -> None:
+    """A hand edit of a child's spec (retried on a conflict); the operator writes its spec back."""
+    for _ in range(5):
+        live = client.get(res, name, ns)
+        wanted = copy.deepcopy(live["spec"])
+        change(live["spec"])
+        try:
+            client.replace(res, live)
+            break
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    wait_for(
+        lambda: _at(get_or_none(client, res, name, ns), "spec") == wanted,
+        WAIT,
+        lambda: f"the operator did not write {res.kind} {name} back",
+    )
+
+
+def gpu_memory_service(client: ResourceClient, ns: str, cluster_wide: bool) -> None:
+    """A GPU memory service worker: its ResourceClaimTemplate is created (cluster-wide, once the operator's
+    DeviceClass informer has seen the class), replaced when the GPU count changes (its spec is immutable)
+    and deleted when ``gpuMemoryService`` is removed."""
+    with contextlib.suppress(ApiException):
+        client.create(DEVICECLASSES, {"metadata": {"name": GMS_DEVICE_CLASS}, "spec": {}})
+
+    def graph(gpus: str, gms: bool = True) -> dict:
+        experimental = {"gpuMemoryService": {"deviceClassName": GMS_DEVICE_CLASS}, "failover": {}}
+        worker = graphs.component(
+            "Worker", image=IMAGE, gpus=gpus, **({"experimental": experimental} if gms else {})
+        )
+        annotations = {
+            "nvidia.com/enable-grove": "false",
+            "nvidia.com/dynamo-kube-discovery-mode": "container",
+        }
+        metadata = {"annotations": annotations}
+        return graphs.dgd(worker, name="gms", namespace=ns, metadata=metadata, backendFramework="vllm")
+
+    template = "gms-worker-gpu"
+    client.create(BETA_DGD, graph("2"))
+    wait_for(
+        lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is not None,
+        WAIT,
+        "no ResourceClaimTemplate",
+    )
+    first = client.get(RESOURCECLAIMTEMPLATES, template, ns)["metadata"]["uid"]
+    _edit_graph(client, ns, "gms", lambda g: g.update(spec=graph("4")["spec"]))
+    wait_for(
+        lambda: (
+            _at(get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns), "metadata", "uid")
+            not in (None, first)
+        ),
+        WAIT,
+        "the ResourceClaimTemplate was not replaced",
+    )
+    _edit_graph(client, ns, "gms", lambda g: g.update(spec=graph("4", gms=False)["spec"]))
+    wait_for(
+        lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is None,
+        WAIT,
+        "the ResourceClaimTemplate stayed",
+    )
+    client.delete(BETA_DGD, "gms", ns)
+    with contextlib.suppress(ApiException):
+        client.delete(DEVICECLASSES, GMS_DEVICE_CLASS)
 
 
 def leaderworkerset_drift(client: ResourceClient, ns: str) -> None:
@@ -276,11 +367,14 @@ def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None
     wait_for(lambda: get_or_none(client, store.DCD, "vllm-agg-frontend", ns) is not None, WAIT, "no DCD")
 
 
-def request_profiling(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+def request_profiling(env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool) -> None:
     """A DGDR: the operator creates the profiling ServiceAccount (and, cluster-wide, its RoleBinding) and Job;
-    the test publishes what the profiler would; the operator creates the generated graph."""
+    the test publishes what the profiler would; the operator creates the generated graph. A restricted
+    operator cannot discover GPUs, so there the request names its hardware."""
     doc = yaml.safe_load((EXAMPLES / "dgdr-mocker.yaml").read_text())
     doc["metadata"]["namespace"] = ns
+    if not cluster_wide:
+        doc["spec"]["profilingConfig"]["config"]["hardware"] = {"gpuType": "h100_sxm", "numGpusPerNode": 8}
     name = doc["metadata"]["name"]
     _kubectl_create(env, doc)
     wait_for(lambda: get_or_none(client, JOBS, rd.job_name(name), ns) is not None, WAIT, "no profiling Job")
@@ -314,6 +408,44 @@ def request_profiling(env: dict[str, str], client: ResourceClient, ns: str) -> N
         lambda: "absent" in json.dumps(_at(get_or_none(client, DGDRS, "needs-config", ns), "status") or {}),
         WAIT,
         "the DGDR did not report its missing ConfigMap",
+    )
+
+
+def request_with_model_cache(
+    env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool
+) -> None:
+    """A v1beta1 DGDR whose model cache is a user's PVC (the operator reads it before profiling);
+    cluster-wide without hardware, which the operator learns from the GPU nodes, restricted with it (a
+    restricted operator may not list nodes)."""
+    client.create(
+        PVCS,
+        {
+            "metadata": {"name": "models", "namespace": ns},
+            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}},
+        },
+    )
+    spec: dict = {
+        "model": "Qwen/Qwen3-0.6B",
+        "modelCache": {"pvcName": "models", "pvcModelPath": "qwen3-0.6b", "pvcMountPath": "/opt/models"},
+    }
+    if not cluster_wide:
+        spec["hardware"] = {"gpuSku": "h100_sxm", "numGpusPerNode": 8, "totalGpus": 16}
+    _kubectl_create(
+        env,
+        {
+            "apiVersion": BETA_DGDR.api_version,
+            "kind": "DynamoGraphDeploymentRequest",
+            "metadata": {"name": "cached", "namespace": ns},
+            "spec": spec,
+        },
+    )
+    wait_for(
+        lambda: get_or_none(client, JOBS, rd.job_name("cached"), ns) is not None,
+        WAIT,
+        lambda: (
+            "no profiling Job for the cached request: "
+            f"{_at(get_or_none(client, DGDRS, 'cached', ns), 'status')}"
+        ),
     )
 
 
@@ -409,13 +541,16 @@ def finalize_every_kind(client: ResourceClient, ns: str) -> None:
                     raise
 
 
-def exercise(env: dict[str, str], client: ResourceClient, ns: str) -> None:
-    """Everything above, in the namespace ``ns``; ends with one object of each Dynamo kind finalized."""
+def exercise(env: dict[str, str], client: ResourceClient, ns: str, *, cluster_wide: bool) -> None:
+    """Everything above, in the namespace ``ns`` (the operator runs with ``SERVICE_MESH``, the
+    InferencePool and DestinationRule CRDs installed); ends with one object of each Dynamo kind finalized."""
     pull_secret(env, ns)
     graphs_on_components(env, client, ns)
     leaderworkerset_drift(client, ns)
     graph_with_epp(env, client, ns)
+    gpu_memory_service(client, ns, cluster_wide)
     graph_on_grove(env, client, ns)
-    request_profiling(env, client, ns)
+    request_profiling(env, client, ns, cluster_wide)
+    request_with_model_cache(env, client, ns, cluster_wide)
     model_and_checkpoint(env, client, ns)
     finalize_every_kind(client, ns)

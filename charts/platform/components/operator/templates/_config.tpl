@@ -78,7 +78,8 @@ images:
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:
-  discoveryEnabled: {{ .Values.gpuDiscovery.enabled }}
+  {{- /* a restricted operator has no Nodes grant (_rbac.tpl): it never tries, requests name their hardware */}}
+  discoveryEnabled: {{ and .Values.gpuDiscovery.enabled (not .Values.namespaceRestriction.enabled) }}
 logging:
   level: {{ .Values.logging.level }}
   format: {{ .Values.logging.format }}

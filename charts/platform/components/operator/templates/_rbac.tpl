@@ -27,10 +27,15 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: ["nvidia.com"]
   resources: ["dynamomodels"]
   verbs: ["list", "watch", "patch"]
-# controllers/dgdr.py, checkpoint.py: informers only (their writes are status and children).
+# controllers/dgdr.py, checkpoint.py: informers (their writes are status and children) ...
 - apiGroups: ["nvidia.com"]
   resources: ["dynamographdeploymentrequests", "dynamocheckpoints"]
   verbs: ["list", "watch"]
+# ... and controllers/dgdr.py's v1beta1-only progress (phase, profilingPhase, deploymentInfo) kept in the
+# request's nvidia.com/dgdr-status annotation (api/dgdr_conversion.py): a merge patch of that annotation.
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamographdeploymentrequests"]
+  verbs: ["patch"]
 # controllers/common.py StatusWriter and dgdsa.py: status is replaced through the status subresource.
 - apiGroups: ["nvidia.com"]
   resources:
