@@ -14,17 +14,22 @@ from pathlib import Path
 
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
-from support import cleanup
+from support import cleanup, order
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 TIERS = ("tools", "api", "cluster")  # the markers of tests that are not unit tests
 SESSION_STARTED = pytest.StashKey[float]()  # seconds since boot when the session began
+# module fixtures whose cluster-wide state is costly to build and tear down: the modules using one run one
+# after another, and the state carries from one to the next (torn down after the last)
+CARRIED = ("third_party_crds",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if not any(item.get_closest_marker(m) for m in TIERS):
             item.add_marker(pytest.mark.unit)
+    for fixture in CARRIED:
+        order.group_modules_using(items, fixture)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -157,3 +162,17 @@ def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
     yield name
     with contextlib.suppress(ApiException):
         client.delete(NAMESPACES, name)
+
+
+@pytest.fixture(scope="module")
+def third_party_crds(request: pytest.FixtureRequest, kube_cluster: LocalCluster, crds) -> Iterator[list[str]]:
+    """The vendored Grove, Kai and LWS CRDs. Removed (their API groups no longer served) after the module,
+    since operators started later auto-detect Grove and LWS and must find the shared cluster as it was;
+    unless the next module uses them too (such modules run one after another: ``CARRIED``)."""
+    from support.crds import install_third_party_crds, remove_third_party_crds
+
+    try:
+        yield install_third_party_crds(kube_cluster)
+    finally:
+        if not order.next_module_uses(request.session.items, request.path, "third_party_crds"):
+            remove_third_party_crds(kube_cluster.env)

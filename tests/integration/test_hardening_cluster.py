@@ -32,7 +32,6 @@ from dynamo_operator.controllers.sync import NETWORKPOLICIES
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, ResourceClient, custom
 from kubernetes import client as k8s
-from support.crds import install_third_party_crds, remove_third_party_crds
 from support.crs import running_operator
 from support.dgd import get
 from support.poll import wait_for
@@ -85,15 +84,6 @@ def kubectl_delete(env: dict, docs: list[dict]) -> None:
 def one(docs: list[dict], kind: str, name_suffix: str) -> dict:
     (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"].endswith(name_suffix)]
     return found
-
-
-@pytest.fixture(scope="module")
-def third_party_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    """LeaderWorkerSet (and the other vendored CRDs) for the multinode graph; removed afterwards."""
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.cli import dump_yaml
 from support import examples
-from support.crds import install_third_party_crds, remove_third_party_crds
 from support.poll import wait_for
 from support.processes import operator_process
 
@@ -50,17 +49,8 @@ def kubectl(
     return r
 
 
-@pytest.fixture(scope="module")
-def orchestrator_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    """The vendored Grove, Kai and LWS CRDs for this module; removed (API groups gone) when it ends."""
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
-
-
 @pytest.fixture
-def namespace(kube_cluster, orchestrator_crds) -> Iterator[str]:
+def namespace(kube_cluster, third_party_crds) -> Iterator[str]:
     name = f"{NS_PREFIX}-{uuid.uuid4().hex[:6]}"
     kubectl(kube_cluster.env, "create", "namespace", name)
     yield name
@@ -146,7 +136,7 @@ def _apply(env: dict, ns: str, name: str) -> None:
 
 
 def test_on_grove_each_example_is_one_podcliqueset_and_status_says_grove_is_missing(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     env = kube_cluster.env
     namespaces = {n: f"{NS_PREFIX}-g-{uuid.uuid4().hex[:6]}" for n in EXAMPLES}
@@ -182,7 +172,7 @@ def test_on_grove_each_example_is_one_podcliqueset_and_status_says_grove_is_miss
 
 
 def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lws_is_missing(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     env = kube_cluster.env
     namespaces = {n: f"{NS_PREFIX}-l-{uuid.uuid4().hex[:6]}" for n in EXAMPLES}
@@ -257,7 +247,7 @@ def _status(env: dict, kind: str, name: str, ns: str, status: dict) -> None:
 
 
 def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     """This test plays the Grove operator kwok lacks (creating the PodClique and scaling group Grove would,
     and reporting their status), to prove the readback: the graph turns ready when Grove says so, and not

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
-from dynamo_operator.runtime.client import ResourceClient, custom
+from dynamo_operator.runtime.client import ResourceClient, custom, load_api_client
 from dynamo_operator.webhooks.certs import CRDS
+from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
 from support.poll import wait_for
@@ -95,16 +96,17 @@ def third_party_crd_names() -> list[str]:
 
 
 def install_third_party_crds(cluster, timeout: float = 60) -> list[str]:
-    """Server-side apply (too large for client-side apply's last-applied annotation), then Established."""
-    for path in THIRD_PARTY_CRD_FILES:
-        subprocess.run(
-            ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(path)],
-            env=cluster.env,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    """Server-side apply (too large for client-side apply's last-applied annotation) in one kubectl call,
+    then Established."""
+    files = [arg for path in THIRD_PARTY_CRD_FILES for arg in ("-f", str(path))]
+    subprocess.run(
+        ["kubectl", "apply", "--server-side", "--force-conflicts", *files],
+        env=cluster.env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     names = third_party_crd_names()
     api_client = cluster.api_client()
     for name in names:
@@ -112,11 +114,11 @@ def install_third_party_crds(cluster, timeout: float = 60) -> list[str]:
     return names
 
 
-def _groups_served(env: dict) -> list[str]:
-    r = subprocess.run(["kubectl", "api-versions"], env=env, capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        return list(THIRD_PARTY_GROUPS)
-    return [g for g in THIRD_PARTY_GROUPS if f"{g}/" in r.stdout]
+def _groups_served(api_client) -> list[str]:
+    """The third-party API groups the apiserver's discovery still lists (a request, not a kubectl process:
+    polled every half second while the groups go away)."""
+    served = {g.name for g in k8s.ApisApi(api_client).get_api_versions().groups or []}
+    return [g for g in THIRD_PARTY_GROUPS if g in served]
 
 
 def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
@@ -130,10 +132,11 @@ def remove_third_party_crds(env: dict, timeout: float = 90) -> None:
     cluster = connect(env["KUBECONFIG"])
     left = delete_crds(cluster, third_party_crd_names(), timeout)
     assert not left, f"CRDs still present {timeout}s after their deletion: {describe_left(cluster, left)}"
+    api_client = load_api_client(env["KUBECONFIG"])
     wait_for(
-        lambda: not _groups_served(env),
+        lambda: not _groups_served(api_client),
         timeout,
-        lambda: f"API groups still served after deleting their CRDs: {_groups_served(env)}",
+        lambda: f"API groups still served after deleting their CRDs: {_groups_served(api_client)}",
         interval=0.5,
     )
 
