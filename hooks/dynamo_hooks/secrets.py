@@ -145,48 +145,67 @@ def _write(
     )
 
 
+def _unreadable(namespace: str, name: str, key: str, what: str, exc: Exception) -> HookError:
+    return HookError(
+        f"Secret {namespace}/{name}: field data.{key} is not a readable unencrypted private key ({exc}). "
+        f"It is never rotated automatically, because running MPI workers trust {what}. Fix: kubectl -n "
+        f"{namespace} delete secret {name}, then re-run the install or upgrade so the hook makes new keys."
+    )
+
+
+def _user_entries(current: Obj, namespace: str, name: str) -> tuple[dict[str, bytes], list[str], str]:
+    """The user keypair's entries the Secret should hold, which of them it lacks, and why."""
+    private = _decoded(current, sshkeys.PRIVATE_KEY)
+    if private is None:
+        # Nothing to rotate: an empty placeholder (e.g. made by GitOps) gets its first key.
+        pair = sshkeys.generate_keypair()
+        return (
+            pair.secret_data(),
+            list(sshkeys.USER_KEYS),
+            f"no {sshkeys.PRIVATE_KEY}: generated an RSA keypair",
+        )
+    try:
+        pair = sshkeys.keypair_from_private(private)
+    except (ValueError, TypeError) as exc:
+        raise _unreadable(namespace, name, sshkeys.PRIVATE_KEY, "it", exc) from exc
+    wanted = pair.secret_data()
+    return wanted, [k for k in sshkeys.USER_KEYS if _decoded(current, k) is None], "existing key kept"
+
+
+def _host_entries(current: Obj, namespace: str, name: str) -> tuple[dict[str, bytes], list[str]]:
+    """The sshd host key's entries (a Secret from before host key pinning gets one; an existing host key is
+    never replaced) and which of them the Secret lacks."""
+    private = _decoded(current, sshkeys.HOST_KEY)
+    if private is None:
+        return sshkeys.generate_host_key().secret_data(), list(sshkeys.HOST_KEYS)
+    try:
+        host = sshkeys.host_key_from_private(private)
+    except (ValueError, TypeError) as exc:
+        raise _unreadable(namespace, name, sshkeys.HOST_KEY, "its public half", exc) from exc
+    return host.secret_data(), [k for k in sshkeys.HOST_KEYS if _decoded(current, k) is None]
+
+
 def ensure_mpi_ssh_secret(cluster: Cluster, namespace: str, name: str) -> EnsureResult:
-    """Create the MPI SSH Secret once; afterwards only complete missing public entries, never rotate."""
+    """Create the MPI SSH Secret once (user keypair and sshd host key); afterwards only add missing entries
+    (a public half, the host key of a Secret made before host key pinning), never rotate a key."""
 
     def decide(current: Obj | None) -> tuple[Action, str, Obj | None]:
         if current is None:
-            pair = sshkeys.generate_keypair()
-            body = _secret_body(namespace, name, pair.secret_data(), "Opaque", MPI_SSH_LABELS)
-            return Action.CREATED, "no Secret yet: generated a new RSA keypair", body
-        private = _decoded(current, sshkeys.PRIVATE_KEY)
-        if private is None:
-            # Nothing to rotate: an empty placeholder (e.g. made by GitOps) gets its first key.
-            pair = sshkeys.generate_keypair()
-            reason = f"Secret had no {sshkeys.PRIVATE_KEY}: generated a new RSA keypair"
-        else:
-            try:
-                pair = sshkeys.keypair_from_private(private)
-            except (ValueError, TypeError) as exc:
-                raise HookError(
-                    f"Secret {namespace}/{name}: field data.{sshkeys.PRIVATE_KEY} is not a readable "
-                    "unencrypted "
-                    f"private key ({exc}). It is never rotated automatically, because running MPI workers "
-                    f"trust it. Fix: kubectl -n {namespace} delete secret {name}, then re-run the install "
-                    f"or upgrade so the hook generates a new one."
-                ) from exc
-            reason = "existing key kept"
-        wanted = pair.secret_data()
-        data = dict(current.get("data") or {})
-        if private is None:
-            changed = list(wanted)
-        else:
-            changed = [
-                k for k in (sshkeys.PUBLIC_KEY, sshkeys.AUTHORIZED_KEYS) if _decoded(current, k) is None
-            ]
+            pair, host = sshkeys.generate_keypair(), sshkeys.generate_host_key()
+            data = {**pair.secret_data(), **host.secret_data()}
+            body = _secret_body(namespace, name, data, "Opaque", MPI_SSH_LABELS)
+            return Action.CREATED, "no Secret yet: generated an RSA keypair and an ECDSA host key", body
+        user, user_missing, reason = _user_entries(current, namespace, name)
+        host, host_missing = _host_entries(current, namespace, name)
+        wanted, changed = {**user, **host}, user_missing + host_missing
         if not changed:
             return Action.UNCHANGED, reason, None
+        data = dict(current.get("data") or {})
         for key in changed:
             data[key] = _b64(wanted[key])
         body = dict(current)
         body["data"] = data
-        if private is not None:
-            reason = f"existing key kept; added {', '.join(changed)}"
-        return Action.UPDATED, reason, body
+        return Action.UPDATED, f"{reason}; added {', '.join(changed)}", body
 
     return _write(cluster, namespace, name, decide)
 

@@ -4,6 +4,12 @@ TensorRT-LLM multinode workers mount the Secret at /ssh-pk and read `private.key
 (the names upstream's keygen Job and operator use); `authorized_keys` is added so sshd can point at the
 mounted file directly. RSA 3072 rather than Ed25519: FIPS-mode OpenSSH builds in some images refuse Ed25519,
 which broke upstream's keygen Job once.
+
+The workers' sshd host key lives in the same Secret (`host.key`, `host.key.pub`) with a `known_hosts` line
+pinning it for every host name (`*`): the leader's ssh then checks the key the worker presents
+(``StrictHostKeyChecking=yes``) instead of trusting whatever answers on port 2222. One host key for all
+workers, because the workers of a graph are interchangeable and their names are not known when the hook
+runs. ECDSA P-256: FIPS-approved like RSA, and instant to generate.
 """
 
 from __future__ import annotations
@@ -12,12 +18,18 @@ from dataclasses import dataclass
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 PRIVATE_KEY = "private.key"
 PUBLIC_KEY = "private.key.pub"
 AUTHORIZED_KEYS = "authorized_keys"
 KEY_COMMENT = "dynamo-mpi-run"
+HOST_KEY = "host.key"
+HOST_PUBLIC_KEY = "host.key.pub"
+KNOWN_HOSTS = "known_hosts"
+HOST_KEY_COMMENT = "dynamo-mpi-host"
+USER_KEYS = (PRIVATE_KEY, PUBLIC_KEY, AUTHORIZED_KEYS)
+HOST_KEYS = (HOST_KEY, HOST_PUBLIC_KEY, KNOWN_HOSTS)
 
 
 @dataclass(frozen=True)
@@ -31,6 +43,38 @@ class SshKeyPair:
             PUBLIC_KEY: self.public_openssh,
             AUTHORIZED_KEYS: self.public_openssh,
         }
+
+
+@dataclass(frozen=True)
+class HostKey:
+    private_openssh: bytes
+    public_openssh: bytes  # "ecdsa-sha2-nistp256 AAAA... dynamo-mpi-host\n"
+
+    def secret_data(self) -> dict[str, bytes]:
+        return {
+            HOST_KEY: self.private_openssh,
+            HOST_PUBLIC_KEY: self.public_openssh,
+            KNOWN_HOSTS: known_hosts(self.public_openssh),
+        }
+
+
+def known_hosts(public_openssh: bytes) -> bytes:
+    """A known_hosts line accepting ``public_openssh`` for any host name and port (the pattern ``*``
+    matches ``[worker-1.svc]:2222`` too)."""
+    return b"* " + public_openssh.strip() + b"\n"
+
+
+def generate_host_key(comment: str = HOST_KEY_COMMENT) -> HostKey:
+    key = ec.generate_private_key(ec.SECP256R1())
+    pair = _pair(key, comment)
+    return HostKey(pair.private_openssh, pair.public_openssh)
+
+
+def host_key_from_private(private_pem: bytes, comment: str = HOST_KEY_COMMENT) -> HostKey:
+    """The host key's public half and known_hosts line from its stored private key (unchanged); raises
+    ValueError if unreadable."""
+    pair = keypair_from_private(private_pem, comment)
+    return HostKey(pair.private_openssh, pair.public_openssh)
 
 
 def generate_keypair(key_size: int = 3072, comment: str = KEY_COMMENT) -> SshKeyPair:

@@ -8,6 +8,9 @@
   NetworkPolicy, which the API server accepts and which the graph's deletion takes along; the chart's
   grant lets the operator's ServiceAccount write NetworkPolicies (SubjectAccessReview).
   (That the hardened chart installs, with ``helm test``, is ``test_chart_install`` with the same file.)
+* ``security.workloads.restrictedSecurityContext``: a graph's pods are admitted into a namespace that
+  enforces the restricted Pod Security level (the API server's own admission; with the switch off they
+  are not, which this test was seen to catch), and a pod without the injected settings is refused there.
 * The DGDR profiling copier (``dynamo-operator publish-profiling-output``) runs as the profiling Job's
   ServiceAccount under the chart's profiling ClusterRole: it publishes the profiler's files and stops
   when the final config is out, or when its pod shows the profiler terminated.
@@ -315,3 +318,60 @@ def test_the_copier_stops_when_the_profiler_ended_without_a_result(
     finally:
         stop.set()
         thread.join(10)
+
+
+# -- security.workloads.restrictedSecurityContext under the API server's own Pod Security admission -------
+
+
+def _without_injected_security(template: dict) -> dict:
+    """A Deployment's pod template as the operator renders it with the switch off (the documented
+    ``fsGroup`` only, no container securityContext): what the switch adds, taken away again."""
+    spec = copy.deepcopy(template["spec"])
+    spec["securityContext"] = {"fsGroup": spec["securityContext"]["fsGroup"]}
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            c.pop("securityContext", None)
+    return spec
+
+
+def test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted_namespace(
+    kube_cluster, client, crds
+):
+    """With ``restrictedSecurityContext`` on, the ReplicaSets of a graph in a namespace enforcing the
+    restricted Pod Security level create their pods (kube-controller-manager, admitted by the API
+    server's Pod Security admission); the same pods without the injected settings are refused there."""
+    env = kube_cluster.env
+    ns = f"{NS_PREFIX}-psa-{uuid.uuid4().hex[:6]}"
+    subprocess.run(["kubectl", "create", "namespace", ns], env=env, check=True, capture_output=True)
+    label = "pod-security.kubernetes.io/enforce=restricted"
+    subprocess.run(["kubectl", "label", "namespace", ns, label], env=env, check=True, capture_output=True)
+    dgd = yaml.safe_load((REPO_ROOT / "examples" / "vllm-agg.yaml").read_text())
+    dgd["metadata"]["namespace"] = ns
+    cfg = {"security": {"workloads": {"restrictedSecurityContext": True}}}
+    names = [f"{dgd['metadata']['name']}-{c['name'].lower()}" for c in dgd["spec"]["components"]]
+    try:
+        with running_operator(kube_cluster, config=cfg):
+            client.create(DGD_V1BETA1, dgd)
+            deployments = [
+                wait_for(lambda n=n: get(client, DEPLOYMENTS, n, ns), WAIT, f"Deployment {ns}/{n}")
+                for n in names
+            ]
+            pods = k8s.CoreV1Api(kube_cluster.api_client())
+            for dep in deployments:
+                selector = ",".join(f"{k}={v}" for k, v in dep["spec"]["selector"]["matchLabels"].items())
+                wait_for(
+                    lambda s=selector: pods.list_namespaced_pod(ns, label_selector=s).items,
+                    WAIT,
+                    f"a pod of {dep['metadata']['name']} admitted under enforce=restricted",
+                )
+        bare = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "switch-off", "namespace": ns},
+            "spec": _without_injected_security(deployments[1]["spec"]["template"]),
+        }
+        with pytest.raises(k8s.ApiException) as refused:
+            pods.create_namespaced_pod(ns, bare, dry_run="All")
+        assert refused.value.status == 403 and "violates PodSecurity" in refused.value.body
+    finally:
+        subprocess.run(["kubectl", "delete", "namespace", ns, "--wait=false"], env=env, capture_output=True)

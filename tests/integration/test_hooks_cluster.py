@@ -228,7 +228,28 @@ def test_secret_hooks_twice_change_nothing(kube_cluster) -> None:
     # the layout the operator keeps (it renews from ca.key), so the operator adopts what the hook wrote
     assert tls.type == "kubernetes.io/tls" and set(tls.data) == {"tls.crt", "tls.key", "ca.crt", "ca.key"}
     mpi = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-secrets")
-    assert {"private.key", "private.key.pub", "authorized_keys"} <= set(mpi.data)
+    assert set(mpi.data) == {
+        "private.key",
+        "private.key.pub",
+        "authorized_keys",
+        "host.key",
+        "host.key.pub",
+        "known_hosts",
+    }
+    _assert_host_key_pinned(mpi.data)
+
+
+def _assert_host_key_pinned(data: dict) -> None:
+    """host.key.pub is host.key's public half, and known_hosts pins exactly it for any host name."""
+    import base64
+
+    from dynamo_hooks import sshkeys
+
+    host = {k: base64.b64decode(data[k]) for k in ("host.key", "host.key.pub", "known_hosts")}
+    derived = sshkeys.host_key_from_private(host["host.key"])
+    assert derived.public_openssh == host["host.key.pub"]
+    assert host["known_hosts"] == b"* " + host["host.key.pub"]
+    assert host["host.key.pub"].startswith(b"ecdsa-sha2-nistp256 ")
 
 
 def test_existing_ssh_key_is_kept(kube_cluster) -> None:
@@ -256,6 +277,53 @@ def test_existing_ssh_key_is_kept(kube_cluster) -> None:
         "mpi-run-ssh-secret",
     )
     assert out.returncode == 0 and "existing key kept" in out.stdout
+    assert "added private.key.pub, authorized_keys, host.key, host.key.pub, known_hosts" in out.stdout
     stored = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-keep").data
     assert base64.b64decode(stored["private.key"]) == pair.private_openssh
     assert base64.b64decode(stored["private.key.pub"]) == pair.public_openssh
+    _assert_host_key_pinned(stored)
+    again = hooks(
+        kube_cluster.env,
+        "ensure-mpi-ssh-secret",
+        "--namespace",
+        "hm-keep",
+        "--secret-name",
+        "mpi-run-ssh-secret",
+    )
+    assert again.returncode == 0 and "unchanged" in again.stdout
+    assert core.read_namespaced_secret("mpi-run-ssh-secret", "hm-keep").data == stored  # nothing rotated
+
+
+def test_a_secret_with_a_host_key_keeps_it_and_gets_its_known_hosts(kube_cluster) -> None:
+    """A Secret from before host key pinning with its own host key (made by hand): the key is never
+    replaced; only the missing public half and known_hosts line are added, from it."""
+    import base64
+
+    from dynamo_hooks import sshkeys
+
+    api = kube_cluster.api_client()
+    ensure_namespace(api, "hm-host")
+    pair, host = sshkeys.generate_keypair(key_size=2048), sshkeys.generate_host_key()
+    data = {**pair.secret_data(), "host.key": host.private_openssh}
+    core = client.CoreV1Api(api)
+    core.create_namespaced_secret(
+        "hm-host",
+        client.V1Secret(
+            metadata=client.V1ObjectMeta(name="mpi-run-ssh-secret"),
+            data={k: base64.b64encode(v).decode() for k, v in data.items()},
+        ),
+    )
+    out = hooks(
+        kube_cluster.env,
+        "ensure-mpi-ssh-secret",
+        "--namespace",
+        "hm-host",
+        "--secret-name",
+        "mpi-run-ssh-secret",
+    )
+    assert out.returncode == 0 and "existing key kept; added host.key.pub, known_hosts" in out.stdout
+    stored = core.read_namespaced_secret("mpi-run-ssh-secret", "hm-host").data
+    assert base64.b64decode(stored["host.key"]) == host.private_openssh
+    assert base64.b64decode(stored["private.key"]) == pair.private_openssh
+    assert base64.b64decode(stored["known_hosts"]) == sshkeys.known_hosts(host.public_openssh)
+    _assert_host_key_pinned(stored)

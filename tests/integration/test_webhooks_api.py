@@ -19,6 +19,7 @@ import contextlib
 import copy
 import datetime as dt
 import json
+import re
 import threading
 import uuid
 
@@ -454,29 +455,47 @@ CREATE_CASES = [
         ],
     ),
     (
-        "multinode-fits-one-node",
+        "checkpoint-volume-clash",
+        "v1beta1",
+        dgd(
+            "checkpoint-volume-clash",
+            components=[
+                {
+                    "name": "VllmWorker",
+                    "type": "worker",
+                    "experimental": {"checkpoint": {"enabled": True}},
+                    "podTemplate": {
+                        "spec": {
+                            "containers": [{"name": "main", "image": "vllm:1"}],
+                            "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        }
+                    },
+                }
+            ],
+        ),
+        [
+            'spec.components[0].podTemplate.spec.volumes[0].name: Invalid value: "checkpoint-storage": '
+            "'checkpoint-storage' is the name of the operator's checkpoint volume",
+            "rename this volume (and the mounts that use it)",
+        ],
+    ),
+    (
+        "checkpoint-volume-clash-alpha",
         "v1alpha1",
         dgd_alpha(
-            "multinode-fits-one-node",
+            "checkpoint-volume-clash-alpha",
             {
                 "VllmWorker": {
                     "componentType": "worker",
-                    "multinode": {"nodeCount": 2},
-                    "resources": {"limits": {"gpu": "8"}},
+                    "checkpoint": {"enabled": True},
                     "extraPodSpec": {
-                        "mainContainer": {
-                            "image": "vllm:1",
-                            "command": ["python3", "-m", "dynamo.vllm"],
-                            "args": ["--tensor-parallel-size", "4"],
-                        }
+                        "volumes": [{"name": "checkpoint-storage", "emptyDir": {}}],
+                        "mainContainer": {"image": "vllm:1"},
                     },
                 }
             },
         ),
-        [
-            "spec.services[VllmWorker].multinode.nodeCount: Invalid value: 2: tensor x pipeline x data "
-            "parallel = 4 fits on one node of 8 GPUs, so the other 1 node(s) would idle; remove multinode"
-        ],
+        ['spec.services[VllmWorker].extraPodSpec.volumes[0].name: Invalid value: "checkpoint-storage"'],
     ),
     (
         "multinode-frontend",
@@ -557,12 +576,13 @@ def test_create_rule_refused_with_its_message(env, name, version, body, expected
 
 def test_multinode_graphs_that_can_launch_are_admitted(env):
     """One per backend: the same rules that refuse the shapes above let these through unchanged."""
-    for backend, args in (
-        ("vllm", ["--tensor-parallel-size", "16"]),
-        ("sglang", ["--model", "m", "--nnodes", "2"]),  # the user's own --nnodes 2 is fine
-        ("trtllm", ["--model", "m"]),
+    for name, backend, args in (
+        ("multinode-ok-vllm", "vllm", ["--tensor-parallel-size", "16"]),
+        # TP 4 fits one node of 8 GPUs: upstream deploys it (each node runs its own engine as written)
+        ("multinode-ok-vllm-per-node", "vllm", ["--tensor-parallel-size", "4"]),
+        ("multinode-ok-sglang", "sglang", ["--model", "m", "--nnodes", "2"]),  # own --nnodes 2 is fine
+        ("multinode-ok-trtllm", "trtllm", ["--model", "m"]),
     ):
-        name = f"multinode-ok-{backend}"
         body = dgd(name, components=[multinode_worker(backend, args)], backendFramework=backend)
         env.create("v1beta1", "DynamoGraphDeployment", body)
         stored = env.get("v1beta1", "DynamoGraphDeployment", name)
@@ -949,3 +969,63 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
             rc.delete(VALIDATING, name)
         with contextlib.suppress(ApiException):
             client.CoreV1Api(rc.api_client).delete_namespace(opns)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# privileged pod template settings (webhooks/validation/pod_privileges.py; the default action, Warn)
+
+
+def _warnings(headers) -> list[str]:
+    """The webhook's field warnings of a response, from its ``Warning: 299 - "<text>"`` headers as kubectl
+    prints them (urllib3 joins repeated headers with ", "); the API server's deprecation notice for
+    v1alpha1 left out."""
+    raw = headers.get("Warning") if headers else None
+    found = [m.replace('\\"', '"') for m in re.findall(r'299 - "((?:[^"\\]|\\.)*)"', raw or "")]
+    return [w for w in found if w.startswith("spec.")]
+
+
+def test_privileged_pod_template_settings_are_warned_through_the_api_server(env):
+    """Through the real API server: each setting comes back as a warning naming its field (in the
+    version written), the object is stored; the operator's own writes get none."""
+    pod = {
+        "spec": {
+            "hostNetwork": True,
+            "serviceAccountName": "cluster-reader",
+            "containers": [{"name": "main", "image": "vllm:1", "securityContext": {"privileged": True}}],
+        }
+    }
+    body = dgd("privileged", components=[{"name": "Worker", "type": "worker", "podTemplate": pod}])
+    body["apiVersion"], body["kind"] = f"{GROUP}/v1beta1", "DynamoGraphDeployment"
+    _, status, headers = env.custom.create_namespaced_custom_object_with_http_info(
+        GROUP, "v1beta1", NS, "dynamographdeployments", body
+    )
+    p = "spec.components[0].podTemplate.spec"
+    assert status == 201
+    assert [w.split(": ", 1)[0] for w in _warnings(headers)] == [
+        f"{p}.hostNetwork",
+        f"{p}.containers[0].securityContext.privileged",
+        f"{p}.serviceAccountName",
+    ], headers
+    assert "security.workloads.podTemplates" in _warnings(headers)[0]
+
+    dcd = {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "hostnet"},
+        "spec": {
+            "backendFramework": "vllm",
+            "componentType": "worker",
+            "extraPodSpec": {"hostNetwork": True, "mainContainer": {"image": "vllm:1"}},
+        },
+    }
+    _, _, headers = env.custom.create_namespaced_custom_object_with_http_info(
+        GROUP, "v1alpha1", NS, "dynamocomponentdeployments", dcd
+    )
+    assert [w.split(": ", 1)[0] for w in _warnings(headers)] == ["spec.extraPodSpec.hostNetwork"]
+    for user, expected in ((OPERATOR_SA, 0), (f"system:serviceaccount:{NS}:someone", 1)):
+        cur = env.get("v1alpha1", "DynamoComponentDeployment", "hostnet")
+        cur["spec"]["replicas"] = 2 + expected
+        _, _, headers = env.as_user(user).replace_namespaced_custom_object_with_http_info(
+            GROUP, "v1alpha1", NS, "dynamocomponentdeployments", "hostnet", cur
+        )
+        assert len(_warnings(headers)) == expected, (user, headers)

@@ -8,6 +8,8 @@ Pure modules (no cluster, no tools; the unit tier may import them):
 * ``fakewatch``: a scripted watch (the only way to end a watch with a 410 Gone at a chosen point), the
   ConfigMaps and the event recorder the informer tests share;
 * ``fakecerts``: the certificate manager's fake client and the objects its tests start from;
+* ``admission``: AdmissionReviews and calls into the webhook application;
+* ``order``: the session's module order (modules sharing a costly module fixture run together);
 * ``fuzz``: Hypothesis strategies for DGDs and DCDs, valid and invalid;
 * ``chart``: ``helm template`` of the chart (the ``tools`` tier: helm, no cluster);
 * ``examples``: which examples each cluster test applies.

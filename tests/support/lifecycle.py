@@ -23,7 +23,9 @@ from dynamo_operator.controllers.sync import (
     RESOURCECLAIMTEMPLATES,
 )
 from dynamo_operator.render import dgdr as rd
+from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
+from dynamo_operator.render import names
 from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICES, ResourceClient, custom
 from kubernetes.client.exceptions import ApiException
 
@@ -37,6 +39,7 @@ DGDSA = custom(
     "nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
 )
 PODSNAPSHOTS = custom("nvidia.com", "v1alpha1", "podsnapshots", "PodSnapshot")
+PVS = custom("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 BETA_DGDR = custom("nvidia.com", "v1beta1", "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
 # What the operator's configuration needs for the EPP's DestinationRule (render/epp.py).
 SERVICE_MESH = {"serviceMesh": {"provider": "istio", "istio": {"tlsMode": "ISTIO_MUTUAL"}}}
@@ -495,6 +498,143 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
     wait_for(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT, "checkpoint Job kept")
 
 
+def checkpoint_storage(client: ResourceClient, ns: str) -> None:
+    """The checkpoint PVC the configuration names (``chrek-pvc``), as a cluster admin provides it: bound to a
+    hostPath PersistentVolume (no provisioner here), so restore-shaped pods and checkpoint Jobs schedule."""
+    pv = f"chrek-{ns}"
+    client.create(
+        PVS,
+        {
+            "metadata": {"name": pv},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteMany"],
+                "persistentVolumeReclaimPolicy": "Retain",
+                "storageClassName": "",
+                "hostPath": {"path": f"/tmp/{pv}"},
+            },
+        },
+    )
+    client.create(
+        PVCS,
+        {
+            "metadata": {"name": "chrek-pvc", "namespace": ns},
+            "spec": {
+                "accessModes": ["ReadWriteMany"],
+                "storageClassName": "",
+                "volumeName": pv,
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+        ns,
+    )
+
+
+CKPT_GRAPH = "ckpt-graph"
+UNSCHEDULABLE = {"spec": {"nodeSelector": {"dynamo-test/no-such-node": "true"}}}
+
+
+def _checkpoint_graph(ns: str, image: str, deletion_policy: str) -> dict:
+    """A frontend and a worker whose ``checkpoint`` asks for a graph-made DynamoCheckpoint it waits for; its
+    Job cannot be scheduled, so the checkpoint becomes Ready only when the test says so (the agent's work)."""
+    checkpoint = {
+        "enabled": True,
+        "startupPolicy": "WaitForCheckpoint",
+        "deletionPolicy": deletion_policy,
+        "job": {"podTemplate": UNSCHEDULABLE},
+    }
+    worker_main = {"name": "main", "image": image, "command": ["python3", "-m", "dynamo.vllm"]}
+    return {
+        "apiVersion": names.V1BETA1,
+        "kind": names.DGD_KIND,
+        "metadata": {
+            "name": CKPT_GRAPH,
+            "namespace": ns,
+            "annotations": {"nvidia.com/enable-grove": "false"},
+        },
+        "spec": {
+            "backendFramework": "vllm",
+            "components": [
+                {
+                    "name": "Frontend",
+                    "type": "frontend",
+                    "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
+                },
+                {
+                    "name": "Worker",
+                    "type": "worker",
+                    "experimental": {"checkpoint": checkpoint},
+                    "podTemplate": {"spec": {"containers": [worker_main]}},
+                },
+            ],
+        },
+    }
+
+
+def _graph_checkpoints(client: ResourceClient, ns: str) -> dict[str, dict]:
+    """The automatic DynamoCheckpoints of ``CKPT_GRAPH``, by name."""
+    items = client.list(CHECKPOINTS, ns).get("items") or []
+    return {
+        c["metadata"]["name"]: c
+        for c in items
+        if (c["metadata"].get("labels") or {}).get(names.LABEL_DGD_NAME) == CKPT_GRAPH
+        and (c["metadata"].get("annotations") or {}).get(rgc.ANN_AUTO) == "true"
+    }
+
+
+def _mark_ready(client: ResourceClient, ns: str, name: str) -> None:
+    """What a checkpoint agent reports once the checkpoint is written: phase Ready (status subresource)."""
+    for _ in range(10):
+        cur = client.get(CHECKPOINTS, name, ns)
+        cur["status"] = {**(cur.get("status") or {}), "phase": "Ready"}
+        try:
+            client.replace(CHECKPOINTS, cur, subresource="status")
+            return
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError(f"could not mark DynamoCheckpoint {ns}/{name} Ready")
+
+
+def graph_with_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """A component's ``checkpoint`` (docs/checkpoints.md): the graph creates its DynamoCheckpoint (Retain:
+    unowned) and holds the worker at zero replicas (WaitForCheckpoint) until the checkpoint is Ready; the
+    user switches deletionPolicy to Delete (the operator patches its owner reference onto it), then changes
+    the worker's image (a new checkpoint is created, the old owned one deleted)."""
+    checkpoint_storage(client, ns)
+    _kubectl_create(env, _checkpoint_graph(ns, IMAGE, "Retain"))
+    wait_for(lambda: len(_graph_checkpoints(client, ns)) == 1, WAIT, "no graph checkpoint")
+    (first,) = _graph_checkpoints(client, ns)
+    deployment = f"{CKPT_GRAPH}-worker"
+
+    def replicas() -> int | None:
+        return _at(get_or_none(client, DEPLOYMENTS, deployment, ns), "spec", "replicas")
+
+    wait_for(lambda: replicas() == 0, WAIT, lambda: f"the worker was not held ({replicas()})")
+    _mark_ready(client, ns, first)
+    wait_for(lambda: replicas() == 1, WAIT, lambda: f"the worker was not released ({replicas()})")
+
+    def delete_policy(graph: dict) -> None:
+        _component(graph, "Worker")["experimental"]["checkpoint"]["deletionPolicy"] = "Delete"
+
+    _edit_graph(client, ns, CKPT_GRAPH, delete_policy)
+    wait_for(
+        lambda: bool(_at(get_or_none(client, CHECKPOINTS, first, ns), "metadata", "ownerReferences")),
+        WAIT,
+        "the graph did not take ownership of its checkpoint",
+    )
+
+    def new_image(graph: dict) -> None:
+        _component(graph, "Worker")["podTemplate"]["spec"]["containers"][0]["image"] = IMAGE + "-b"
+
+    _edit_graph(client, ns, CKPT_GRAPH, new_image)
+    wait_for(
+        lambda: (cps := set(_graph_checkpoints(client, ns))) != set() and first not in cps,
+        WAIT,
+        lambda: f"the old checkpoint was not replaced: {sorted(_graph_checkpoints(client, ns))}",
+    )
+
+
 def pull_secret(env: dict[str, str], ns: str) -> None:
     """A registry Secret in a graph namespace: the pull-secret index sees it (its watch) and re-queues."""
     run(
@@ -553,4 +693,5 @@ def exercise(env: dict[str, str], client: ResourceClient, ns: str, *, cluster_wi
     request_profiling(env, client, ns, cluster_wide)
     request_with_model_cache(env, client, ns, cluster_wide)
     model_and_checkpoint(env, client, ns)
+    graph_with_checkpoint(env, client, ns)
     finalize_every_kind(client, ns)

@@ -6,6 +6,7 @@ import copy
 
 import pytest
 from dynamo_operator.render import RenderContext, RenderError, render_component
+from dynamo_operator.render.checkpoint_ids import identity_hash
 from dynamo_operator.render.probes import multinode_probes, worker_probes
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
@@ -397,15 +398,23 @@ def test_compilation_cache_needs_mount_path_outside_vllm():
     assert "VLLM_CACHE_ROOT" not in env(d)
 
 
+CKPT = {"checkpoint": {"enabled": True, "storage": {"pvc": {"basePath": "/ckpt"}}}}
+IDENTITY = {"model": "Qwen/Qwen3-0.6B", "backendFramework": "vllm"}
+
+
 def test_checkpoint_env_pvc():
-    ctx = RenderContext(
-        operator_config={"checkpoint": {"enabled": True, "storage": {"pvc": {"basePath": "/ckpt"}}}}
+    """A DCD restoring by identity: the identity hash names the artifact (as a standalone checkpoint with
+    that identity records it)."""
+    ctx = RenderContext(operator_config=CKPT)
+    d = dcd(
+        "worker",
+        backendFramework="vllm",
+        experimental={"checkpoint": {"enabled": True, "identity": IDENTITY}},
     )
-    d = dcd("worker", backendFramework="vllm", experimental={"checkpoint": {"enabled": True}})
     p = pod(d, ctx)
     e = {x["name"]: x for x in p["spec"]["containers"][0]["env"]}
     assert e["DYN_CHECKPOINT_PATH"]["value"] == "/ckpt"
-    assert len(e["DYN_CHECKPOINT_HASH"]["value"]) == 16
+    assert e["DYN_CHECKPOINT_HASH"]["value"] == identity_hash(IDENTITY)
     assert e["SKIP_WAIT_FOR_CHECKPOINT"]["value"] == "true"
     assert "DYN_CHECKPOINT_LOCATION" not in e
     # restored pods read DYN_NAMESPACE from their annotation (downward API)
@@ -416,13 +425,31 @@ def test_checkpoint_env_pvc():
     assert {"name": "checkpoint-storage", "persistentVolumeClaim": {"claimName": "chrek-pvc"}} in p["spec"][
         "volumes"
     ]
+    assert {"name": "checkpoint-storage", "mountPath": "/ckpt"} in p["spec"]["containers"][0]["volumeMounts"]
+
+
+def test_identity_hash_is_upstreams_normalised_form():
+    """16 hex of the SHA-256 of the identity in upstream's field order, TP/PP defaulted to 1, empty fields
+    left out: the same identity names the same checkpoint whatever spelled it."""
+    import hashlib
+
+    doc = b'{"model":"m","backendFramework":"vllm","tensorParallelSize":1,"pipelineParallelSize":1}'
+    assert identity_hash({"backendFramework": "vllm", "model": "m"}) == hashlib.sha256(doc).hexdigest()[:16]
+    assert identity_hash(
+        {"model": "m", "backendFramework": "vllm", "tensorParallelSize": 1, "dtype": ""}
+    ) == (identity_hash({"model": "m", "backendFramework": "vllm"}))
+    assert identity_hash({"model": "m", "backendFramework": "vllm", "dtype": "bf16"}) != identity_hash(
+        {"model": "m", "backendFramework": "vllm"}
+    )
 
 
 def test_checkpoint_env_s3_location():
     ctx = RenderContext(
-        operator_config={"checkpoint": {"storage": {"type": "s3", "s3": {"uri": "s3://b/p"}}}}
+        operator_config={
+            "checkpoint": {"enabled": True, "storage": {"type": "s3", "s3": {"uri": "s3://b/p"}}}
+        }
     )
-    d = dcd("worker", experimental={"checkpoint": {"enabled": True}})
+    d = dcd("worker", experimental={"checkpoint": {"enabled": True, "identity": IDENTITY}})
     e = env(d, ctx)
     assert e["DYN_CHECKPOINT_LOCATION"] == f"s3://b/p/{e['DYN_CHECKPOINT_HASH']}"
     assert "DYN_CHECKPOINT_PATH" not in e
@@ -434,10 +461,86 @@ def test_checkpoint_disabled_injects_nothing():
     assert e["DYN_NAMESPACE"] == "ns-g"
 
 
-def test_checkpoint_ref_uses_known_hash():
-    ctx = RenderContext(checkpoint_hashes={"ck1": "0123456789abcdef"})
-    e = env(dcd("worker", experimental={"checkpoint": {"enabled": True, "checkpointRef": "ck1"}}), ctx)
-    assert e["DYN_CHECKPOINT_HASH"] == "0123456789abcdef"
+def test_checkpoint_ref_uses_the_referenced_checkpoints_id():
+    ck1 = {
+        "metadata": {"name": "ck1"},
+        "spec": {"identity": IDENTITY},
+        "status": {"checkpointID": "0123456789abcdef"},
+    }
+    ctx = RenderContext(operator_config=CKPT, checkpoints={"ck1": ck1})
+    d = dcd("worker", experimental={"checkpoint": {"enabled": True, "checkpointRef": "ck1"}})
+    assert env(d, ctx)["DYN_CHECKPOINT_HASH"] == "0123456789abcdef"
+    # not known (yet): restore-shaped all the same, without a hash (the pod starts cold)
+    e = env(d, RenderContext(operator_config=CKPT))
+    assert "DYN_CHECKPOINT_HASH" not in e and e["SKIP_WAIT_FOR_CHECKPOINT"] == "true"
+
+
+def test_checkpoint_refused_when_nothing_names_it_or_the_configuration_disables_it():
+    d = dcd("worker", experimental={"checkpoint": {"enabled": True}})
+    with pytest.raises(RenderError, match=r"spec.experimental.checkpoint: .*does not create checkpoints"):
+        env(d, RenderContext(operator_config=CKPT))
+    ref = dcd("worker", experimental={"checkpoint": {"enabled": True, "checkpointRef": "x"}})
+    with pytest.raises(RenderError, match=r"checkpointing is disabled in the operator configuration"):
+        env(ref, RenderContext())
+
+
+def test_wait_for_checkpoint_holds_a_dcd_at_zero_until_ready():
+    cp = {"enabled": True, "checkpointRef": "ck1", "startupPolicy": "WaitForCheckpoint"}
+    d = dcd("worker", replicas=3, experimental={"checkpoint": cp})
+    ck1 = {"metadata": {"name": "ck1"}, "spec": {"identity": IDENTITY}, "status": {"phase": "Creating"}}
+
+    def replicas(ctx):
+        return next(o for o in objs(d, ctx) if o["kind"] == "Deployment")["spec"]["replicas"]
+
+    assert replicas(RenderContext(operator_config=CKPT)) == 0  # not created yet
+    assert replicas(RenderContext(operator_config=CKPT, checkpoints={"ck1": ck1})) == 0
+    ready = {**ck1, "status": {"phase": "Ready", "checkpointID": "abc"}}
+    assert replicas(RenderContext(operator_config=CKPT, checkpoints={"ck1": ready})) == 3
+    immediate = dcd("worker", replicas=3, experimental={"checkpoint": {**cp, "startupPolicy": "Immediate"}})
+    assert (
+        next(o for o in objs(immediate, RenderContext(operator_config=CKPT)) if o["kind"] == "Deployment")[
+            "spec"
+        ]["replicas"]
+        == 3
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "path"),
+    [
+        (
+            {"volumes": [{"name": "checkpoint-storage", "emptyDir": {}}]},
+            "spec.podTemplate.spec.volumes[0].name",
+        ),
+        (
+            {
+                "containers": [
+                    {
+                        "name": "main",
+                        "image": "i",
+                        "volumeMounts": [{"name": "checkpoint-storage", "mountPath": "/x"}],
+                    }
+                ]
+            },
+            "spec.podTemplate.spec.containers[main].volumeMounts[0].name",
+        ),
+        (
+            {
+                "containers": [
+                    {"name": "main", "image": "i", "volumeMounts": [{"name": "mine", "mountPath": "/ckpt/"}]}
+                ]
+            },
+            "spec.podTemplate.spec.containers[main].volumeMounts[0].mountPath",
+        ),
+    ],
+)
+def test_a_user_volume_the_checkpoint_volume_would_replace_is_refused(spec, path):
+    cp = {"enabled": True, "checkpointRef": "ck1"}
+    d = dcd("worker", experimental={"checkpoint": cp})
+    d["spec"]["podTemplate"]["spec"] = {"containers": [{"name": "main", "image": "i"}], **spec}
+    with pytest.raises(RenderError) as err:
+        objs(d, RenderContext(operator_config=CKPT))
+    assert err.value.path == path
 
 
 # ---------------------------------------------------------------- precedence

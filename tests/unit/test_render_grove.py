@@ -205,3 +205,28 @@ def test_grove_status_says_what_is_missing_and_never_fakes_readiness():
         "availableReplicas": 2,
         "runtimeNamespace": "ns-g",
     }
+
+
+def test_restart_ids_go_onto_the_cliques_and_are_read_back():
+    """``spec.restart`` on Grove: the id rides on the component's clique (the leader's for a scaling
+    group: Grove hashes a clique's annotations into its pods' template hash); the live PodCliqueSet tells
+    which id each component carries."""
+    g = dgd(
+        component("Frontend", "frontend"),
+        component("Worker", nodes=2, backend="sglang"),
+        component("Other"),
+        restart={"id": "r1"},
+    )
+    plain = pcs_of(render_graph(g, ctx()))
+    pcs = pcs_of(render_graph(g, ctx(), {"Frontend": "r1", "Worker": "r0"}))
+    by_name = {c["name"]: c for c in pcs["spec"]["template"]["cliques"]}
+    assert by_name["frontend"]["annotations"][names.ANN_RESTART_AT] == "r1"
+    for clique in ("worker-ldr", "worker-wkr"):
+        assert by_name[clique]["annotations"][names.ANN_RESTART_AT] == "r0"
+    assert names.ANN_RESTART_AT not in (by_name["other"].get("annotations") or {})
+    assert (
+        pcs["metadata"]["annotations"][names.ANN_SPEC_HASH]
+        != plain["metadata"]["annotations"][names.ANN_SPEC_HASH]
+    )
+    assert rgrove.restart_ids(g, pcs) == {"Frontend": "r1", "Worker": "r0"}
+    assert rgrove.restart_ids(g, plain) == {} == rgrove.restart_ids(g, None)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import subprocess
+from pathlib import Path
 
 import pytest
+from dynamo_hooks import sshkeys
 from dynamo_operator.render import RenderContext, RenderError
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.multinode import (
@@ -59,10 +62,13 @@ def vllm(*args, annotations=None, nodes=2, **main) -> dict:
     )  # fmt: skip
 
 
-def container(d: dict, role: str, pathway: str = "lws") -> dict:
+def pod_spec(d: dict, role: str, pathway: str = "lws") -> dict:
     addr = lws_addressing() if pathway == "lws" else grove_addressing(d["spec"]["name"])
-    pod = build_pod_template(component_info(d), CTX, role, addr)
-    return pod["spec"]["containers"][0]
+    return build_pod_template(component_info(d), CTX, role, addr)["spec"]
+
+
+def container(d: dict, role: str, pathway: str = "lws") -> dict:
+    return pod_spec(d, role, pathway)["containers"][0]
 
 
 def launch(c: dict) -> list[str]:
@@ -184,6 +190,33 @@ def test_vllm_data_parallel_flags(pathway):
     assert set(leader) >= PROBES and not PROBES & set(worker)
 
 
+@pytest.mark.parametrize("pathway", ["lws", "grove"])
+@pytest.mark.parametrize(
+    "args", [("--tensor-parallel-size", "4"), ("-tp", "2", "--data-parallel-size", "4"), ("--model", "m")]
+)
+def test_vllm_that_fits_one_node_runs_as_written_on_every_node(pathway, args):
+    """Upstream's rule when TP x PP x DP <= a node's GPUs: no distributed flag is added, each node runs the
+    launch as written (its own engine); the multinode probe rules still apply (workers lose theirs)."""
+    d = vllm(*args)
+    leader, worker = container(d, "leader", pathway), container(d, "worker", pathway)
+    assert launch(leader) == launch(worker) == ["python3", "-m", "dynamo.vllm", *args]
+    assert port_names(leader) == port_names(worker) == ["system", "nixl"]
+    assert set(leader) >= PROBES and not PROBES & set(worker)
+    assert launch_problems(d["spec"], 2, "vllm", {}) == []
+    assert validate("DynamoComponentDeployment", "v1beta1", d).errors == []
+
+
+def test_vllm_that_fits_one_node_needs_no_explicit_command():
+    """Nothing is rewritten, so the image's entrypoint may run the engine (upstream accepts that too)."""
+    d = dcd("vllm", args=["--model", "m", "--tensor-parallel-size", "4"], resources=GPU8)
+    leader, worker = container(d, "leader"), container(d, "worker")
+    assert (
+        "command" not in leader
+        and leader["args"] == worker["args"] == d["spec"]["podTemplate"]["spec"]["containers"][0]["args"]
+    )
+    assert validate("DynamoComponentDeployment", "v1beta1", d).errors == []
+
+
 # ---------------------------------------------------------------------------------------------- SGLang
 
 
@@ -233,7 +266,8 @@ def test_user_flag_with_the_same_value_is_kept_once():
 SSH_SETUP = (
     "mkdir -p $HOME/.ssh && chmod 700 $HOME/.ssh && cp /ssh-pk/private.key $HOME/.ssh/id_rsa && "
     "cp /ssh-pk/private.key.pub $HOME/.ssh/id_rsa.pub && cp /ssh-pk/private.key.pub $HOME/.ssh/authorized_keys "
-    "&& chmod 600 $HOME/.ssh/id_rsa $HOME/.ssh/authorized_keys"
+    "&& chmod 600 $HOME/.ssh/id_rsa $HOME/.ssh/authorized_keys && { cat /ssh-pk/known_hosts 2>/dev/null; echo; "
+    "printf '* %s\\n' \"$(cat /ssh-pk/private.key.pub)\"; } > $HOME/.ssh/known_hosts"
 )
 
 
@@ -248,9 +282,10 @@ def test_trtllm_worker_runs_sshd_with_tcp_readiness():
     assert launch(c) == [
         "/bin/sh",
         "-c",
-        f"{SSH_SETUP} && (mkdir -p /run/sshd 2>/dev/null || true) && (test -f $HOME/.ssh/host_ed25519 || "
-        "ssh-keygen -q -t ed25519 -N '' -f $HOME/.ssh/host_ed25519) && exec /usr/sbin/sshd -D -e -p 2222 "
-        "-h $HOME/.ssh/host_ed25519 -o StrictModes=no -o AuthorizedKeysFile=$HOME/.ssh/authorized_keys "
+        f"{SSH_SETUP} && (mkdir -p /run/sshd 2>/dev/null || true) && (cp /ssh-pk/host.key $HOME/.ssh/host_key "
+        "2>/dev/null || cp /ssh-pk/private.key $HOME/.ssh/host_key) && chmod 600 $HOME/.ssh/host_key && "
+        "exec /usr/sbin/sshd -D -e -p 2222 -h $HOME/.ssh/host_key -o StrictModes=yes "
+        "-o PasswordAuthentication=no -o AuthorizedKeysFile=$HOME/.ssh/authorized_keys "
         "-o PidFile=$HOME/.ssh/sshd.pid",
     ]
     assert c["readinessProbe"] == {
@@ -261,6 +296,8 @@ def test_trtllm_worker_runs_sshd_with_tcp_readiness():
     assert {"name": "ssh", "containerPort": 2222, "protocol": "TCP"} in c["ports"]
     assert {"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "1"} in c["env"]
     assert {"name": "mpi-ssh", "mountPath": "/ssh-pk"} in c["volumeMounts"]
+    (vol,) = [v for v in pod_spec(trtllm(), "worker", "grove")["volumes"] if v["name"] == "mpi-ssh"]
+    assert vol["secret"] == {"secretName": "mpi-ssh", "defaultMode": 0o400}  # owner read only, not 0644
 
 
 def test_trtllm_leader_runs_mpirun_over_ssh_grove():
@@ -270,7 +307,8 @@ def test_trtllm_leader_runs_mpirun_over_ssh_grove():
     hosts = f"{GROVE_LEADER}:8,$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-vllmworker-wkr-0.$(GROVE_HEADLESS_SERVICE):8"
     assert script.startswith(
         f"{SSH_SETUP} && exec mpirun --allow-run-as-root -n 16 -H {hosts} --mca pml ob1 --mca plm_rsh_args "
-        '"-p 2222 -i $HOME/.ssh/id_rsa -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null" -x '
+        '"-p 2222 -i $HOME/.ssh/id_rsa -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$HOME/.ssh/known_hosts '
+        '-o GlobalKnownHostsFile=/dev/null -o CheckHostIP=no" -x '
     )
     assert script.endswith(" bash -c 'trtllm-llmapi-launch python3 -m dynamo.trtllm --model m'")
     forwarded = re.findall(r"-x (\S+)", script)
@@ -322,7 +360,7 @@ def test_grove_data_parallel_worker_start_rank_is_computed_by_the_shell(tmp_path
 def test_lws_trtllm_leader_waits_for_worker_dns_and_lists_every_host(tmp_path):
     lws_env = {"LWS_LEADER_ADDRESS": "g-vllmworker-0-0.g-vllmworker-0.ns", "LWS_WORKER_INDEX": "0"}
     c = container(trtllm(), "leader")
-    out = _run(c, lws_env, tmp_path, ("cp", "chmod", "mkdir", "getent", "mpirun")).split("\n")
+    out = _run(c, lws_env, tmp_path, ("cp", "chmod", "getent", "mpirun")).split("\n")
     assert out[out.index("getent") + 1 : out.index("getent") + 3] == [
         "hosts",
         "g-vllmworker-0-0-1.g-vllmworker-0.ns",
@@ -335,6 +373,72 @@ def test_lws_trtllm_leader_waits_for_worker_dns_and_lists_every_host(tmp_path):
     assert mpirun[mpirun.index("-n") + 1] == "16"
     # the original launch reaches bash -c as one word; the log ends with a newline
     assert mpirun[-4:] == ["bash", "-c", "trtllm-llmapi-launch python3 -m dynamo.trtllm --model m", ""]
+
+
+def _mounted_secret(tmp_path, data: dict[str, bytes]):
+    """The MPI Secret as the kubelet mounts it: one file per key, mode 0400."""
+    keys = tmp_path / "ssh-pk"
+    keys.mkdir()
+    for name, value in data.items():
+        (keys / name).write_bytes(value)
+        (keys / name).chmod(0o400)
+    return keys
+
+
+def _run_sshd_setup(tmp_path, keys) -> tuple[Path, list[str]]:
+    """The worker's launch for real (cp, chmod, cat, printf) against ``keys``, with a stub sshd."""
+    home, stub, log = tmp_path / "home", tmp_path / "sshd", tmp_path / "sshd.argv"
+    home.mkdir()
+    stub.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$STUB_LOG"\n')
+    stub.chmod(0o700)
+    script = launch(container(trtllm(), "worker"))[2].replace("/ssh-pk", str(keys))
+    script = script.replace("/usr/sbin/sshd", str(stub)).replace("mkdir -p /run/sshd", "true")
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "STUB_LOG": str(log)}
+    subprocess.run(["/bin/sh", "-c", script], env=env, check=True, timeout=30, capture_output=True)
+    return home / ".ssh", log.read_text().splitlines()
+
+
+def _pinned(known_hosts: Path, host: str) -> list[str]:
+    """The keys OpenSSH's own lookup finds in ``known_hosts`` for ``host`` (ssh-keygen -F)."""
+    out = subprocess.run(
+        ["ssh-keygen", "-F", host, "-f", str(known_hosts)], capture_output=True, text=True, timeout=30
+    )
+    return [" ".join(line.split()[1:3]) for line in out.stdout.splitlines() if not line.startswith("#")]
+
+
+def _key(public_line: bytes) -> str:
+    return " ".join(public_line.decode().split()[:2])
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+def test_worker_sshd_serves_the_secrets_host_key_and_known_hosts_pins_it(tmp_path):
+    """With the install hook's Secret: sshd's host key is the Secret's, StrictModes is on, and the
+    known_hosts every pod writes accepts that key (and the user key) for a worker on port 2222, no other."""
+    pair, host = sshkeys.generate_keypair(key_size=2048), sshkeys.generate_host_key()
+    keys = _mounted_secret(tmp_path, {**pair.secret_data(), **host.secret_data()})
+    ssh_dir, argv = _run_sshd_setup(tmp_path, keys)
+    assert (ssh_dir / "host_key").read_bytes() == host.private_openssh
+    assert stat.S_IMODE((ssh_dir / "host_key").stat().st_mode) == 0o600
+    assert stat.S_IMODE((ssh_dir / "id_rsa").stat().st_mode) == 0o600
+    assert argv[argv.index("-h") + 1] == str(ssh_dir / "host_key")
+    assert "StrictModes=yes" in argv and "PasswordAuthentication=no" in argv
+    found = _pinned(ssh_dir / "known_hosts", "[g-vllmworker-0-0-1.g-vllmworker-0.ns]:2222")
+    assert sorted(found) == sorted([_key(host.public_openssh), _key(pair.public_openssh)])
+    other = sshkeys.generate_host_key()
+    assert _key(other.public_openssh) not in found
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+def test_a_secret_without_a_host_key_pins_the_user_key(tmp_path):
+    """A Secret in upstream's layout (private.key and private.key.pub only) still works, still pinned:
+    the worker serves the user key as its host key and known_hosts holds exactly that key."""
+    pair = sshkeys.generate_keypair(key_size=2048)
+    keys = _mounted_secret(
+        tmp_path, {sshkeys.PRIVATE_KEY: pair.private_openssh, sshkeys.PUBLIC_KEY: pair.public_openssh}
+    )
+    ssh_dir, _ = _run_sshd_setup(tmp_path, keys)
+    assert (ssh_dir / "host_key").read_bytes() == pair.private_openssh
+    assert _pinned(ssh_dir / "known_hosts", "[any-worker.ns]:2222") == [_key(pair.public_openssh)]
 
 
 # ---------------------------------------------------------------------------------------------- conflicts
@@ -374,12 +478,6 @@ CONFLICTS = [
 ]
 
 IMPOSSIBLE = [
-    (
-        vllm("--tensor-parallel-size", "4"),
-        "spec.multinode.nodeCount: tensor x pipeline x data parallel = 4 fits on one node of 8 GPUs, so the "
-        "other 1 node(s) would idle (have 2); fix: remove multinode, or raise --tensor-parallel-size / "
-        "--pipeline-parallel-size / --data-parallel-size beyond one node's GPUs",
-    ),
     (
         dcd("vllm", command=["python3", "-m", "dynamo.vllm"], args=["--tensor-parallel-size", "16"]),
         "spec.podTemplate.spec.containers[main].resources: multinode vLLM needs the GPU count of one node to "

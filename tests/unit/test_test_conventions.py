@@ -4,8 +4,8 @@ held to them (the reading of every file's syntax tree: no tools, no cluster, wel
 * **No sleep as a wait.** ``time.sleep`` appears only inside ``support.poll`` (the bounded poll on a
   condition). Where a sleep is not a wait (a load generator's pacing, a stand-in server's simulated latency,
   a retry's backoff) the line says so with a ``# not a wait: <why>`` comment, for a reviewer to judge.
-* **One poll helper.** No function named like a poll (``wait_for``, ``wait_until``, ``poll*``,
-  ``eventually``, ``retry_until``) is defined outside ``support.poll``.
+* **One poll helper.** No function named like a poll (``wait_for``, ``wait_until``, ``poll``,
+  ``eventually``, ``retry_until``) is defined outside ``support.poll``, or imported from anywhere else.
 * **Imports by package, never by path.** No ``sys.path`` edit, no loading a file by its path
   (``importlib.util.spec_from_file_location``, ``SourceFileLoader``, ``runpy.run_path``), no import of a
   test module or a ``conftest``: helpers live in ``tests/support`` (``support.<module>``).
@@ -109,11 +109,19 @@ def _sleeps(rel: str, tree: ast.AST, lines: list[str]) -> list[Breach]:
 def _poll_helpers(rel: str, tree: ast.AST) -> list[Breach]:
     if rel == POLL:
         return []
-    return [
+    found = [
         Breach(rel, n.lineno, "poll", f"a second poll helper '{n.name}': use support.poll.wait_for")
         for n in ast.walk(tree)
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and POLL_NAMES.match(n.name)
     ]
+    found += [
+        Breach(rel, n.lineno, "poll", f"'{a.name}' imported from {n.module}: use support.poll.wait_for")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.module != "support.poll"
+        for a in n.names
+        if POLL_NAMES.match(a.name)
+    ]
+    return found
 
 
 def _path_imports(rel: str, tree: ast.AST) -> list[Breach]:
@@ -257,6 +265,9 @@ def test_x(mgr):
 
 def graph(ns):
     return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment", "spec": {"components": []}}
+
+
+from dynamo_operator.runtime.informer import wait_until
 """
 
 GOOD = """import time
@@ -287,6 +298,7 @@ def test_the_checker_finds_each_breach():
         (17, "sleep"),  # ``from time import sleep``
         (18, "operator"),  # setup(mgr)
         (22, "graph"),  # graph(ns)
+        (25, "poll"),  # a poll helper imported from elsewhere
     }, got
 
 

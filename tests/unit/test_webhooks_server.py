@@ -27,24 +27,10 @@ from dynamo_operator.webhooks.server import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import graphs
+from support.admission import MUTATE, VALIDATE, app_call, review
 from support.poll import wait_for
 
 YEAR = dt.timedelta(days=365)
-
-
-def review(obj, operation="CREATE", old=None, kind="DynamoGraphDeployment", version="v1beta1", **req):
-    r = {
-        "uid": "u-1",
-        "kind": {"group": "nvidia.com", "version": version, "kind": kind},
-        "operation": operation,
-        "namespace": "team",
-        "object": obj,
-        "userInfo": {"username": "admin"},
-        **req,
-    }
-    if old is not None:
-        r["oldObject"] = old
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r}
 
 
 def dgd(components):
@@ -74,15 +60,6 @@ def test_routes_are_the_charts_paths():
     assert admission_path("validate", "v1beta1", "DynamoGraphDeployment") == (
         "/validate-nvidia-com-v1beta1-dynamographdeployment"
     )
-
-
-def app_call(app, path, payload):
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return app.handle(path, body)
-
-
-VALIDATE = "/validate-nvidia-com-v1beta1-dynamographdeployment"
-MUTATE = "/mutate-nvidia-com-v1beta1-dynamographdeployment"
 
 
 @pytest.mark.parametrize(

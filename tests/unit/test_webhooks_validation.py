@@ -595,14 +595,11 @@ def test_multinode_launch_that_can_work_is_admitted():
 
 
 def test_multinode_conflicting_flag_names_the_args_of_the_component():
-    bad = dgd(
+    # TP 4 fits one node of 8 GPUs: admitted, as upstream deploys it (each node runs its own engine)
+    fits = dgd(
         [{"name": "Frontend", "type": "frontend"}, mn_worker("W", args=("--tensor-parallel-size", "4"))]
     )
-    assert dgd_errors(bad) == [
-        "spec.components[1].multinode.nodeCount: Invalid value: 2: tensor x pipeline x data parallel = 4 "
-        "fits on one node of 8 GPUs, so the other 1 node(s) would idle; remove multinode, or raise "
-        "--tensor-parallel-size / --pipeline-parallel-size / --data-parallel-size beyond one node's GPUs"
-    ]
+    assert dgd_errors(fits) == []
     sg = dgd([mn_worker("W", backend="sglang", args=("--nnodes=3", "--dist-init-addr", "x:1"))])
     sg["spec"]["backendFramework"] = "sglang"
     assert dgd_errors(sg) == [
@@ -674,7 +671,7 @@ def test_multinode_dcd_reports_spec_paths():
 
 def test_unchanged_multinode_launch_is_not_rejudged_on_update():
     """An object admitted before a launch rule existed can still be updated (finalizers, replicas...)."""
-    old = dgd([mn_worker("W", args=("--tensor-parallel-size", "4"))])  # fits one node: refused on create
+    old = dgd([mn_worker("W", args=("--tensor-parallel-size", "32"))])  # more GPUs than 2 nodes: refused
     assert dgd_errors(old) != []
     same = copy.deepcopy(old)
     same["metadata"]["labels"] = {"team": "a"}
@@ -682,9 +679,11 @@ def test_unchanged_multinode_launch_is_not_rejudged_on_update():
     changed = copy.deepcopy(old)
     changed["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0]["args"] = [
         "--tensor-parallel-size",
-        "2",
+        "24",
     ]
-    assert [e.split(":")[0] for e in dgd_errors(changed, old)] == ["spec.components[0].multinode.nodeCount"]
+    assert [e.split(":")[0] for e in dgd_errors(changed, old)] == [
+        "spec.components[0].podTemplate.spec.containers[0].args"
+    ]
     dcd = {
         "kind": "DynamoComponentDeployment",
         "metadata": {"name": "d"},
@@ -692,3 +691,205 @@ def test_unchanged_multinode_launch_is_not_rejudged_on_update():
     }
     assert errors("DynamoComponentDeployment", "v1beta1", dcd) != []
     assert errors("DynamoComponentDeployment", "v1beta1", copy.deepcopy(dcd), dcd) == []
+
+
+# ------------------------------------------------------------------------------------------------------------
+# a component's checkpoint (experimental.checkpoint; v1alpha1 services.<name>.checkpoint)
+
+CKPT_ON = Context(checkpoint_enabled=True)
+CKPT_OFF = Context(checkpoint_enabled=False)
+
+
+def ck_worker(checkpoint: dict, **extra) -> dict:
+    main = {"name": "main", "image": "img", "command": ["python3", "-m", "dynamo.vllm"]}
+    main.update(extra.pop("main", {}))
+    pod = {"containers": [main, *extra.pop("sidecars", [])], **extra.pop("pod", {})}
+    return {
+        "name": "Worker",
+        "type": "worker",
+        "experimental": {"checkpoint": checkpoint},
+        "podTemplate": {"spec": pod},
+        **extra,
+    }
+
+
+def test_checkpoint_shapes_the_operator_acts_on_are_admitted():
+    for cp in (
+        {"enabled": True},
+        {"enabled": True, "startupPolicy": "WaitForCheckpoint", "deletionPolicy": "Retain"},
+        {"enabled": True, "checkpointRef": "warm", "startupPolicy": "WaitForCheckpoint"},
+        {"enabled": True, "mode": "Manual", "checkpointRef": "warm"},
+        {"enabled": True, "targetContainerName": "main", "job": {"podTemplate": {"spec": {}}}},
+        {"enabled": False, "checkpointRef": "x", "job": {"podTemplate": {}}},  # off: nothing to judge
+    ):
+        assert dgd_errors(dgd([ck_worker(cp)]), ctx=CKPT_ON) == [], cp
+    # a sidecar may mount the operator's checkpoint volume by its name (a GMS saver reads checkpoints)
+    side = {
+        "name": "saver",
+        "image": "s",
+        "volumeMounts": [{"name": "checkpoint-storage", "mountPath": "/c"}],
+    }
+    assert dgd_errors(dgd([ck_worker({"enabled": True}, sidecars=[side])]), ctx=CKPT_ON) == []
+
+
+def test_checkpoint_volume_name_clash_is_refused_naming_the_volume_and_the_fix():
+    vol = {"name": "checkpoint-storage", "emptyDir": {}}
+    mount = {"name": "checkpoint-storage", "mountPath": "/mine"}
+    bad = dgd([ck_worker({"enabled": True}, pod={"volumes": [vol]}, main={"volumeMounts": [mount]})])
+    assert dgd_errors(bad, ctx=CKPT_ON) == [
+        'spec.components[0].podTemplate.spec.volumes[0].name: Invalid value: "checkpoint-storage": '
+        "'checkpoint-storage' is the name of the operator's checkpoint volume (the checkpoint PVC it adds "
+        "because checkpoint.enabled is true), which would replace this volume; rename this volume (and the "
+        "mounts that use it)",
+        "spec.components[0].podTemplate.spec.containers[0].volumeMounts[0].name: Invalid value: "
+        "\"checkpoint-storage\": 'checkpoint-storage' is the operator's checkpoint volume, which it "
+        "mounts in "
+        "main at checkpoint.storage.pvc.basePath itself, replacing this mount; remove this mount, or rename "
+        "your volume and mount that",
+    ]
+    # the same name without checkpointing clashes with nothing
+    off = dgd([ck_worker({"enabled": False}, pod={"volumes": [vol]}, main={"volumeMounts": [mount]})])
+    assert dgd_errors(off, ctx=CKPT_ON) == []
+    alpha = dgd_alpha(
+        {
+            "Worker": {
+                "componentType": "worker",
+                "checkpoint": {"enabled": True},
+                "extraPodSpec": {
+                    "volumes": [vol],
+                    "mainContainer": {"image": "img", "command": ["python3", "-m", "dynamo.vllm"]},
+                },
+            }
+        }
+    )
+    (err,) = dgd_errors(alpha, ctx=CKPT_ON, version="v1alpha1")
+    assert err.startswith(
+        'spec.services[Worker].extraPodSpec.volumes[0].name: Invalid value: "checkpoint-storage"'
+    )
+
+
+def test_checkpoint_refused_while_the_operator_configuration_disables_it():
+    new = dgd([ck_worker({"enabled": True})])
+    assert dgd_errors(new, ctx=CKPT_OFF) == [
+        "spec.components[0].experimental.checkpoint.enabled: Forbidden: checkpointing is disabled in the "
+        "operator configuration; set checkpoint.enabled: true in the OperatorConfiguration (Helm: "
+        "dynamo-operator.checkpoint.enabled=true), or remove the checkpoint"
+    ]
+    updated = copy.deepcopy(new)
+    updated["metadata"]["labels"] = {"a": "b"}
+    assert dgd_errors(updated, new, ctx=CKPT_OFF) == []  # admitted earlier: stays updatable
+
+
+def test_checkpoint_job_pod_template_must_be_a_pod_template():
+    for template, where in (
+        ([1], ""),
+        ({"spec": []}, ".spec"),
+        ({"spec": {"containers": [{"image": "x"}]}}, ".spec.containers"),
+        ({"metadata": {"labels": ["a"]}}, ".metadata.labels"),
+    ):
+        (err,) = dgd_errors(
+            dgd([ck_worker({"enabled": True, "job": {"podTemplate": template}})]), ctx=CKPT_ON
+        )
+        assert err.startswith(
+            f"spec.components[0].experimental.checkpoint.job.podTemplate{where}: Invalid"
+        ), err
+        assert "give a pod template (metadata, spec.containers with names)" in err
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "extra", "expected"),
+    [
+        (
+            {"enabled": True, "checkpointRef": "warm", "job": {"podTemplate": {}}},
+            {},
+            "spec.components[0].experimental.checkpoint.job: Forbidden: checkpoint.job cannot be set when "
+            "checkpointRef is specified (job customizes the checkpoint Job the graph runs itself; "
+            "checkpointRef "
+            "restores an existing checkpoint); remove one of them",
+        ),
+        (
+            {"enabled": True, "mode": "Manual"},
+            {},
+            "spec.components[0].experimental.checkpoint.checkpointRef: Required value: mode Manual "
+            "restores an "
+            "existing checkpoint: name its DynamoCheckpoint in checkpointRef, or omit mode for a "
+            "checkpoint the "
+            "graph creates",
+        ),
+        (
+            {"enabled": True, "targetContainerName": "engine"},
+            {},
+            'spec.components[0].experimental.checkpoint.targetContainerName: Not found: "engine": must '
+            "name a "
+            "container of podTemplate.spec.containers (containers: main); fix the name, or omit it for main",
+        ),
+        (
+            {"enabled": True, "job": {"gmsClientContainers": ["saver"]}},
+            {},
+            "spec.components[0].experimental.checkpoint.job.gmsClientContainers: Forbidden: is not "
+            "supported by "
+            "this operator: the checkpoint Job gets no GPU Memory Service client wiring; remove it",
+        ),
+        (
+            {"enabled": True},
+            {
+                "multinode": {"nodeCount": 2},
+                "main": {
+                    "args": ["--tensor-parallel-size", "16"],
+                    "resources": {"limits": {"nvidia.com/gpu": "8"}},
+                },
+            },
+            "spec.components[0].experimental.checkpoint: Forbidden: a checkpoint captures and restores "
+            "one pod, "
+            "and this component runs across several nodes (multinode); remove the checkpoint or multinode",
+        ),
+    ],
+)
+def test_checkpoint_shapes_that_cannot_act_are_refused(checkpoint, extra, expected):
+    assert dgd_errors(dgd([ck_worker(checkpoint, **extra)]), ctx=CKPT_ON) == [expected]
+
+
+def test_automatic_checkpoint_needs_a_backend():
+    w = ck_worker({"enabled": True}, main={"command": ["/run.sh"]})
+    g = dgd([w])
+    del g["spec"]["backendFramework"]
+    assert dgd_errors(g, ctx=CKPT_ON) == [
+        "spec.components[0].experimental.checkpoint: Required value: a checkpoint the graph creates needs "
+        "the "
+        "backend (vllm, sglang or trtllm); set spec.backendFramework, or run python3 -m dynamo.<backend> in "
+        "the main container"
+    ]
+    assert (
+        dgd_errors(
+            dgd([ck_worker({"enabled": True, "checkpointRef": "warm"}, main={"command": ["/run.sh"]})]),
+            ctx=CKPT_ON,
+        )
+        == []
+    )
+
+
+def test_a_dcd_names_the_checkpoint_it_restores():
+    spec = {"backendFramework": "vllm", **ck_worker({"enabled": True})}
+    dcd = {"kind": "DynamoComponentDeployment", "metadata": {"name": "d", "namespace": NS}, "spec": spec}
+    assert errors("DynamoComponentDeployment", "v1beta1", dcd, ctx=CKPT_ON) == [
+        "spec.experimental.checkpoint.checkpointRef: Required value: a DynamoComponentDeployment does not "
+        "create checkpoints; set checkpointRef to an existing DynamoCheckpoint, or enable the checkpoint "
+        "on the "
+        "DynamoGraphDeployment component"
+    ]
+    spec["experimental"]["checkpoint"]["checkpointRef"] = "checkpoint-abc"  # what a graph writes
+    assert errors("DynamoComponentDeployment", "v1beta1", dcd, ctx=CKPT_ON) == []
+
+
+def test_deletion_policy_with_checkpoint_ref_is_admitted_with_a_warning():
+    res = validate(
+        "DynamoGraphDeployment",
+        "v1beta1",
+        dgd([ck_worker({"enabled": True, "checkpointRef": "w", "deletionPolicy": "Retain"})]),
+        None,
+        CKPT_ON,
+    )
+    assert res.allowed and res.warnings == [
+        "checkpoint.deletionPolicy applies only to a checkpoint the graph creates; with checkpointRef the "
+        "referenced DynamoCheckpoint is never owned or deleted by the graph"
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dynamo_operator.api.config import lookup
 from dynamo_operator.render import checkpoint as rc
+from dynamo_operator.render.security import harden_job
 from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
@@ -34,12 +35,14 @@ class CheckpointReconciler:
         jobs: Indexer,
         enabled: bool,
         base_path: str = rc.DEFAULT_BASE_PATH,
+        restricted: bool = False,
     ):
         self.client = client
         self.recorder = recorder
         self.checkpoints, self.jobs = checkpoints, jobs
         self.enabled = enabled
         self.base_path = base_path
+        self.restricted = restricted  # security.workloads.restrictedSecurityContext
         self.status = StatusWriter(client, CHECKPOINTS, convert=False)
 
     def __call__(self, req: Request) -> Result:
@@ -55,7 +58,10 @@ class CheckpointReconciler:
             job = get_or_none(self.client, JOBS, name, req.namespace)  # the cache may lag our create
         s = rc.step(live, typed(job, JOBS), self.enabled)
         if s.create_job:
-            create_child(self.client, JOBS, live, rc.checkpoint_job(live, self.base_path))
+            template = ((live.get("spec") or {}).get("job") or {}).get("podTemplateSpec") or {}
+            job = rc.checkpoint_job(live, self.base_path)
+            job = harden_job(job, self.restricted, template.get("spec") or {})
+            create_child(self.client, JOBS, live, job)
             log().info("checkpoint job created", job=name)
         status = apply_conditions(s.status, s.conditions, live["metadata"].get("generation"))
         written = self.status.write(live, status)
@@ -84,6 +90,7 @@ def register(w: Wiring) -> Controller:
         m.informer(JOBS, label_selector=rc.LABEL_CHECKPOINT, resync_period=0).store,
         enabled=bool(lookup(w.config, "checkpoint.enabled", False)),
         base_path=str(lookup(w.config, "checkpoint.storage.pvc.basePath", rc.DEFAULT_BASE_PATH)),
+        restricted=bool(lookup(w.config, "security.workloads.restrictedSecurityContext", False)),
     )
     return m.add_controller(
         CONTROLLER,

@@ -48,7 +48,20 @@ class Deps:
             pull_secrets=build_index(secrets),
             operator_version=self.operator_version,
             detected=self.detected,
+            checkpoints=self.checkpoints(namespace),
         )
+
+    def checkpoints(self, namespace: str | None) -> dict[str, dict]:
+        """The namespace's DynamoCheckpoints by name (freshest known version), what restores and
+        WaitForCheckpoint read."""
+        cache = self.stores.get(store.CHECKPOINTS)
+        if cache is None or not namespace:
+            return {}
+        out = {}
+        for obj in cache.list(namespace):
+            obj = self.recent.resolve(obj) or obj
+            out[obj["metadata"]["name"]] = obj
+        return out
 
 
 def log():

@@ -10,6 +10,8 @@ own announces its creations too."""
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
+from dynamo_operator.render.info import component_info
+from dynamo_operator.render.restore import gate as restore_gate
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
 from dynamo_operator.runtime.controller import Controller, Request, Result
 
@@ -24,6 +26,7 @@ from .common import (
     paced_status_writer,
     short_error,
 )
+from .dgd_checkpoints import checkpoint_users
 from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .sync import (
     DEVICECLASSES,
@@ -51,6 +54,7 @@ def part_of_graph(dcd: dict) -> bool:
 
 
 LWS_NOT_RECONCILED = "LeaderWorkerSetNotReconciled"  # Available reason: no LWS controller reports
+WAITING_FOR_CHECKPOINT = "WaitingForCheckpoint"  # Available reason: startupPolicy WaitForCheckpoint holds it
 
 
 def lws_available_reason(readiness: st.Readiness) -> str:
@@ -96,8 +100,9 @@ class DCDReconciler:
         gen = live["metadata"].get("generation")
         old_status = internal.get("status") or {}
         selector = {names.LABEL_SELECTOR: req.name}
+        ctx = self.deps.render_context(req.namespace)
         try:
-            desired = render_component(internal, self.deps.render_context(req.namespace))
+            desired = render_component(internal, ctx)
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
         missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
@@ -147,6 +152,9 @@ class DCDReconciler:
             workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
         )
         reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
+        waiting = restore_gate(component_info(internal, ctx.discovery_backend), ctx)
+        if waiting:  # zero replicas are "ready" to the workload; the component is not
+            readiness, reason = st.Readiness(False, st.WAITING_CHECKPOINT, waiting), WAITING_FOR_CHECKPOINT
         new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
         owned = part_of_graph(live)
         try:
@@ -189,7 +197,8 @@ def _dcd_referrers(obj: dict) -> list[Request]:
 def register(w: Wiring) -> Controller:
     """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
-    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret."""
+    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
+    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
     if w.dra_served:
         owned.append(RESOURCECLAIMTEMPLATES)
@@ -210,6 +219,7 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
     if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
         spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731
         ctl.watch(w.graph_informers[DEVICECLASSES], owners_of_class(dcds, spec))

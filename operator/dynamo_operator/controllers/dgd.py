@@ -2,7 +2,8 @@
 plus the components' Services / ConfigMaps / ServiceAccounts, exactly as ``render_graph`` renders them;
 children no longer rendered are deleted (switching pathways removes the other pathway's children); a scaling
 adapter per component with ``scalingAdapter`` (``dgdsa.AdapterSync``); on the DCD pathway managed rolling
-updates of the workers and ``spec.restart`` (``rollout``; Grove rolls its own pods); status ``state``,
+updates of the workers, and ``spec.restart`` on both pathways (``rollout``; on Grove the restart id goes
+onto the components' cliques and Grove rolls the pods); status ``state``,
 ``Ready``, ``observedGeneration``, ``components`` (replica counts read from each component's Deployment, its
 DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroups), ``rollingUpdate`` and
 ``restart``, with an Event for every transition."""
@@ -10,10 +11,13 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from dataclasses import replace as dc_replace
 
 from kubernetes.client.exceptions import ApiException
 
-from dynamo_operator.render import RenderError, names, render_graph
+from dynamo_operator.render import GraphRender, RenderError, names, render_graph_parts
+from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
@@ -33,6 +37,7 @@ from .common import (
     short_error,
 )
 from .dcd import LWS_NOT_RECONCILED
+from .dgd_checkpoints import CheckpointSync, checkpoint_users
 from .dgdsa import AdapterSync
 from .epp import EppSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
@@ -55,6 +60,50 @@ from .sync import (
 from .wiring import MANAGED_SELECTOR, Wiring
 
 CONTROLLER = "DynamoGraphDeployment"
+
+
+class Applied(list):
+    """The children's sync results (in the rendered order) and the components whose automatic checkpoint
+    name is taken by an object that is not theirs."""
+
+    def __init__(self, results, conflicts: frozenset[str]):
+        super().__init__(results)
+        self.conflicts = conflicts
+
+
+def _checkpoint_status(parts: GraphRender) -> dict | None:
+    """``status.checkpoints``: each checkpoint-enabled component's checkpoint (None: drop the field)."""
+    return {name: plan.status() for name, plan in parts.checkpoints.items()} or None
+
+
+def _checkpoint_states(
+    components: list[st.ComponentState], plans: dict, held: set[str], conflicts: frozenset[str]
+) -> list[st.ComponentState]:
+    """A component waiting for its checkpoint (WaitForCheckpoint) is not ready, whatever its replicas
+    say (0 while held), nor is one whose checkpoint name is taken by a foreign object."""
+    out = []
+    for c in components:
+        plan = plans.get(c.name)
+        if plan is not None and c.name in conflicts:
+            message = (
+                f"DynamoCheckpoint {plan.name} exists and is not this graph's checkpoint; delete it so the "
+                "graph can create its own"
+            )
+        elif plan is not None and plan.waiting:
+            keep = "; its running pods keep their current revision until then" if c.name in held else ""
+            message = plan.waiting + keep
+        else:
+            out.append(c)
+            continue
+        out.append(dc_replace(c, readiness=st.Readiness(False, st.WAITING_CHECKPOINT, message)))
+    return out
+
+
+@dataclass(frozen=True)
+class GroveRestart:
+    step: rollout.RestartStep
+    annotations: dict[str, str]  # component -> the restart id its clique carries after this pass
+
 
 # the kinds a DGD owns directly (DCDs; on the Grove pathway the PodCliqueSet and the companions)
 _DGD_CHILD_KINDS = (
@@ -84,6 +133,7 @@ class DGDReconciler:
         self.deployments = deps.stores.get(DEPLOYMENTS)
         self.adapters = AdapterSync(deps)
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
+        self.checkpoints = CheckpointSync(deps)  # the graph's automatic DynamoCheckpoints
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
@@ -93,34 +143,40 @@ class DGDReconciler:
         internal = store.to_internal(live)
         gen = live["metadata"].get("generation")
         old = internal.get("status") or {}
+        ctx = self.deps.render_context(req.namespace)
+        restart = self._grove_restart(req.namespace, internal, old) if ctx.uses_grove(internal) else None
         try:
-            desired = render_graph(internal, self.deps.render_context(req.namespace))
+            parts = render_graph_parts(internal, ctx, restart.annotations if restart else None)
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
         comps = internal["spec"]["components"]
         missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
         if missing:  # nothing is applied until the components' claims can be allocated
             return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
-        if any(d["kind"] == rgrove.PCS_KIND for d in desired):
-            return self._reconcile_grove(req, live, internal, gen, old, desired)
-        return self._reconcile_dcds(req, live, internal, gen, old, desired)
+        if restart is not None:
+            return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
+        return self._reconcile_dcds(req, live, internal, gen, old, parts)
 
     def _reconcile_dcds(
-        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+        self, req: Request, live: dict, internal: dict, gen, old: dict, parts: GraphRender
     ) -> Result:
-        """The DCD pathway: a DCD per component (``desired``, in component order), the restart and the
-        managed rolling update of the workers, and the graph's status from its components."""
+        """The DCD pathway: a DCD per component (``parts.children``, in component order), the restart and
+        the managed rolling update of the workers, the graph's checkpoints, and the graph's status from
+        its components."""
         comps = internal["spec"]["components"]
+        desired = parts.children
         whash = worker_hash(internal)
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
         restart = self._restart(req.namespace, internal, old, desired, whash, stored)
-        synced = self._apply(req, live, internal, gen, old, desired)
+        held = rgc.hold_running_dcds(parts.checkpoints, desired, self._live_dcds(req.namespace, desired))
+        synced = self._apply(req, live, internal, gen, old, desired, parts)
         if isinstance(synced, Result):
             return synced
         components = [
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(comps, desired, synced, strict=True)
         ]
+        components = _checkpoint_states(components, parts.checkpoints, held, synced.conflicts)
         hashes = {
             c["name"]: ((r.obj.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
             for c, r in zip(comps, synced, strict=True)
@@ -132,6 +188,7 @@ class DGDReconciler:
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
         new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        st.set_optional(new, "checkpoints", _checkpoint_status(parts))
         try:
             if ru.store_hash is not None:
                 live = self._store_hash(live, ru.store_hash)
@@ -202,10 +259,21 @@ class DGDReconciler:
         st.set_optional(new, "restart", restart.status)
         return new
 
-    def _apply(self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]):
-        """Apply the rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
+    def _apply(
+        self,
+        req: Request,
+        live: dict,
+        internal: dict,
+        gen,
+        old: dict,
+        desired: list[dict],
+        parts: GraphRender,
+    ) -> Applied | Result:
+        """Apply the graph's automatic checkpoints (first: the components' controllers look them up), the
+        rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
         try:
-            synced = self.syncer.apply(live, desired)
+            conflicts = self.checkpoints.apply(live, parts.checkpoints)
+            synced = Applied(self.syncer.apply(live, desired), frozenset(conflicts))
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
             self.epp.apply(live, internal)
@@ -231,23 +299,76 @@ class DGDReconciler:
             raise
         return synced
 
+    def _grove_restart(self, namespace: str, internal: dict, old: dict) -> GroveRestart:
+        """``spec.restart`` on the Grove pathway (``rollout.restart``): the id goes onto the cliques of the
+        components restarting now, whose pods Grove then rolls (a clique's annotations are part of its pod
+        template hash); a component is done when the live PodCliqueSet carries the id on its clique, Grove
+        observed that generation and the component is ready again. One PodCliqueSet generation covers
+        every component, so a component the last status no longer listed in progress stays done while the
+        next one's generation rolls. Ids of finished restarts stay on their cliques so those pods do not
+        roll again. Grove has no managed rolling update to supersede it."""
+        comps = internal["spec"]["components"]
+        pcs = self.syncer.live(ChildType(PODCLIQUESETS), namespace, rgrove.pcs_name(internal))
+        have = rgrove.restart_ids(internal, pcs)
+        rid = ((internal["spec"].get("restart") or {}).get("id")) or None
+        prev = old.get("restart") or {}
+        running = prev.get("observedID") == rid and prev.get("phase") == rollout.RESTART_RESTARTING
+        in_progress = set(prev.get("inProgress") or [])
+
+        def finished(comp: dict) -> bool:
+            if not rid or have.get(comp["name"]) != rid:
+                return False
+            if running and comp["name"] not in in_progress:
+                return True
+            return self._grove_component(internal, comp, pcs).readiness.ready
+
+        done = {c["name"]: finished(c) for c in comps}
+        step = rollout.restart(
+            internal["spec"].get("restart"), old.get("restart"), [c["name"] for c in comps], done, False
+        )
+        annotations = dict(have)
+        if step.restart_id:
+            annotations.update({name: step.restart_id for name in step.targets})
+        return GroveRestart(step, annotations)
+
     def _reconcile_grove(
-        self, req: Request, live: dict, internal: dict, gen, old: dict, desired: list[dict]
+        self,
+        req: Request,
+        live: dict,
+        internal: dict,
+        gen,
+        old: dict,
+        parts: GraphRender,
+        restart: rollout.RestartStep,
     ) -> Result:
-        """The Grove pathway: Grove rolls and restarts its own pods, so status reads its cliques only."""
-        synced = self._apply(req, live, internal, gen, old, desired)
+        """The Grove pathway: Grove rolls its own pods (a restart is the id on a clique, see
+        ``_grove_restart``), so status reads its cliques, overlaid by the restart."""
+        desired = parts.children
+        pcs_desired = next(d for d in desired if d["kind"] == rgrove.PCS_KIND)
+        live_pcs = self.syncer.live(ChildType(PODCLIQUESETS), req.namespace, pcs_desired["metadata"]["name"])
+        held = rgc.hold_running_cliques(parts.checkpoints, pcs_desired, live_pcs)
+        synced = self._apply(req, live, internal, gen, old, desired, parts)
         if isinstance(synced, Result):
             return synced
         pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
+        components = _checkpoint_states(components, parts.checkpoints, held, synced.conflicts)
         state, reason, message = st.dgd_ready_condition(components)
+        state, reason, message = st.restart_overlay(state, reason, message, restart.status)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
+        st.set_optional(new, "restart", restart.status)
+        st.set_optional(new, "checkpoints", _checkpoint_status(parts))
         try:
             written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
             return Result(requeue=True)
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
+        if written is not None:
+            for ev in restart.events:
+                (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
+                    live, ev.reason, ev.message
+                )
         return Result()
 
     def _store_hash(self, live: dict, whash: str) -> dict:
@@ -268,6 +389,15 @@ class DGDReconciler:
         out.setdefault("apiVersion", store.DGD.api_version)
         out.setdefault("kind", store.DGD.kind)
         self.deps.recent.remember(live, out)
+        return out
+
+    def _live_dcds(self, namespace: str, desired: list[dict]) -> dict[str, dict]:
+        """The graph's live DCDs (v1beta1) by name."""
+        out = {}
+        for dcd in desired:
+            wire = self.deps.recent.resolve(self.dcds.get(namespace, dcd["metadata"]["name"]))
+            if wire is not None:
+                out[dcd["metadata"]["name"]] = store.to_internal(wire)
         return out
 
     def _live_states(
@@ -410,6 +540,7 @@ def register(w: Wiring) -> Controller:
     )
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
+    ctl.watch(informers[store.CHECKPOINTS], checkpoint_users(informers[store.DGD].store, graph_label=True))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

@@ -23,6 +23,7 @@ from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE, OPERATOR_IMAGE, l
 from dynamo_operator.api.dgdr_conversion import STATUS_ANNOTATION, encode_payload, status_payload
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.render import dgdr_job, gpu
+from dynamo_operator.render.security import harden_job
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     PVCS,
@@ -80,10 +81,12 @@ class DGDRReconciler:
         profiling_cluster_role: str | None = None,
         settings: rd.Settings | None = None,
         gpu_discovery: bool = True,
+        restricted: bool = False,
     ):
         self.client = client
         self.settings = settings or rd.Settings()  # images.profiler and images.operator
         self.gpu_discovery = gpu_discovery  # gpu.discoveryEnabled
+        self.restricted = restricted  # security.workloads.restrictedSecurityContext
         self.recorder = recorder
         self.dgdrs, self.jobs, self.outputs, self.dgds = dgdrs, jobs, outputs, dgds
         self.profiling_cluster_role = profiling_cluster_role
@@ -166,7 +169,8 @@ class DGDRReconciler:
     def _create_children(self, live: dict, s: rd.Step) -> None:
         if s.create_job is not None:
             self._profiling_identity(live)
-            job = create_child(self.client, JOBS, live, s.create_job)
+            job = harden_job(s.create_job, self.restricted, _override_pod_spec(live))
+            job = create_child(self.client, JOBS, live, job)
             log().info("profiling job", job=job["metadata"]["name"])
         ns = live["metadata"]["namespace"]
         for cm in s.create_config_maps:
@@ -207,6 +211,14 @@ class DGDRReconciler:
 CONTROLLER = "DynamoGraphDeploymentRequest"
 
 
+def _override_pod_spec(live: dict) -> dict | None:
+    """The pod spec of the request's ``overrides.profilingJob``: the author's, so a ``securityContext``
+    there opts the profiling pod out of the restricted settings (render/security.py's rule)."""
+    override = (rd.request_spec(live).get("overrides") or {}).get("profilingJob")
+    pod = ((override or {}).get("template") or {}).get("spec") if isinstance(override, dict) else None
+    return pod if isinstance(pod, dict) else None
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDRs, owned profiling Jobs; output ConfigMaps and generated DGDs mapped through their
     labels."""
@@ -230,6 +242,7 @@ def register(w: Wiring) -> Controller:
         profiling_cluster_role=role,
         settings=settings,
         gpu_discovery=bool(lookup(w.config, "gpu.discoveryEnabled", True)),
+        restricted=bool(lookup(w.config, "security.workloads.restrictedSecurityContext", False)),
     )
     ctl = m.add_controller(
         CONTROLLER,

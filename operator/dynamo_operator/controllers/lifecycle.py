@@ -20,6 +20,7 @@ from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor, c
 from dynamo_operator.runtime.controller import Result
 from dynamo_operator.runtime.events import EventRecorder
 
+from . import store
 from .common import namespace_terminating, short_error
 from .status import condition, set_condition
 from .sync import Conflict, owner_reference
@@ -27,7 +28,7 @@ from .sync import Conflict, owner_reference
 VERSION = "v1alpha1"
 DYNAMO_MODELS = custom(names.GROUP, VERSION, "dynamomodels", "DynamoModel")
 DGDRS = custom(names.GROUP, VERSION, "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
-CHECKPOINTS = custom(names.GROUP, VERSION, "dynamocheckpoints", "DynamoCheckpoint")
+CHECKPOINTS = store.CHECKPOINTS
 JOBS = ResourceDescriptor("batch", "v1", "jobs", "Job")
 FINALIZER = "nvidia.com/finalizer"
 

@@ -65,11 +65,15 @@ REASON_RESTARTING = "restart_in_progress"
 # the graph's objects were accepted, but the orchestrator that turns them into pods (Grove, the LWS
 # controller) has never acted on them: nothing will become ready until it runs
 REASON_ORCHESTRATOR_MISSING = "orchestrator_not_running"
+# a component held (startupPolicy WaitForCheckpoint) until its checkpoint is Ready (upstream's reason)
+REASON_WAITING_CHECKPOINT = "waiting_for_checkpoint"
 
 # Available reasons of a DCD whose workload is still starting (no failure, nothing for a user to do)
-DCD_WAITING_REASONS = frozenset({"DeploymentNotReady", "LeaderWorkerSetNotReady"})
+DCD_WAITING_REASONS = frozenset({"DeploymentNotReady", "LeaderWorkerSetNotReady", "WaitingForCheckpoint"})
 # Ready reasons of a graph whose components are still starting
-DGD_WAITING_REASONS = frozenset({REASON_UPDATING, REASON_PODS_NOT_READY, REASON_NOT_CREATED, REASON_MIXED})
+DGD_WAITING_REASONS = frozenset(
+    {REASON_UPDATING, REASON_PODS_NOT_READY, REASON_NOT_CREATED, REASON_MIXED, REASON_WAITING_CHECKPOINT}
+)
 _STARTING_STATES = frozenset({STATE_INITIALIZING, STATE_PENDING})
 
 # per-component classification
@@ -77,7 +81,9 @@ NOT_CREATED = "not_created"
 UPDATING = "updating"
 PODS_NOT_READY = "pods_not_ready"
 ORCHESTRATOR_MISSING = "orchestrator_missing"
+WAITING_CHECKPOINT = "waiting_checkpoint"
 _OVERALL = {
+    WAITING_CHECKPOINT: REASON_WAITING_CHECKPOINT,
     NOT_CREATED: REASON_NOT_CREATED,
     UPDATING: REASON_UPDATING,
     PODS_NOT_READY: REASON_PODS_NOT_READY,

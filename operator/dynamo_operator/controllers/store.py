@@ -34,6 +34,9 @@ DGD = custom(GROUP, WIRE_VERSION, "dynamographdeployments", names.DGD_KIND)
 DCD = custom(GROUP, WIRE_VERSION, "dynamocomponentdeployments", names.DCD_KIND)
 # scaling adapters are read and written in the storage version like DGDs and DCDs (``dgdsa``)
 DGDSA = custom(GROUP, WIRE_VERSION, "dynamographdeploymentscalingadapters", DGDSA_KIND)
+# DynamoCheckpoint has one version; the graph family reads them (restores, WaitForCheckpoint) and creates
+# the automatic ones, the checkpoint controller runs their Jobs
+CHECKPOINTS = custom(GROUP, "v1alpha1", "dynamocheckpoints", "DynamoCheckpoint")
 
 
 def _version(obj: dict) -> str:

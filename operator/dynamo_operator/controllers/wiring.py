@@ -140,6 +140,7 @@ class Wiring:
             informers[INFERENCEPOOLS] = self.managed(INFERENCEPOOLS)
         if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
             informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
+        informers[store.CHECKPOINTS] = m.informer(store.CHECKPOINTS)  # the checkpoint controller's too
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)

@@ -5,12 +5,14 @@
 * ``render_component(dcd, ctx)``: a DynamoComponentDeployment -> Deployment (or LeaderWorkerSet and its
   headless Service when multinode), Service, planner/epp ServiceAccount (+ RoleBinding when configured),
   the model headless Service, the EPP ConfigMap and a GPU memory service's ResourceClaimTemplate.
-* ``render_all(obj, ctx)``: recursive; for a DGD, its DCDs and every DCD's children (and its MPI sshd
-  NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``; its EPP's InferencePool and
-  Istio DestinationRule, ``epp.py``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount,
-  RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so
-  ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on the
-  profiler's output and is not previewed).
+* ``render_graph_parts(dgd, ctx)``: the same, with each checkpoint-enabled component's checkpoint
+  (``graph_checkpoint.py``): the DynamoCheckpoints the graph creates.
+* ``render_all(obj, ctx)``: recursive; for a DGD, its automatic DynamoCheckpoints, its DCDs and every
+  DCD's children (and its MPI sshd NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``;
+  its EPP's InferencePool and Istio DestinationRule, ``epp.py``); for a DynamoGraphDeploymentRequest, its
+  profiling ServiceAccount, RoleBinding (cluster-wide configuration) and Job (``dgdr_job.request_children``;
+  offline, so ``spec.hardware`` is passed as written, without GPU discovery; the generated graph depends on
+  the profiler's output and is not previewed).
 
 Inputs are whole objects as a user writes them (v1beta1, or v1alpha1 which is converted first).
 Outputs are plain dicts carrying apiVersion/kind/metadata and the ``nvidia.com/dynamo-spec-hash``
@@ -19,25 +21,38 @@ annotation, and no ownerReferences (controllers add those). Bad input raises ``R
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import names
 from .component import render_dcd_children
 from .context import RenderContext
 from .dgdr_job import DGDR_KIND, request_children
 from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
-from .graph import render_dgd_children
+from .graph import GraphRender, render_dgd
 from .hashing import content_hash
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
 from .validate import to_v1beta1
 
 
-def render_graph(dgd: dict, ctx: RenderContext | None = None) -> list[dict]:
-    """The DynamoComponentDeployments of a DynamoGraphDeployment."""
+def render_graph_parts(
+    dgd: dict, ctx: RenderContext | None = None, restarts: Mapping[str, str] | None = None
+) -> GraphRender:
+    """A DynamoGraphDeployment's children (its DCDs, or its PodCliqueSet and companions) and the checkpoint
+    of each checkpoint-enabled component (the automatic DynamoCheckpoints to create among them);
+    ``restarts``: component -> the ``spec.restart`` id its pods carry."""
     obj = to_v1beta1(dgd)
     if obj["kind"] != names.DGD_KIND:
         raise RenderError(obj, "kind", f"expected {names.DGD_KIND}", "pass a DynamoGraphDeployment")
-    return render_dgd_children(obj, ctx or RenderContext())
+    return render_dgd(obj, ctx or RenderContext(), restarts)
+
+
+def render_graph(
+    dgd: dict, ctx: RenderContext | None = None, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
+    """The DynamoComponentDeployments of a DynamoGraphDeployment (or its PodCliqueSet and companions)."""
+    return render_graph_parts(dgd, ctx, restarts).children
 
 
 def render_component(dcd: dict, ctx: RenderContext | None = None) -> list[dict]:
@@ -55,8 +70,9 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
         role = ctx.config("rbac", "dgdrProfilingClusterRoleName")
         out = request_children(obj, ctx.config("images", "profiler"), ctx.config("images", "operator"), role)
     elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
-        out: list[dict] = []
-        for child in render_graph(obj, ctx):
+        parts = render_graph_parts(obj, ctx)
+        out = list(parts.checkpoint_objects)  # the DGD controller creates these first
+        for child in parts.children:
             out.append(child)
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
@@ -78,6 +94,7 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
 
 
 __all__ = [
+    "GraphRender",
     "PullSecretIndex",
     "RenderContext",
     "RenderError",
@@ -86,4 +103,5 @@ __all__ = [
     "render_all",
     "render_component",
     "render_graph",
+    "render_graph_parts",
 ]

@@ -7,8 +7,9 @@ told its checkpoint ID and path; the operator deletes the Job after recording it
 does.  The deprecated ``status.conditions`` still get one ``Ready`` condition with a typed reason, so
 ``kubectl describe`` explains a checkpoint that is not ready.
 
-The checkpoint ID is the first 16 hex digits of the SHA-256 of the canonical JSON of ``spec.identity``:
-the same identity gives the same ID, which is what lets restores find an existing checkpoint.
+The checkpoint ID (``checkpoint_ids.checkpoint_id_of``) is the label a graph-managed checkpoint carries,
+else the identity hash of ``spec.identity`` (the same identity gives the same ID, which is what lets
+restores find an existing checkpoint).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import copy
 from dataclasses import dataclass, field
 
 from . import names
+from .checkpoint_ids import checkpoint_id_of, identity_hash
 from .conditions import Cond
-from .hashing import content_hash
 from .pod import SHM_DEFAULT_SIZE, SHM_MOUNT_PATH, SHM_VOLUME
 
 PENDING, CREATING, READY, FAILED = "Pending", "Creating", "Ready", "Failed"
@@ -32,7 +33,8 @@ DEFAULT_BASE_PATH = "/checkpoints"
 
 
 def checkpoint_id(spec: dict) -> str:
-    return content_hash(spec.get("identity") or {})[:16]
+    """The identity hash of a DynamoCheckpoint spec (a standalone checkpoint's ID)."""
+    return identity_hash(spec.get("identity"))
 
 
 def job_name(name: str) -> str:
@@ -55,7 +57,7 @@ def checkpoint_job(ckpt: dict, base_path: str = DEFAULT_BASE_PATH) -> dict:
     template = copy.deepcopy(job.get("podTemplateSpec") or {})
     pod = template.setdefault("spec", {})
     pod["restartPolicy"] = "Never"
-    cid = checkpoint_id(spec)
+    cid = checkpoint_id_of(ckpt)
     target = _target(pod, job)
     if target is not None:
         env = [e for e in target.get("env") or [] if e.get("name") not in (ENV_ID, ENV_PATH)]
@@ -111,14 +113,14 @@ def _job_outcome(job: dict | None) -> tuple[str, str, str | None]:
 
 def step(ckpt: dict, job: dict | None, enabled: bool) -> Step:
     """The next step for a DynamoCheckpoint (wire form) given its Job and the configuration gate."""
-    md, spec = ckpt["metadata"], ckpt.get("spec") or {}
+    md = ckpt["metadata"]
     st = copy.deepcopy(ckpt.get("status") or {})
     phase = st.get("phase") or PENDING
     name = job_name(md["name"])
     if phase in TERMINAL:
         # the outcome is recorded; a Job still around is removed
         return Step(st, delete_job=job is not None)
-    cid = checkpoint_id(spec)
+    cid = checkpoint_id_of(ckpt)
     st["checkpointID"] = cid
     st["identityHash"] = cid
     if phase == PENDING:

@@ -85,6 +85,13 @@ def load_config(path: str | None) -> Any:
     type=click.Path(exists=True, dir_okay=False),
     help="YAML stream of Secrets to index for image pull secret discovery (stands in for the cluster).",
 )
+@click.option(
+    "--checkpoints",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML stream of DynamoCheckpoints (with their status) standing in for the cluster's: the IDs "
+    "checkpointRef restores and the readiness WaitForCheckpoint waits for. Without it every checkpoint "
+    "reads as not created yet.",
+)
 @click.option("--operator-version", default=None, help="Version stamped on children [the package version].")
 @click.option(
     "--detected",
@@ -102,6 +109,7 @@ def render_command(
     config_path: str | None,
     namespace: str | None,
     pull_secrets: str | None,
+    checkpoints: str | None,
     operator_version: str | None,
     detected: tuple[str, ...],
 ) -> None:
@@ -114,6 +122,14 @@ def render_command(
         kwargs["pull_secrets"] = index
     kwargs["operator_version"] = operator_version or __version__
     kwargs["detected"] = frozenset(detected)
+    if checkpoints:
+        kwargs["checkpoints"] = {
+            doc["metadata"]["name"]: doc
+            for _, doc in _load_stream(checkpoints)
+            if isinstance(doc, dict)
+            and doc.get("kind") == "DynamoCheckpoint"
+            and (doc.get("metadata") or {}).get("name")
+        }
     ctx = RenderContext(**kwargs)
     out: list[dict] = []
     for source in files:

@@ -16,6 +16,7 @@ from .hashing import stamp
 from .info import ComponentInfo, component_info
 from .pod import EPP_CONFIG_KEY, build_pod_template, epp_config_source
 from .ports import SYSTEM_PORT, service_ports
+from .restore import gate
 
 # DCD metadata annotations that are not copied to children.
 CONVERSION_ANNOTATION_PREFIX = "nvidia.com/conversion-from-"
@@ -51,8 +52,11 @@ def child_metadata(
     }
 
 
-def desired_replicas(info: ComponentInfo) -> int:
-    """The component's ``replicas`` (default 1)."""
+def desired_replicas(info: ComponentInfo, ctx: RenderContext) -> int:
+    """The component's ``replicas`` (default 1); 0 while ``startupPolicy: WaitForCheckpoint`` waits for
+    its checkpoint (``restore.gate``)."""
+    if gate(info, ctx):
+        return 0
     r = info.spec.get("replicas")
     return 1 if r is None else int(r)
 
@@ -80,7 +84,7 @@ def build_deployment(info: ComponentInfo, ctx: RenderContext) -> dict:
         "kind": "Deployment",
         "metadata": child_metadata(info, ctx, info.name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": desired_replicas(info),
+            "replicas": desired_replicas(info, ctx),
             "selector": {"matchLabels": {names.LABEL_SELECTOR: info.name}},
             "strategy": deployment_strategy(info),
             "template": build_pod_template(info, ctx, "main"),
@@ -112,7 +116,7 @@ def build_leaderworkerset(info: ComponentInfo, ctx: RenderContext) -> dict:
         "kind": "LeaderWorkerSet",
         "metadata": child_metadata(info, ctx, name, {names.LABEL_SELECTOR: info.name}),
         "spec": {
-            "replicas": desired_replicas(info),
+            "replicas": desired_replicas(info, ctx),
             "startupPolicy": "LeaderCreated",
             "leaderWorkerTemplate": {
                 "size": info.node_count,

@@ -43,7 +43,9 @@ class RenderContext:
     ``operator_config``: the OperatorConfiguration (model or dict in its JSON shape) or None for defaults.
     ``pull_secrets``: image-pull-secret index (see ``pullsecrets.build_index``); empty means none found.
     ``operator_version``: stamped on every child as ``nvidia.com/dynamo-operator-version``.
-    ``checkpoint_hashes``: DynamoCheckpoint name -> identity hash, for components that reference one.
+    ``checkpoints``: the namespace's DynamoCheckpoints by name (the controllers' cache; ``render
+    --checkpoints`` stands in for it): the IDs components restore and the readiness WaitForCheckpoint
+    waits for.
     ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, ``dra``,
     ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``); the controllers discover them,
     ``render --detected`` pretends them.
@@ -52,7 +54,7 @@ class RenderContext:
     operator_config: Any = None
     pull_secrets: PullSecretIndex = field(default_factory=PullSecretIndex)
     operator_version: str = __version__
-    checkpoint_hashes: Mapping[str, str] = field(default_factory=dict)
+    checkpoints: Mapping[str, dict] = field(default_factory=dict)
     detected: Collection[str] = frozenset()
 
     def __post_init__(self) -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from . import names
 from .context import RenderContext
 from .credentials import credential_env
@@ -16,6 +13,7 @@ from .ports import (
     PLANNER_METRICS_PORT,
     SYSTEM_PORT,
 )
+from .restore import restore_id
 
 
 def _v(name: str, value: str) -> dict:
@@ -114,26 +112,12 @@ def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -
     return env
 
 
-def checkpoint_identity_hash(info: ComponentInfo, main: dict) -> str:
-    """16 hex chars identifying what a checkpoint captures (explicit identity, else the main container)."""
-    cp = info.checkpoint or {}
-    identity = cp.get("identity") or {
-        "backendFramework": info.backend,
-        "image": main.get("image"),
-        "command": main.get("command"),
-        "args": main.get("args"),
-    }
-    blob = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def checkpoint_env(info: ComponentInfo, ctx: RenderContext, main: dict) -> list[dict]:
-    cp = info.checkpoint
-    if not cp:
+def checkpoint_env(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
+    """The defaults document's "Checkpoint / Restore" variables (``restore.py`` says which checkpoint)."""
+    if not info.checkpoint:
         return []
     storage = str(ctx.config("checkpoint", "storage", "type")).lower()
-    ref = cp.get("checkpointRef")
-    ident = ctx.checkpoint_hashes.get(ref) if ref else checkpoint_identity_hash(info, main)
+    ident = restore_id(info, ctx)
     env: list[dict] = []
     if storage == "pvc":
         base = ctx.config("checkpoint", "storage", "pvc", "basePath")
@@ -163,5 +147,5 @@ def default_env(
         + infrastructure_env(ctx)
         + type_env(info)
         + backend_env(info, main, cache_mount_path)
-        + checkpoint_env(info, ctx, main)
+        + checkpoint_env(info, ctx)
     )

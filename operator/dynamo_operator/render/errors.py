@@ -26,3 +26,15 @@ def object_ref(obj: dict) -> str:
     name = meta.get("name") or "<no name>"
     ns = meta.get("namespace")
     return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+
+
+def spec_path(path: tuple) -> str:
+    """A path relative to a component spec, as a RenderError names it: ``spec.`` prefix, the main container
+    (the only one the operator renders into) as ``containers[main]``."""
+    out = "spec"
+    for i, step in enumerate(path):
+        if isinstance(step, int):
+            out += "[main]" if path[i - 1 : i] == ("containers",) else f"[{step}]"
+        else:
+            out += f".{step}"
+    return out

@@ -4,20 +4,21 @@ components' companions (Grove pathway, ``grove.py``); ``RenderContext.uses_grove
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from . import gms, names
 from .context import RenderContext
 from .epp import check_pool_api, has_epp
 from .errors import RenderError
+from .graph_checkpoint import CheckpointPlan, plan_checkpoints
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
 
-# pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
-# restart id, kept on components whose restart completed so they do not roll again
-ANN_RESTART_AT = "nvidia.com/restartAt"
+ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
 
 
 def detect_backend(component: dict) -> str | None:
@@ -182,18 +183,45 @@ def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
         gms.raise_first(dgd, found, f"spec.components[{i}]")
 
 
-def render_dgd_children(dgd: dict, ctx: RenderContext) -> list[dict]:
-    """The children of a (validated, v1beta1) DGD, hash-stamped, in component order: its DCDs, or on the
-    Grove pathway its PodCliqueSet followed by the components' companions."""
+@dataclass(frozen=True)
+class GraphRender:
+    """What a graph renders to: its children (DCDs, or the PodCliqueSet and companions), and the
+    checkpoint of each checkpoint-enabled component (``graph_checkpoint``), whose automatic
+    DynamoCheckpoints the DGD controller creates beside them."""
+
+    children: list[dict]
+    checkpoints: dict[str, CheckpointPlan] = field(default_factory=dict)
+
+    @property
+    def checkpoint_objects(self) -> list[dict]:
+        return [p.desired for p in self.checkpoints.values() if p.desired is not None]
+
+
+def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None) -> GraphRender:
+    """A (validated, v1beta1) DGD's children, hash-stamped, in component order, and its checkpoints.
+    ``restarts``: component name -> the restart id its pods carry (``nvidia.com/restartAt``; the
+    controller decides, ``spec.restart``)."""
     validate_graph(dgd)
     check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
     check_gms(dgd, backend, ctx)
     whash = worker_hash(dgd)
     dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
+    for comp, dcd in zip(dgd["spec"]["components"], dcds, strict=True):
+        rid = (restarts or {}).get(comp["name"])
+        if rid:
+            _set_restart(dcd, rid)
+    checkpoints = plan_checkpoints(dgd, dcds, ctx)
     if ctx.uses_grove(dgd):
-        return [stamp(o) for o in render_grove_children(dgd, dcds, ctx)]
-    return [stamp(d) for d in dcds]
+        return GraphRender([stamp(o) for o in render_grove_children(dgd, dcds, ctx)], checkpoints)
+    return GraphRender([stamp(d) for d in dcds], checkpoints)
+
+
+def render_dgd_children(
+    dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None = None
+) -> list[dict]:
+    """The children of a (validated, v1beta1) DGD (``render_dgd``)."""
+    return render_dgd(dgd, ctx, restarts).children
 
 
 def restart_annotation(dcd: dict) -> str | None:
@@ -202,9 +230,13 @@ def restart_annotation(dcd: dict) -> str | None:
     return ((tmpl.get("metadata") or {}).get("annotations") or {}).get(ANN_RESTART_AT)
 
 
+def _set_restart(dcd: dict, restart_id: str) -> None:
+    tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
+    tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
+
+
 def with_restart(dcd: dict, restart_id: str) -> dict:
     """``dcd`` (rendered, in place) with ``nvidia.com/restartAt=<restart_id>`` on its pod template and a
     fresh spec hash: a new id changes the pod template, so the Deployment replaces its pods."""
-    tmeta = dcd["spec"].setdefault("podTemplate", {}).setdefault("metadata", {})
-    tmeta.setdefault("annotations", {})[ANN_RESTART_AT] = restart_id
+    _set_restart(dcd, restart_id)
     return stamp(dcd)

@@ -101,7 +101,7 @@ def _component_parts(
     """(cliques, scaling group or None) of one component."""
     spec = info.spec
     field = f"spec.components[{index}]"
-    replicas = desired_replicas(info)
+    replicas = desired_replicas(info, ctx)
     min_available = int(spec.get("minAvailable") or 1)
     topology = _pack_domain(
         dgd,
@@ -200,3 +200,23 @@ def podclique_names(dgd: dict, component: dict) -> tuple[str, str]:
     multinode = int(((component.get("multinode") or {}).get("nodeCount")) or 1) > 1
     kind = PCSG_KIND if multinode else PODCLIQUE_KIND
     return kind, child_name(pcs_name(dgd), str(component["name"]).lower())
+
+
+def _clique_name(component: dict) -> str:
+    """The clique carrying a component's pod annotations: its own (single node) or its leader's."""
+    lower = str(component["name"]).lower()
+    multinode = int(((component.get("multinode") or {}).get("nodeCount")) or 1) > 1
+    return grove_clique_names(str(component["name"]))[0] if multinode else lower
+
+
+def restart_ids(dgd: dict, pcs: dict | None) -> dict[str, str]:
+    """Component name -> the ``nvidia.com/restartAt`` id its clique carries in a (live) PodCliqueSet: Grove
+    hashes a clique's annotations into its pod template hash, so a new id rolls that clique's pods."""
+    template = (((pcs or {}).get("spec") or {}).get("template")) or {}
+    cliques = {c.get("name"): c for c in template.get("cliques") or []}
+    out: dict[str, str] = {}
+    for comp in (dgd.get("spec") or {}).get("components") or []:
+        rid = ((cliques.get(_clique_name(comp)) or {}).get("annotations") or {}).get(names.ANN_RESTART_AT)
+        if rid:
+            out[str(comp["name"])] = str(rid)
+    return out

@@ -66,3 +66,29 @@ def worker_hash(dgd: dict) -> str:
     }
     blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+# checkpoint fields that change what a checkpoint Job captures; the rest (enabled, mode, startupPolicy,
+# deletionPolicy, checkpointRef, identity) is lifecycle, and changing it must not capture afresh
+_CAPTURE_FIELDS = ("targetContainerName", "job")
+
+
+def component_revision(dgd: dict, component: dict) -> str:
+    """8 hex chars naming what one (v1beta1) component runs: the worker hash's inputs for that component
+    alone (any type), with its checkpoint settings reduced to what a capture depends on."""
+    spec = dgd.get("spec") or {}
+    fields = {k: component[k] for k in _WORKER_FIELDS if component.get(k) is not None}
+    experimental = dict(fields.get("experimental") or {})
+    if isinstance(experimental.get("checkpoint"), dict):
+        cp = experimental["checkpoint"]
+        experimental["checkpoint"] = {k: cp[k] for k in _CAPTURE_FIELDS if cp.get(k) is not None}
+    if experimental:
+        fields["experimental"] = experimental
+    doc = {
+        "version": WORKER_HASH_VERSION,
+        "backendFramework": spec.get("backendFramework"),
+        "env": spec.get("env") or [],
+        "component": {"name": str(component.get("name")), "type": component.get("type"), **fields},
+    }
+    blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]

@@ -13,7 +13,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from .errors import RenderError
+from .errors import RenderError, spec_path
 from .info import gpus_per_node, parallel_sizes, vllm_multinode_mode
 from .names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, WORKER_TYPES
 from .ports import (
@@ -111,7 +111,10 @@ def grove_addressing(component_name: str) -> Addressing:
 # command/args, or inside ``sh -c '<script>'``); the operator adds what makes the nodes one engine. Rules
 # live here once: ``launch_problems`` (admission) and ``rewrite_launch`` (rendering) run the same code.
 
-MPI_SSH_MOUNT_PATH = "/ssh-pk"  # the MPI SSH Secret (keys private.key, private.key.pub)
+MPI_SSH_MOUNT_PATH = "/ssh-pk"  # the MPI SSH Secret (keys private.key, private.key.pub; see SSH_CLIENT_SETUP)
+# Owner read only: the key is root's in the container (the kubelet adds group read for the pod's fsGroup,
+# so a non-root runtime user in that group reads it too); copied to $HOME/.ssh with 0600 before use.
+MPI_SSH_SECRET_MODE = 0o400
 MPI_HOST_DNS_WAIT_SECONDS = 300
 MPI_FORWARDED_ENV = (
     "CUDA_VISIBLE_DEVICES",
@@ -154,6 +157,9 @@ _PYTHON = re.compile(r"^python[0-9.]*$")
 VLLM_RAY = "ray"  # tensor/pipeline parallel over a Ray cluster
 VLLM_MP = "mp"  # tensor/pipeline parallel with vLLM's multiprocessing executor (annotation opt-in)
 VLLM_DP = "dp"  # data parallel, hybrid load balancing: every node serves its local DP ranks
+# TP x PP x DP fits on one node: as upstream, no flag is added and every node runs the launch as written
+# (one engine per node, each registering with Dynamo's discovery); the worker pods lose their probes
+VLLM_PER_NODE = "per-node"
 
 
 @dataclass(frozen=True)
@@ -167,14 +173,8 @@ class Problem:
     value: str | int | None = None  # the offending value, as the user wrote it
 
     def render_path(self) -> str:
-        """The path as ``RenderError`` spells it: ``spec.`` prefix, the main container as ``[main]``."""
-        out = "spec"
-        for i, step in enumerate(self.path):
-            if isinstance(step, int):
-                out += "[main]" if self.path[i - 1 : i] == ("containers",) else f"[{step}]"
-            else:
-                out += f".{step}"
-        return out
+        """The path as ``RenderError`` spells it (``errors.spec_path``)."""
+        return spec_path(self.path)
 
 
 class _Stop(Exception):
@@ -344,7 +344,7 @@ class _Plan:
     node_count: int
     gpus: int  # per node (0 when the backend does not need it)
     dp_local: int  # vLLM data-parallel ranks per node
-    launch: _Launch
+    launch: _Launch | None  # None: a per-node vLLM launch the operator leaves as written
 
 
 def _gpu_problem(launch: _Launch, backend: str, why: str) -> Problem:
@@ -357,7 +357,9 @@ def _gpu_problem(launch: _Launch, backend: str, why: str) -> Problem:
 
 
 def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) -> tuple[str, int, int]:
-    """(mode, GPUs per node, DP ranks per node) of multinode vLLM, by the defaults document's rules."""
+    """(mode, GPUs per node, DP ranks per node) of multinode vLLM, by the defaults document's rules: Ray
+    (or mp) tensor/pipeline parallel when TP x PP exceeds a node's GPUs, data parallel when TP x PP x DP
+    does, else per node (upstream adds no flag then: each node runs its own engine as written)."""
     gpus = gpus_per_node(main)
     if gpus <= 0:
         raise _Stop(
@@ -398,17 +400,18 @@ def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) 
                 )
             )
         return VLLM_DP, gpus, local
-    raise _Stop(
-        Problem(
-            ("multinode", "nodeCount"),
-            "invalid",
-            f"tensor x pipeline x data parallel = {world * dp} fits on one node of {gpus} GPUs, so the other "
-            f"{node_count - 1} node(s) would idle",
-            "remove multinode, or raise --tensor-parallel-size / --pipeline-parallel-size / "
-            "--data-parallel-size beyond one node's GPUs",
-            node_count,
-        )
-    )
+    return VLLM_PER_NODE, gpus, 0
+
+
+def _per_node_vllm(container: dict, backend: str | None) -> bool:
+    """A vLLM main container whose TP x PP x DP fits on one node's GPUs: its launch is not rewritten, so
+    it needs neither an explicit command nor a recognisable ``python3 -m dynamo.vllm`` invocation."""
+    parts = (container.get("command") or []) + (container.get("args") or [])
+    words = [w for part in parts for w in _split(str(part))]
+    found = BACKEND_INVOCATION.search(" ".join(words))
+    if (backend or (found and found.group(1))) != "vllm" or gpus_per_node(container) <= 0:
+        return False
+    return vllm_multinode_mode(container) is None
 
 
 def _plan(
@@ -425,7 +428,13 @@ def _plan(
                 "remove multinode, or set type to worker, prefill or decode",
             )
         )
-    launch = _read_launch(spec, main)
+    container = main if main is not None else (_find_main(spec) or (0, {}))[1]
+    try:
+        launch = _read_launch(spec, main)
+    except _Stop:
+        if _per_node_vllm(container, backend):
+            return _Plan("vllm", VLLM_PER_NODE, node_count, gpus_per_node(container), 0, None)
+        raise
     backend = backend or launch.backend
     if backend not in ("vllm", "sglang", "trtllm"):
         raise _Stop(
@@ -436,7 +445,6 @@ def _plan(
                 "set backendFramework (vllm, sglang or trtllm), or run python3 -m dynamo.<backend>",
             )
         )
-    container = main if main is not None else (_find_main(spec) or (0, {}))[1]
     if backend == "vllm":
         mode, gpus, local = _vllm_plan(launch, container, node_count, annotations)
         return _Plan(backend, mode, node_count, gpus, local, launch)
@@ -502,6 +510,8 @@ def _settle(
     """(flags still to add, conflicts): a flag the user already passed with the same value is kept once;
     a different value, or any value of a per-pod flag, is a conflict."""
     keep, problems = [], []
+    if plan.launch is None:
+        return keep, problems
     path = plan.launch.path("args")
     for flag, value in flags:
         present, theirs = _flag_value(plan.launch.words, flag)
@@ -594,27 +604,37 @@ def _append(launch: _Launch, flags: list[tuple[str, str | None]]) -> tuple[list[
 
 
 SSH_DIR = "$HOME/.ssh"
+_KEYS = MPI_SSH_MOUNT_PATH
+# Host keys are pinned, never trusted on first sight: known_hosts holds the Secret's ``known_hosts`` (the
+# install hook's ECDSA host key, pattern ``*``) and the user key (the host key a worker uses when the
+# Secret has none: one made by hand, or by upstream's keygen Job, with only private.key and
+# private.key.pub). Either key is only in the Secret, so a peer without it cannot pass for a worker.
 SSH_CLIENT_SETUP = " && ".join(
     (
         f"mkdir -p {SSH_DIR}",
         f"chmod 700 {SSH_DIR}",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key {SSH_DIR}/id_rsa",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key.pub {SSH_DIR}/id_rsa.pub",
-        f"cp {MPI_SSH_MOUNT_PATH}/private.key.pub {SSH_DIR}/authorized_keys",
+        f"cp {_KEYS}/private.key {SSH_DIR}/id_rsa",
+        f"cp {_KEYS}/private.key.pub {SSH_DIR}/id_rsa.pub",
+        f"cp {_KEYS}/private.key.pub {SSH_DIR}/authorized_keys",
         f"chmod 600 {SSH_DIR}/id_rsa {SSH_DIR}/authorized_keys",
+        f"{{ cat {_KEYS}/known_hosts 2>/dev/null; echo; "
+        f"printf '* %s\\n' \"$(cat {_KEYS}/private.key.pub)\"; }} > {SSH_DIR}/known_hosts",
     )
 )
 SSHD = " && ".join(
     (
         SSH_CLIENT_SETUP,
         "(mkdir -p /run/sshd 2>/dev/null || true)",
-        f"(test -f {SSH_DIR}/host_ed25519 || ssh-keygen -q -t ed25519 -N '' -f {SSH_DIR}/host_ed25519)",
-        f"exec /usr/sbin/sshd -D -e -p {TRTLLM_SSH_PORT} -h {SSH_DIR}/host_ed25519 -o StrictModes=no "
-        f"-o AuthorizedKeysFile={SSH_DIR}/authorized_keys -o PidFile={SSH_DIR}/sshd.pid",
+        f"(cp {_KEYS}/host.key {SSH_DIR}/host_key 2>/dev/null || cp {_KEYS}/private.key {SSH_DIR}/host_key)",
+        f"chmod 600 {SSH_DIR}/host_key",
+        f"exec /usr/sbin/sshd -D -e -p {TRTLLM_SSH_PORT} -h {SSH_DIR}/host_key -o StrictModes=yes "
+        f"-o PasswordAuthentication=no -o AuthorizedKeysFile={SSH_DIR}/authorized_keys "
+        f"-o PidFile={SSH_DIR}/sshd.pid",
     )
 )
 MPI_RSH_ARGS = (
-    f"-p {TRTLLM_SSH_PORT} -i {SSH_DIR}/id_rsa -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+    f"-p {TRTLLM_SSH_PORT} -i {SSH_DIR}/id_rsa -o StrictHostKeyChecking=yes "
+    f"-o UserKnownHostsFile={SSH_DIR}/known_hosts -o GlobalKnownHostsFile=/dev/null -o CheckHostIP=no"
 )
 
 
@@ -673,6 +693,8 @@ def rewrite_launch(info, main: dict, role: str, addr: Addressing) -> list[dict]:
         problem = f"{p.detail} (have {p.value})" if p.value is not None else p.detail
         raise RenderError(info.dcd, p.render_path(), problem, p.fix)
     launch = plan.launch
+    if launch is None or plan.mode == VLLM_PER_NODE:
+        return []  # every node runs the launch as written
     if plan.mode == VLLM_RAY:
         if role == "leader":
             head = f"ray start --head --port={VLLM_RAY_HEAD_PORT}"

@@ -49,6 +49,9 @@ ANN_BASE_MODEL = "nvidia.com/dynamo-base-model"
 ANN_DYNAMO_NAMESPACE = "nvidia.com/dynamo-namespace"
 ANN_ENABLE_GROVE = "nvidia.com/enable-grove"  # "false" on a DGD: component pathway even with Grove
 ANN_KAI_QUEUE = "nvidia.com/kai-scheduler-queue"  # the Kai queue a Grove DGD's pods land in
+# pod-template annotation whose change restarts a component's pods (``spec.restart``); its value is the
+# restart id, kept on components whose restart completed so they do not roll again
+ANN_RESTART_AT = "nvidia.com/restartAt"
 ANN_ISTIO_INJECT = "sidecar.istio.io/inject"  # "false" on EPP pods unless the user set it
 KUBE_DISCOVERY_MODES = ("pod", "container")  # values of ANN_KUBE_DISCOVERY_MODE
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from . import gms, names
+from . import gms, names, security
 from .context import RenderContext
 from .credentials import credential_volumes
 from .env import common_env, default_env, infrastructure_env, type_env
-from .errors import RenderError
+from .errors import RenderError, spec_path
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
-from .multinode import MPI_SSH_MOUNT_PATH, Addressing, lws_addressing, rewrite_launch
+from .multinode import MPI_SSH_MOUNT_PATH, MPI_SSH_SECRET_MODE, Addressing, lws_addressing, rewrite_launch
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
 from .quantity import parse_quantity
+from .restore import CHECKPOINT_VOLUME, volume_clashes
 
 TERMINATION_GRACE_PERIOD_SECONDS = 60
 RESTART_POLICY = "Always"
@@ -26,7 +27,6 @@ SHM_MOUNT_PATH = "/dev/shm"
 SHM_DEFAULT_SIZE = "8Gi"
 COMPILATION_CACHE_VOLUME = "compilation-cache"
 VLLM_COMPILATION_CACHE_PATH = "/root/.cache/vllm"
-CHECKPOINT_VOLUME = "checkpoint-storage"
 EPP_CONFIG_VOLUME = "epp-config"
 EPP_CONFIG_DIR = "/etc/epp"
 EPP_CONFIG_KEY = "epp-config.yaml"
@@ -179,6 +179,8 @@ def build_pod_template(
     sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
     pod = _pod_spec(info, user_spec, main, sidecars, volumes)
     _apply_gms(info, ctx, pod)
+    if security.restricted(ctx):  # after every container the operator adds
+        security.harden_pod_spec(pod, template.get("spec"))
     if info.annotations.get(names.ANN_DISABLE_PULL_SECRET_DISCOVERY, "").lower() != "true":
         secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
         if secrets:
@@ -309,9 +311,10 @@ def _operator_volumes(
         mounts.append({"name": COMPILATION_CACHE_VOLUME, "mountPath": cache[1]})
     if info.checkpoint and str(ctx.config("checkpoint", "storage", "type")).lower() == "pvc":
         claim = ctx.config("checkpoint", "storage", "pvc", "pvcName")
-        base = ctx.config("checkpoint", "storage", "pvc", "basePath")
+        base = str(ctx.config("checkpoint", "storage", "pvc", "basePath"))
+        _refuse_checkpoint_clash(info, base)
         volumes.append({"name": CHECKPOINT_VOLUME, "persistentVolumeClaim": {"claimName": str(claim)}})
-        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": str(base)})
+        mounts.append({"name": CHECKPOINT_VOLUME, "mountPath": base})
     if info.component_type == "epp":
         cm, _ = epp_config_source(info)
         volumes.append({"name": EPP_CONFIG_VOLUME, "configMap": {"name": cm}})
@@ -325,7 +328,9 @@ def _operator_volumes(
                 "multinode TensorRT-LLM needs the MPI SSH secret",
                 "set mpi.sshSecretName in the operator configuration",
             )
-        volumes.append({"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": 0o644}})
+        volumes.append(
+            {"name": str(secret), "secret": {"secretName": str(secret), "defaultMode": MPI_SSH_SECRET_MODE}}
+        )
         mounts.append({"name": str(secret), "mountPath": MPI_SSH_MOUNT_PATH})
     cred_volumes, cred_mounts = credential_volumes(ctx)  # NATS credentials file / TLS material, if any
     volumes += cred_volumes
@@ -335,6 +340,24 @@ def _operator_volumes(
         volumes.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": shm}})
         mounts.append({"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH})
     return volumes, mounts
+
+
+def _refuse_checkpoint_clash(info: ComponentInfo, base_path: str) -> None:
+    """A user volume or ``main`` mount the checkpoint PVC would silently replace (``restore.volume_clashes``,
+    the rule admission applies too), or a ``main`` mount at the checkpoint base path."""
+    clashes = volume_clashes(info.spec)
+    if clashes:
+        raise RenderError(info.dcd, spec_path(clashes[0].path), clashes[0].detail, clashes[0].fix)
+    main, _ = split_containers(((info.spec.get("podTemplate") or {}).get("spec")) or {})
+    for k, m in enumerate((main or {}).get("volumeMounts") or []):
+        if str(m.get("mountPath", "")).rstrip("/") == base_path.rstrip("/"):
+            raise RenderError(
+                info.dcd,
+                f"spec.podTemplate.spec.containers[main].volumeMounts[{k}].mountPath",
+                f"{base_path!r} is where the operator mounts the checkpoint PVC (checkpoint.storage.pvc."
+                "basePath)",
+                "mount your volume elsewhere",
+            )
 
 
 def _mount(main: dict, mounts: list[dict]) -> None:

@@ -29,6 +29,7 @@ from dynamo_operator.tunables import WebhookTunables
 
 from .certs import CertManager, CertPolicy, TLSContextHolder
 from .server import AdmissionSettings, WebhookApp, WebhookServer, admission_path, admission_routes
+from .validation import PodTemplatePolicy
 
 GROVE_GROUP = INTEGRATION_GROUPS[GROVE]
 
@@ -126,6 +127,7 @@ def _admission_app(
                 manager.client, INTEGRATION_GROUPS[INFERENCE_POOL], None, ttl
             ),
             is_namespace_excluded=manager.is_namespace_excluded,
+            pod_templates=PodTemplatePolicy.from_config(doc),
             metrics=getattr(manager, "metrics", None),
         )
     )

@@ -105,6 +105,8 @@ class AdmissionSettings:
     inference_pool_served: Callable[[], bool] = lambda: True
     # namespaces another (namespace-restricted) operator owns: admission allows without checks there
     is_namespace_excluded: Callable[[str | None], bool] = lambda ns: False
+    # security.workloads (validation.PodTemplatePolicy); None warns about every privileged setting
+    pod_templates: validation.PodTemplatePolicy | None = None
     metrics: Any = None  # runtime.metrics.OperatorMetrics
     log_denials: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
@@ -202,6 +204,7 @@ class WebhookApp:
             profiler_image=self.settings.profiler_image,
             dra_enabled=self.settings.dra_enabled(),
             inference_pool_served=self.settings.inference_pool_served(),
+            pod_templates=self.settings.pod_templates,
         )
         if mode == "mutate":
             if kind not in MUTATED_KINDS:

@@ -56,7 +56,10 @@ DEFAULTS: dict[str, Any] = {
     "discovery": {"backend": "kubernetes"},
     "gpu": {"discoveryEnabled": True},
     "logging": {"level": "info", "format": "json"},
-    "security": {"enableHTTP2": False},
+    "security": {
+        "enableHTTP2": False,
+        "workloads": {"restrictedSecurityContext": False, "podTemplates": {"action": "Warn"}},
+    },
     "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
     "mpi": {"sshNetworkPolicy": False},
 }
@@ -174,10 +177,32 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
-    return errors + _credential_errors(cfg)
+    return errors + _credential_errors(cfg) + _workload_errors(cfg)
 
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+_CAPABILITY = re.compile(r"^(CAP_)?[A-Z][A-Z0-9_]*$")
+
+
+def _workload_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """The allow lists of the pod template check: capability and ServiceAccount names as Kubernetes spells
+    them, so a typo does not silently allow nothing."""
+    workloads = cfg.security.workloads if cfg.security else None
+    checks = workloads.pod_templates if workloads else None
+    if checks is None:
+        return []
+    path = "security.workloads.podTemplates"
+    errors = [
+        (f"{path}.allowedCapabilities[{i}]", f"{c!r} is not a capability name (upper case, e.g. IPC_LOCK)")
+        for i, c in enumerate(checks.allowed_capabilities or [])
+        if not _CAPABILITY.match(c)
+    ]
+    errors += [
+        (f"{path}.allowedServiceAccounts[{i}]", f"{n!r} is not a ServiceAccount name (a DNS subdomain)")
+        for i, n in enumerate(checks.allowed_service_accounts or [])
+        if not _DNS_SUBDOMAIN.match(n)
+    ]
+    return errors
 
 
 def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:

@@ -58,6 +58,8 @@ __all__ = [
     "ServiceMeshConfiguration",
     "VolcanoSchedulerConfiguration",
     "WebhookServer",
+    "WorkloadPodTemplateConfiguration",
+    "WorkloadSecurityConfiguration",
 ]
 
 # CertProvisionMode controls how webhook TLS certificates are managed.
@@ -71,6 +73,18 @@ DiscoveryBackend = Literal["kubernetes", "etcd"]
 # etcd. Each method is one way the Dynamo runtime reads credentials from its environment.
 NATSAuthMethod = Literal["userPassword", "token", "credentialsFile"]
 ETCDAuthMethod = Literal["userPassword", "clientCertificate"]
+# dynamo-platform extensions: what admission does with a pod template that asks for host access or
+# privileges, and the kinds of request that may pass without a word (docs/security.md)
+PodTemplateAction = Literal["Warn", "Deny"]
+PodTemplatePrivilege = Literal[
+    "privileged",
+    "hostPath",
+    "hostNetwork",
+    "hostPID",
+    "hostIPC",
+    "addedCapabilities",
+    "serviceAccountName",
+]
 
 
 # Base classes come first: MetricsServer and WebhookServer extend Server (as the Go types embed it), and
@@ -623,6 +637,13 @@ class SecurityConfiguration(ApiModel):
         alias="enableHTTP2",
         description="EnableHTTP2 enables HTTP/2 for metrics and webhook servers",
     )
+    workloads: WorkloadSecurityConfiguration | None = Field(
+        None,
+        description=(
+            "Workloads (dynamo-platform extension): the security context of the pods the operator\n"
+            "renders, and what admission says about pod templates that ask for privileges."
+        ),
+    )
 
 
 class ServerConfiguration(ApiModel):
@@ -747,6 +768,62 @@ class VolcanoSchedulerConfiguration(ApiModel):
     enabled: bool | None = Field(
         None,
         description="EXPERIMENTAL: Enabled controls Volcano scheduler integration for Grove PodCliqueSets.",
+    )
+
+
+class WorkloadPodTemplateConfiguration(ApiModel):
+    """WorkloadPodTemplateConfiguration (dynamo-platform extension): the admission check of the pod templates
+    in DynamoGraphDeployments and DynamoComponentDeployments. A pod template that asks for a privileged or
+    host-access setting, an added capability or a ServiceAccount other than the one the operator would
+    give the component gets an admission warning (``Warn``) or is refused (``Deny``), unless listed here."""
+
+    action: PodTemplateAction | None = Field(
+        None,
+        description=(
+            "Action is Warn (admit with an AdmissionReview warning, the default) or Deny (refuse a\n"
+            "request that adds such a setting; one already in the old object is only warned about)."
+        ),
+    )
+    allow: list[PodTemplatePrivilege] | None = Field(
+        None,
+        description=(
+            "Allow lists the settings admitted without a word: privileged, hostPath, hostNetwork,\n"
+            "hostPID, hostIPC, addedCapabilities (any), serviceAccountName (any)."
+        ),
+    )
+    allowed_capabilities: list[str] | None = Field(
+        None,
+        description=(
+            "AllowedCapabilities are capability names (IPC_LOCK, SYS_PTRACE; without CAP_) a container\n"
+            "may add without a word; NET_BIND_SERVICE (allowed by the restricted profile) always may."
+        ),
+    )
+    allowed_service_accounts: list[str] | None = Field(
+        None,
+        description=(
+            "AllowedServiceAccounts are ServiceAccount names a pod template may name besides the\n"
+            "operator's own for the component (planner-serviceaccount, epp-serviceaccount, default)."
+        ),
+    )
+
+
+class WorkloadSecurityConfiguration(ApiModel):
+    """WorkloadSecurityConfiguration (dynamo-platform extension): hardening of the workloads the operator
+    renders (components on every pathway, DGDR profiling Jobs, checkpoint Jobs)."""
+
+    restricted_security_context: bool | None = Field(
+        None,
+        description=(
+            "RestrictedSecurityContext gives every rendered pod the restricted Pod Security profile's\n"
+            "settings where the pod template leaves them unset: pod runAsNonRoot and seccompProfile\n"
+            "RuntimeDefault, containers allowPrivilegeEscalation false and capabilities drop ALL. A pod\n"
+            "template with a securityContext of its own gets no injected settings at all (the documented\n"
+            "rule of the fsGroup default). Helm: dynamo-operator.dynamo.enableRestrictedSecurityContext."
+        ),
+    )
+    pod_templates: WorkloadPodTemplateConfiguration | None = Field(
+        None,
+        description="PodTemplates configures the admission check of privileged pod template settings.",
     )
 
 

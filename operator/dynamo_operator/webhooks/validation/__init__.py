@@ -35,6 +35,7 @@ from .dgdsa import validate_dgdsa
 from .field import CAUSE_TYPES, INVALID, NOT_SUPPORTED, ErrorList, FieldError, Result, format_path
 from .gms_alpha import check_alpha_gms
 from .model import validate_model
+from .pod_privileges import PodTemplatePolicy, check_pod_templates
 from .shared import Context, d, grove_pathway
 
 CONVERTED_KINDS = conversion.CONVERTIBLE_KINDS  # validated as v1beta1 whichever version they came in
@@ -43,6 +44,7 @@ __all__ = [
     "CAUSE_TYPES",
     "Context",
     "FieldError",
+    "PodTemplatePolicy",
     "Result",
     "denial_message",
     "format_path",
@@ -117,6 +119,7 @@ def _validate_converted(
             with contextlib.suppress(Exception):  # an unmappable path stays in v1beta1 terms
                 err.path = to_alpha_path(kind, err.path, beta, obj)
         check_alpha_gms(c, kind, obj)  # what conversion keeps aside, in v1alpha1 paths already
+    check_pod_templates(c, kind, version, beta, obj, beta_old, ctx)  # paths translated there
 
 
 def denial_message(kind: str, name: str | None, errors: list[FieldError]) -> str:

@@ -35,6 +35,8 @@ def validate_dcd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
         old_launch,
         ctx.dra_enabled,
         ctx.inference_pool_served,
+        checkpoint_enabled=ctx.checkpoint_enabled,
+        old_component=old_spec if old is not None else None,
     )
     check_component(c, spec, ("spec",), scope)
     if old is None:

@@ -108,6 +108,8 @@ def _check_components(
             old_launch,
             ctx.dra_enabled,
             ctx.inference_pool_served,
+            checkpoint_enabled=ctx.checkpoint_enabled,
+            old_component=d(old_by_name.get(name)) if old is not None else None,
         )
         check_component(c, comp, base, scope)
     return epp_at

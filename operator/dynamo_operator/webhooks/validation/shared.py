@@ -20,6 +20,7 @@ from dynamo_operator.render.names import (
 )
 from dynamo_operator.render.quantity import parse_quantity
 
+from .component_checkpoint import check_checkpoint
 from .field import (
     FORBIDDEN,
     INVALID,
@@ -31,6 +32,7 @@ from .field import (
     Path,
     format_path,
 )
+from .pod_policy import PodTemplatePolicy
 
 
 @dataclass
@@ -50,6 +52,8 @@ class Context:
     dra_enabled: bool = True
     # the Gateway API Inference Extension's InferencePool API is served: an epp component needs it
     inference_pool_served: bool = True
+    # security.workloads: what to say about privileged pod template settings (None: warn about all)
+    pod_templates: PodTemplatePolicy | None = None
 
 
 # -----------------------------------------------------------------------------------------------------------
@@ -149,6 +153,8 @@ class ComponentScope:
     old_launch: tuple | None = None
     dra_enabled: bool = True
     inference_pool_served: bool = True
+    checkpoint_enabled: bool = True  # the operator configuration's checkpoint.enabled
+    old_component: dict | None = None  # the component as it was (UPDATE)
 
 
 def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) -> None:
@@ -177,6 +183,16 @@ def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) 
     annotations = scope.annotations or {}
     if is_multinode(comp) and scope.old_launch != (scope.backend, annotations, comp):
         _check_multinode(c, comp, base, scope.backend, annotations)
+    check_checkpoint(
+        c,
+        comp,
+        base,
+        in_dgd=scope.in_dgd,
+        multinode=is_multinode(comp),
+        backend=scope.backend,
+        checkpoint_enabled=scope.checkpoint_enabled,
+        old_comp=scope.old_component,
+    )
     _check_gms(c, comp, base, scope)
 
 

@@ -85,4 +85,13 @@ logging:
   format: {{ .Values.logging.format }}
 security:
   enableHTTP2: {{ .Values.security.enableHTTP2 }}
+  workloads:
+    restrictedSecurityContext: {{ .Values.dynamo.enableRestrictedSecurityContext }}
+    podTemplates:
+      {{- with .Values.dynamo.podTemplateChecks }}
+      action: {{ .action | default "Warn" }}
+      allow: {{ .allow | default list | toJson }}
+      allowedCapabilities: {{ .allowedCapabilities | default list | toJson }}
+      allowedServiceAccounts: {{ .allowedServiceAccounts | default list | toJson }}
+      {{- end }}
 {{- end -}}

@@ -36,6 +36,12 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: ["nvidia.com"]
   resources: ["dynamographdeploymentrequests"]
   verbs: ["patch"]
+# controllers/dgd_checkpoints.py CheckpointSync: a graph's automatic DynamoCheckpoints (a component's
+# checkpoint): get on a cache miss, created once, patched when deletionPolicy moves the owner reference,
+# deleted when the component no longer renders them.
+- apiGroups: ["nvidia.com"]
+  resources: ["dynamocheckpoints"]
+  verbs: ["get", "create", "patch", "delete"]
 # controllers/common.py StatusWriter and dgdsa.py: status is replaced through the status subresource.
 - apiGroups: ["nvidia.com"]
   resources:
