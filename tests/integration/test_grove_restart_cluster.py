@@ -11,15 +11,13 @@ The module removes the third-party CRDs when it ends: operators in other modules
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import PODCLIQUES, PODCLIQUESETS
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
 from kubernetes.client.exceptions import ApiException
-from support.crds import install_third_party_crds, remove_third_party_crds
+from support import graphs
 from support.crs import events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 from support.poll import wait_for
@@ -31,33 +29,12 @@ WAIT = 90.0
 GROVE_ON = {"orchestrators": {"grove": {"enabled": True}}}
 
 
-@pytest.fixture(scope="module")
-def grove_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
-
-
 def graph(ns: str, restart: dict | None = None) -> dict:
-    def comp(name: str, type_: str, command: list[str]) -> dict:
-        main = {"name": "main", "image": IMAGE, "command": command}
-        return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": [main]}}}
-
-    spec: dict = {
-        "components": [
-            comp("Worker", "worker", ["python3", "-m", "dynamo.vllm"]),
-            comp("Frontend", "frontend", ["python3", "-m", "dynamo.frontend"]),
-        ]
-    }
-    if restart is not None:
-        spec["restart"] = restart
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": spec,
-    }
+    worker = graphs.component("Worker", image=IMAGE, command=graphs.VLLM)
+    frontend = graphs.component(
+        "Frontend", "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"]
+    )
+    return graphs.dgd(worker, frontend, namespace=ns, **({"restart": restart} if restart is not None else {}))
 
 
 class FakeGrove:
@@ -127,7 +104,9 @@ def restart_is(expected: dict):
     return lambda s: s.get("restart") == expected
 
 
-def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster, client, ns, grove_crds):
+def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(
+    kube_cluster, client, ns, third_party_crds
+):
     with running_operator(kube_cluster, GROVE_ON):
         apply_dgd(client, graph(ns))
         grove = FakeGrove(client, ns, rgrove.pcs_name(graph(ns)))
