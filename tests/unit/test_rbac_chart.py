@@ -16,6 +16,8 @@ import pytest
 import yaml
 from dynamo_operator.api.registry import KINDS
 
+pytestmark = pytest.mark.tools  # helm template
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "platform"
 CI = {p.stem.removesuffix("-values"): p for p in sorted((CHART / "ci").glob("*-values.yaml"))}

@@ -12,6 +12,8 @@ held to them (the reading of every file's syntax tree: no tools, no cluster, wel
 * **One graph builder.** A function outside ``support.graphs`` that writes a DynamoGraphDeployment as a
   dict literal (``"kind": "DynamoGraphDeployment"``) is a second builder: use ``support.graphs.dgd`` and
   ``component``. (A test function's own literal, or a module-level constant, is data, not a builder.)
+* **The tiers hold.** A test file that runs ``helm`` (``shutil.which("helm")``, ``support.chart``) carries
+  ``pytest.mark.tools``: the unit tier runs with no tools.
 * **One operator builder.** ``dynamo_operator.controllers.setup`` is called only by ``support.operator``
   (``Operator``): a test wanting the controllers in-process builds an ``Operator``.
 
@@ -64,6 +66,7 @@ def breaches(rel: str, source: str) -> list[Breach]:
     found += _path_imports(rel, tree)
     found += _graph_builders(rel, tree)
     found += _operator_builders(rel, tree)
+    found += _untiered_helm(rel, tree)
     return [b for b in found if (b.file, b.rule) not in ALLOWED]
 
 
@@ -203,6 +206,28 @@ def _operator_builders(rel: str, tree: ast.AST) -> list[Breach]:
     return found
 
 
+def _untiered_helm(rel: str, tree: ast.AST) -> list[Breach]:
+    if rel.startswith("support/"):
+        return []
+    runs_helm = [
+        n.lineno
+        for n in ast.walk(tree)
+        if (
+            isinstance(n, ast.Call)
+            and _call_name(n) == "which"
+            and any(isinstance(a, ast.Constant) and a.value == "helm" for a in n.args)
+        )
+        or (isinstance(n, ast.ImportFrom) and n.module == "support.chart")
+    ]
+    marked = any(
+        isinstance(n, ast.Attribute) and n.attr == "tools" and getattr(n.value, "attr", "") == "mark"
+        for n in ast.walk(tree)
+    )
+    if not runs_helm or marked:
+        return []
+    return [Breach(rel, runs_helm[0], "tier", "runs helm without pytest.mark.tools: make unit has no tools")]
+
+
 def all_breaches() -> list[Breach]:
     found = []
     for path in sorted(TESTS.rglob("*.py")):
@@ -300,6 +325,13 @@ def test_the_checker_finds_each_breach():
         (22, "graph"),  # graph(ns)
         (25, "poll"),  # a poll helper imported from elsewhere
     }, got
+
+
+def test_the_checker_wants_helm_users_in_the_tools_tier():
+    helm = "import shutil\n\ndef test_x():\n    shutil.which('helm')\n"
+    assert [(b.line, b.rule) for b in breaches("unit/test_h.py", helm)] == [(4, "tier")]
+    marked = "import pytest\n\npytestmark = pytest.mark.tools\n" + helm
+    assert breaches("unit/test_h.py", marked) == []
 
 
 def test_the_checker_accepts_the_conventions():
