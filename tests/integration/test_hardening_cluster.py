@@ -347,7 +347,12 @@ def test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted
     subprocess.run(["kubectl", "label", "namespace", ns, label], env=env, check=True, capture_output=True)
     dgd = yaml.safe_load((REPO_ROOT / "examples" / "vllm-agg.yaml").read_text())
     dgd["metadata"]["namespace"] = ns
-    cfg = {"security": {"workloads": {"restrictedSecurityContext": True}}}
+    # Grove off explicitly: the Deployment pathway is the one under test, whatever third-party CRDs another
+    # test of the session has installed (with Grove's, auto-detection would render a PodCliqueSet)
+    cfg = {
+        "security": {"workloads": {"restrictedSecurityContext": True}},
+        "orchestrators": {"grove": {"enabled": False}},
+    }
     names = [f"{dgd['metadata']['name']}-{c['name'].lower()}" for c in dgd["spec"]["components"]]
     try:
         with running_operator(kube_cluster, config=cfg):

@@ -25,7 +25,9 @@ def group_modules_using(items: list, fixture: str) -> None:
 
 
 def next_module_uses(items: Sequence, module: Path, fixture: str) -> bool:
-    """Whether the module that runs after ``module`` (in ``items``, the session's order) uses ``fixture``."""
+    """Whether the module that runs after ``module`` (in ``items``, the session's order) uses ``fixture`` in
+    any of its tests (not only its first: a module fixture lives from its first user to the module's end)."""
     mine = [i for i, item in enumerate(items) if item.path == module]
     after = items[mine[-1] + 1 :] if mine else []
-    return bool(after) and fixture in getattr(after[0], "fixturenames", ())
+    following = [item for item in after if after and item.path == after[0].path]
+    return any(fixture in getattr(item, "fixturenames", ()) for item in following)

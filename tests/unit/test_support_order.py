@@ -39,6 +39,12 @@ def test_modules_using_the_fixture_run_together_and_the_rest_keep_their_place():
     assert not next_module_uses(its, Path("z.py"), "crds")  # the last module
 
 
+def test_the_next_module_counts_when_a_later_test_of_it_uses_the_fixture():
+    its = items("g:1+crds", "h:1", "h:2+crds", "k:1")
+    assert next_module_uses(its, Path("g.py"), "crds")  # h's first test does not use it, its second does
+    assert not next_module_uses(its, Path("h.py"), "crds")
+
+
 def test_one_or_no_module_using_it_changes_nothing():
     its = items("b:1", "a:1+crds", "c:1")
     group_modules_using(its, "crds")
