@@ -11,6 +11,8 @@ The module removes the third-party CRDs when it ends: operators in other modules
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import PODCLIQUES, PODCLIQUESETS
@@ -18,6 +20,7 @@ from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
 from kubernetes.client.exceptions import ApiException
 from support import graphs
+from support.crds import install_third_party_crds, remove_third_party_crds
 from support.crs import events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 from support.poll import wait_for
@@ -27,6 +30,17 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "grst"
 WAIT = 90.0
 GROVE_ON = {"orchestrators": {"grove": {"enabled": True}}}
+
+
+@pytest.fixture(scope="module")
+def grove_crds(kube_cluster, crds) -> Iterator[list[str]]:
+    """The vendored CRDs for this module alone, removed after it: not the carried ``third_party_crds``,
+    whose carrying would leave them in place for the first tests of the next module (hardening's first
+    tests expect the Deployment pathway that auto-detection picks without Grove)."""
+    try:
+        yield install_third_party_crds(kube_cluster)
+    finally:
+        remove_third_party_crds(kube_cluster.env)
 
 
 def graph(ns: str, restart: dict | None = None) -> dict:
@@ -104,9 +118,7 @@ def restart_is(expected: dict):
     return lambda s: s.get("restart") == expected
 
 
-def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(
-    kube_cluster, client, ns, third_party_crds
-):
+def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster, client, ns, grove_crds):
     with running_operator(kube_cluster, GROVE_ON):
         apply_dgd(client, graph(ns))
         grove = FakeGrove(client, ns, rgrove.pcs_name(graph(ns)))
