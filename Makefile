@@ -25,6 +25,7 @@ help:
 	@echo "make cluster-up  start a local control plane and print its KUBECONFIG line"
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
+	@echo "make coverage-doc regenerate docs/api-coverage.md (what acts, is refused or stored only)"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
 
@@ -56,6 +57,11 @@ lint: $(STAMP)
 .PHONY: crds
 crds: $(STAMP)
 	$(PY) -m dynamo_operator.api.crdgen --out crds
+
+# docs/api-coverage.md from the API models, the configuration and the charts' values (a test fails when stale)
+.PHONY: coverage-doc
+coverage-doc: $(STAMP)
+	$(PY) -m dynamo_coverage --write
 
 # helm lint and helm unittest of every chart, then the values tests through `helm template` (pytest's
 # `tools` tier): the chart's mistakes show within the first minute or two.

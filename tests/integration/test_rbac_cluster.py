@@ -88,6 +88,8 @@ ALLOWED_UNUSED = {
             ("batch", "jobs"),
             ("grove.io", "podcliquesets"),
             ("leaderworkerset.x-k8s.io", "leaderworkersets"),
+            ("networking.k8s.io", "ingresses"),
+            ("networking.istio.io", "virtualservices"),
             ("inference.networking.k8s.io", "inferencepools"),
             ("networking.istio.io", "destinationrules"),
             ("resource.k8s.io", "resourceclaimtemplates"),
@@ -123,6 +125,13 @@ ALLOWED_UNUSED = {
         )
         for group, resource in (("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings"))
     },
+    ("operator", "", "secrets", "delete"): (
+        "controllers/mpisecret.py MPISecretSync._release deletes an MPI SSH Secret copy when the last graph "
+        "of its namespace stops running multinode TensorRT-LLM components: the admission rules forbid "
+        "switching a component between single-node and multinode (and keep the backend and the component "
+        "types), so only a graph admitted while the webhook was off reaches it "
+        "(test_exposure_storage_cluster.py exercises it under the chart's RBAC and admission policy)"
+    ),
     ("install-hooks", "", "secrets", "create"): (
         "the hooks create their Secrets by server-side apply, which the API server authorizes as create with "
         "the Secret's name inside that request: the audit log records the request as a patch (used)"
@@ -618,7 +627,11 @@ def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = fro
     try:
         cluster_wide = not any("namespaceRestriction.enabled=true" in s for s in rel.sets)
         lifecycle.exercise(
-            rel.cluster.env, ResourceClient(rel.cluster.api_client()), ns, cluster_wide=cluster_wide
+            rel.cluster.env,
+            ResourceClient(rel.cluster.api_client()),
+            ns,
+            cluster_wide=cluster_wide,
+            mpi_secret_namespace=rel.namespace,
         )
         scrape_metrics(rel, metrics)
         env = as_identity(rel, rel.identity("operator"))

@@ -184,11 +184,13 @@ def serve_crds(cluster) -> Iterator[list[str]]:
         server.stop()
 
 
-# Optional integrations the operator detects (EPP's InferencePool, Istio's DestinationRule): vendored,
-# minimal, installed only where a test wants the operator to see them.
+# Optional integrations the operator detects (EPP's InferencePool, Istio's DestinationRule and
+# VirtualService, served together as Istio serves them): vendored, minimal, installed only where a test
+# wants the operator to see them.
 INTEGRATION_CRD_FILES = [
     REPO_ROOT / "tests/fixtures/crds/gaie/inference.networking.k8s.io_inferencepools.yaml",
     REPO_ROOT / "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml",
+    REPO_ROOT / "tests/fixtures/crds/istio/networking.istio.io_virtualservices.yaml",
 ]
 
 

@@ -107,6 +107,60 @@ def dgd_v1alpha1(
     }
 
 
+def alpha_service(
+    type_: str,
+    *,
+    image: str = IMAGE,
+    command: Sequence[str] | None = None,
+    gpus: int | str | None = None,
+    **fields,
+) -> dict:
+    """A v1alpha1 service (a value of ``dgd_v1alpha1``'s ``services``): ``componentType``, a main container
+    of ``image`` (and ``command``), ``gpus`` as the v1alpha1 ``resources.limits.gpu``; any other field
+    (``ingress``, ``volumeMounts``...) set as given."""
+    main: dict = {"image": image}
+    if command is not None:
+        main["command"] = list(command)
+    service: dict = {"componentType": type_}
+    if gpus is not None:
+        service["resources"] = {"limits": {"gpu": str(gpus)}}
+    service["extraPodSpec"] = {"mainContainer": main}
+    service.update(fields)
+    return service
+
+
+# -- v1alpha1-only fields: a component's ingress, graph claims (renderer, webhook and cluster tests) ---------
+
+# every ingress setting a v1alpha1 component takes (an Ingress with class, TLS, labels and annotations)
+FULL_INGRESS = {
+    "enabled": True,
+    "host": "api",
+    "hostPrefix": "llm-",
+    "hostSuffix": "example.com",
+    "ingressControllerClassName": "nginx",
+    "tls": {"secretName": "llm-tls"},
+    "annotations": {"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"},
+    "labels": {"team": "a"},
+}
+
+
+def exposed_alpha_graph(
+    ingress: dict | None = None,
+    worker_ingress: dict | None = None,
+    image: str = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0",
+) -> dict:
+    """v1alpha1 graph ``team/llm``: a Frontend and a one-GPU VllmWorker, each with ``ingress`` if given."""
+    frontend = alpha_service("frontend", image=image, **({"ingress": ingress} if ingress is not None else {}))
+    worker = alpha_service(
+        "worker",
+        image=image,
+        command=VLLM,
+        gpus=1,
+        **({"ingress": worker_ingress} if worker_ingress is not None else {}),
+    )
+    return dgd_v1alpha1({"Frontend": frontend, "VllmWorker": worker}, name="llm", namespace="team")
+
+
 # -- the GPU memory service and EPP graphs (renderer, webhook and cluster tests) -----------------------------
 
 CONTAINER_DISCOVERY = {"nvidia.com/dynamo-kube-discovery-mode": "container"}

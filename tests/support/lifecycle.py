@@ -681,9 +681,167 @@ def finalize_every_kind(client: ResourceClient, ns: str) -> None:
                     raise
 
 
-def exercise(env: dict[str, str], client: ResourceClient, ns: str, *, cluster_wide: bool) -> None:
+INGRESSES = custom("networking.k8s.io", "v1", "ingresses", "Ingress")
+VIRTUALSERVICES = custom("networking.istio.io", "v1beta1", "virtualservices", "VirtualService")
+STORAGECLASSES = custom("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
+SECRETS = custom("", "v1", "secrets", "Secret")
+
+
+def _exposed_graph(name: str, ns: str, ingress: dict) -> dict:
+    """A v1alpha1 graph (off Grove) whose frontend has the (v1alpha1-only) ``ingress``."""
+    frontend = graphs.alpha_service(
+        "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"], ingress=ingress
+    )
+    return graphs.dgd_v1alpha1(
+        {"Frontend": frontend},
+        name=name,
+        namespace=ns,
+        metadata={"annotations": {"nvidia.com/enable-grove": "false"}},
+        backendFramework="vllm",
+    )
+
+
+def _edit_alpha(client: ResourceClient, ns: str, name: str, change) -> None:
+    """Apply ``change(spec)`` to the stored (v1alpha1) graph, retried on a conflict."""
+    for _ in range(5):
+        graph = client.get(store.DGD, name, ns)
+        change(graph["spec"])
+        try:
+            client.replace(store.DGD, graph)
+            return
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError(f"could not update graph {ns}/{name}")
+
+
+def _frontend_ingress(spec: dict) -> dict:
+    return spec["services"]["Frontend"]["ingress"]
+
+
+def graph_behind_ingress(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """A v1alpha1 frontend with ``ingress``: its Ingress is created, updated when the host changes, deleted
+    when the ingress is turned off."""
+    name, ing = "exposed", "exposed-frontend"
+    ingress = {"enabled": True, "host": "chat", "hostSuffix": "example.com"}
+    _kubectl_create(env, _exposed_graph(name, ns, ingress))
+
+    def host() -> str | None:
+        rules = _at(get_or_none(client, INGRESSES, ing, ns), "spec", "rules") or [{}]
+        return rules[0].get("host")
+
+    wait_for(lambda: host() == "chat.example.com", WAIT, lambda: f"the Ingress (host {host()})")
+    _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(host="talk"))
+    wait_for(lambda: host() == "talk.example.com", WAIT, lambda: f"the Ingress updated (kept {host()})")
+    _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(enabled=False))
+    wait_for(lambda: get_or_none(client, INGRESSES, ing, ns) is None, WAIT, "the Ingress deleted")
+
+
+def graph_behind_virtual_service(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """The same through Istio (``useVirtualService``; the test cluster serves the vendored VirtualService
+    CRD): created, updated, deleted."""
+    name, vs = "meshed", "meshed-frontend"
+    ingress = {
+        "enabled": True,
+        "host": "mesh",
+        "hostSuffix": "example.com",
+        "useVirtualService": True,
+        "virtualServiceGateway": "istio-system/gateway",
+    }
+    _kubectl_create(env, _exposed_graph(name, ns, ingress))
+
+    def hosts() -> list | None:
+        return _at(get_or_none(client, VIRTUALSERVICES, vs, ns), "spec", "hosts")
+
+    wait_for(lambda: hosts() == ["mesh.example.com"], WAIT, lambda: f"the VirtualService ({hosts()})")
+    _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(host="grid"))
+    wait_for(lambda: hosts() == ["grid.example.com"], WAIT, lambda: f"the VirtualService updated ({hosts()})")
+    _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(enabled=False))
+    wait_for(lambda: get_or_none(client, VIRTUALSERVICES, vs, ns) is None, WAIT, "the VirtualService deleted")
+
+
+def graph_with_claims(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """``spec.pvcs`` with ``create: true``: the claim is made (after a GET that finds none), bound to a
+    volume made by hand (the controller-manager binds it), and grown by a patch when ``size`` grows."""
+    sc, pv = f"{ns}-expandable", f"{ns}-cache"
+    client.create(
+        STORAGECLASSES,
+        {
+            "metadata": {"name": sc},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "allowVolumeExpansion": True,
+            "volumeBindingMode": "Immediate",
+        },
+    )
+    client.create(
+        PVS,
+        {
+            "metadata": {"name": pv},
+            "spec": {
+                "capacity": {"storage": "5Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": sc,
+                "persistentVolumeReclaimPolicy": "Retain",
+                "hostPath": {"path": f"/tmp/{pv}"},
+                "claimRef": {"namespace": ns, "name": "cache"},
+            },
+        },
+    )
+    claim = {
+        "name": "cache",
+        "create": True,
+        "storageClass": sc,
+        "size": "1Gi",
+        "volumeAccessMode": "ReadWriteOnce",
+    }
+    graph = _exposed_graph("claims", ns, {"enabled": False})
+    graph["spec"]["pvcs"] = [claim]
+    graph["spec"]["services"]["Frontend"]["volumeMounts"] = [{"name": "cache", "mountPoint": "/cache"}]
+    _kubectl_create(env, graph)
+
+    def storage() -> str | None:
+        return _at(get_or_none(client, PVCS, "cache", ns), "spec", "resources", "requests", "storage")
+
+    wait_for(lambda: storage() == "1Gi", WAIT, "the claim")
+    wait_for(lambda: _at(get_or_none(client, PVCS, "cache", ns), "status", "phase") == "Bound", WAIT, "bound")
+    _edit_alpha(client, ns, "claims", lambda s: s["pvcs"][0].update(size="2Gi"))
+    wait_for(lambda: storage() == "2Gi", WAIT, lambda: f"the claim grown (requests {storage()})")
+
+
+def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """A multinode TensorRT-LLM graph in a namespace other than the MPI SSH Secret's: the operator copies
+    the Secret there (create) and writes a hand-edited copy back (update). (Its delete, when the last graph
+    using the copy stops running multinode, is out of reach here: admission forbids that switch.)"""
+    doc = _example("trtllm-multinode", ns, {"nvidia.com/enable-grove": "false"})
+    for comp in doc["spec"]["components"]:  # one GPU a node, as graphs_on_components does
+        for container in comp["podTemplate"]["spec"]["containers"]:
+            if "nvidia.com/gpu" in container.get("resources", {}).get("limits", {}):
+                container["resources"]["limits"]["nvidia.com/gpu"] = "1"
+                container["args"] = [a if a != "16" else "2" for a in container.get("args", [])]
+    _kubectl_create(env, doc)
+    name = "mpi-run-ssh-secret"
+
+    def key() -> str | None:
+        return _at(get_or_none(client, SECRETS, name, ns), "data", "private.key")
+
+    wait_for(lambda: key() is not None, WAIT, "a copy of the MPI SSH Secret")
+    original = key()
+    client.patch(SECRETS, name, {"data": {"private.key": "Ym9ndXM="}}, ns)
+    wait_for(lambda: key() == original, WAIT, "the copy written back")
+
+
+def exercise(
+    env: dict[str, str],
+    client: ResourceClient,
+    ns: str,
+    *,
+    cluster_wide: bool,
+    mpi_secret_namespace: str | None = None,
+) -> None:
     """Everything above, in the namespace ``ns`` (the operator runs with ``SERVICE_MESH``, the
-    InferencePool and DestinationRule CRDs installed); ends with one object of each Dynamo kind finalized."""
+    InferencePool, DestinationRule and VirtualService CRDs installed); ends with one object of each Dynamo
+    kind finalized. ``mpi_secret_namespace``: where the MPI SSH Secret is (its copy is exercised when that
+    is not ``ns``)."""
     pull_secret(env, ns)
     graphs_on_components(env, client, ns)
     leaderworkerset_drift(client, ns)
@@ -694,4 +852,9 @@ def exercise(env: dict[str, str], client: ResourceClient, ns: str, *, cluster_wi
     request_with_model_cache(env, client, ns, cluster_wide)
     model_and_checkpoint(env, client, ns)
     graph_with_checkpoint(env, client, ns)
+    graph_behind_ingress(env, client, ns)
+    graph_behind_virtual_service(env, client, ns)
+    graph_with_claims(env, client, ns)
+    if mpi_secret_namespace is not None and mpi_secret_namespace != ns:
+        graph_with_mpi_secret_copy(env, client, ns)
     finalize_every_kind(client, ns)

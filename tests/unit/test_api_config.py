@@ -96,3 +96,41 @@ def test_parse_duration() -> None:
     assert parse_duration("15m") == 900
     with pytest.raises(ValueError):
         parse_duration("30")
+
+
+@pytest.mark.parametrize(
+    ("fragment", "path", "says"),
+    [
+        ({"orchestrators": {"volcanoScheduler": {"enabled": True}}}, "volcanoScheduler.enabled", "KAI"),
+        ({"checkpoint": {"seccomp": {"profile": "p.json"}}}, "checkpoint.seccomp.profile", "seccompProfile"),
+        ({"checkpoint": {"seccomp": {"disabled": False}}}, "checkpoint.seccomp.disabled", "seccompProfile"),
+        ({"checkpoint": {"cleanupImage": "busybox:1.36"}}, "checkpoint.cleanupImage", "no artifact cleanup"),
+        ({"checkpoint": {"storage": {"pvc": {"create": True}}}}, "checkpoint.storage.pvc.create", "pvcName"),
+        ({"checkpoint": {"storage": {"pvc": {"size": "1Ti"}}}}, "checkpoint.storage.pvc.size", "pvcName"),
+        (
+            {"checkpoint": {"storage": {"pvc": {"storageClassName": "fast"}}}},
+            "checkpoint.storage.pvc.storageClassName",
+            "pvcName",
+        ),
+        (
+            {"checkpoint": {"storage": {"pvc": {"accessMode": "ReadWriteMany"}}}},
+            "checkpoint.storage.pvc.accessMode",
+            "pvcName",
+        ),
+    ],
+)
+def test_keys_nothing_acts_on_are_refused_with_what_to_do(fragment, path, says):
+    with pytest.raises(ConfigError) as err:
+        parse_operator_config(fragment)
+    assert any(p == path or p.endswith(path) for p, _ in err.value.errors), err.value.errors
+    assert "not" in str(err.value) and says in str(err.value)
+
+
+def test_values_asking_for_what_happens_anyway_are_accepted():
+    cfg = parse_operator_config(
+        {
+            "orchestrators": {"volcanoScheduler": {"enabled": False}},
+            "checkpoint": {"seccomp": {"disabled": True}, "storage": {"pvc": {"create": False}}},
+        }
+    )
+    assert cfg.checkpoint.cleanup_image is None

@@ -67,6 +67,13 @@ main_container = st.fixed_dictionaries(
         "env": env,
         "readinessProbe": probe,
         "workingDir": st.just("/w"),
+        "resources": st.sampled_from(
+            [
+                {"claims": [{"name": "gpu"}]},
+                {"limits": {"cpu": "2", "nvidia.com/gpu": "2"}, "claims": [{"name": "gpu"}]},
+                {"requests": {"memory": "4Gi"}},
+            ]
+        ),
     },
 )
 extra_pod_spec = st.fixed_dictionaries(
@@ -453,3 +460,56 @@ def test_same_version_is_a_copy_and_unknown_versions_fail() -> None:
         convert({**ALPHA_DGD, "kind": "DynamoModel"}, "v1beta1")
     with pytest.raises(ConversionError):
         convert({**ALPHA_DGD, "apiVersion": "apps/v1"}, "v1beta1")
+
+
+def test_service_resources_merge_into_the_main_containers_and_keep_its_claims() -> None:
+    """v1alpha1 service-level ``resources`` and ``extraPodSpec.mainContainer.resources`` both reach the
+    main container: key by key with the main container's over the service's (it is the override), DRA
+    claims of both by name; the v1alpha1 object round-trips unchanged."""
+    alpha = copy.deepcopy(ALPHA_DGD)
+    worker = alpha["spec"]["services"]["VllmPrefillWorker"]
+    worker["resources"] = {
+        "requests": {"cpu": "4", "memory": "16Gi"},
+        "limits": {"gpu": "1", "cpu": "8"},
+        "claims": [{"name": "scratch"}],
+    }
+    worker["extraPodSpec"]["mainContainer"]["resources"] = {
+        "limits": {"cpu": "6"},
+        "claims": [{"name": "gpu", "request": "gpus"}],
+    }
+    beta = convert(alpha, "v1beta1")
+    main = beta["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
+    assert main["resources"] == {
+        "requests": {"cpu": "4", "memory": "16Gi"},
+        "limits": {"nvidia.com/gpu": "1", "cpu": "6"},
+        "claims": [{"name": "gpu", "request": "gpus"}, {"name": "scratch"}],
+    }
+    assert convert(beta, "v1alpha1") == alpha
+    assert_valid(beta)
+
+
+def test_main_container_resources_alone_are_kept_when_the_service_sets_none() -> None:
+    alpha = copy.deepcopy(ALPHA_DGD)
+    worker = alpha["spec"]["services"]["VllmPrefillWorker"]
+    del worker["resources"]
+    worker["extraPodSpec"]["mainContainer"]["resources"] = {"claims": [{"name": "gpu"}]}
+    beta = convert(alpha, "v1beta1")
+    main = beta["spec"]["components"][1]["podTemplate"]["spec"]["containers"][0]
+    assert main["resources"] == {"claims": [{"name": "gpu"}]}
+    assert convert(beta, "v1alpha1") == alpha
+
+
+def test_component_type_main_round_trips() -> None:
+    """``componentType: main`` has no v1beta1 value: the v1beta1 object has no type, the record keeps it."""
+    alpha = copy.deepcopy(ALPHA_DGD)
+    alpha["spec"]["services"]["Frontend"]["componentType"] = "main"
+    beta = convert(alpha, "v1beta1")
+    assert "type" not in beta["spec"]["components"][0]
+    assert convert(beta, "v1alpha1") == alpha
+    dcd = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "llm-frontend"},
+        "spec": {"serviceName": "Frontend", "componentType": "main"},
+    }
+    assert convert(convert(dcd, "v1beta1"), "v1alpha1") == dcd

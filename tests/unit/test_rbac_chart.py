@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_operator.api.registry import KINDS
+from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+from dynamo_operator.render.mpisecret import LABEL_MPI_SSH_COPY, MPI_SSH_KEYS
 
 pytestmark = pytest.mark.tools  # helm template
 
@@ -37,8 +39,6 @@ VARIANTS = {
 WORKLOAD_COMPONENTS = {"planner", "epp", "dgdr-profiling"}
 # Resources no code of ours calls (a grant comes back with the code that uses it).
 NEVER = {
-    "ingresses",
-    "virtualservices",
     "podgroups",
     "endpointslices",
     "queues",
@@ -49,7 +49,13 @@ NEVER = {
     "dynamoworkermetadatas",
     "pods/exec",
     "serviceaccounts/token",
+    # the admission policy bounding the MPI Secret copies' create (mpi-secret-rbac.yaml) must stay out of
+    # the operator's reach
+    "validatingadmissionpolicies",
+    "validatingadmissionpolicybindings",
 }
+MPI_SECRET = "mpi-run-ssh-secret"
+OPERATOR_USER = "system:serviceaccount:dynamo-system:dp-dynamo-operator-controller-manager"
 
 
 def _render(variant: str) -> list[dict]:
@@ -106,18 +112,28 @@ def test_no_wildcards_escalation_or_grants_without_a_caller(variant: str) -> Non
 def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
     """Secrets: cluster-wide at most list/watch (the pull-secret index); every other Secret verb by name,
     in the release namespace; create without a name only for the operator when no install hook makes its
-    Secret. Leases and webhook configurations: every write by name (a Lease create cannot be)."""
-    for role in _ours(_render(variant)):
+    Secret, or for the MPI Secret copies under their admission policy (those also update/delete by name
+    elsewhere). Leases and webhook configurations: every write by name (a Lease create cannot be)."""
+    docs = _render(variant)
+    for role in _ours(docs):
         ns = role["metadata"].get("namespace")
         where = f"{role['kind']} {ns}/{role['metadata']['name']}"
         for rule, resource, verb in _cells(role):
             named = bool(rule.get("resourceNames"))
+            copies = _is_mpi_copy_role(role)
             if resource == "secrets" and not named:
-                allowed = {"list", "watch"} | ({"create"} if variant == "no-install-hooks" else set())
+                allowed = {"list", "watch"} | (
+                    {"create"} if variant == "no-install-hooks" or copies else set()
+                )
                 assert verb in allowed, (where, rule)
-                if verb == "create":
+                if verb == "create" and copies:
+                    assert _mpi_copy_policy(docs), f"{where}: create on Secrets without the admission bound"
+                elif verb == "create":
                     assert role["kind"] == "Role" and ns == "dynamo-system", where
-            if resource == "secrets" and named:
+            if resource == "secrets" and named and copies:
+                assert rule["resourceNames"] == [MPI_SECRET], (where, rule)
+                assert verb in ("list", "watch", "update", "delete"), (where, rule)
+            elif resource == "secrets" and named:
                 assert role["kind"] == "Role" and ns == "dynamo-system", where
             if resource == "leases" and not named:
                 assert verb == "create" and role["kind"] == "Role", (where, rule)
@@ -125,6 +141,56 @@ def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
                 assert named, (where, rule)
             if resource == "customresourcedefinitions" and verb not in ("list", "watch"):
                 assert named and all(n.endswith(".nvidia.com") for n in rule["resourceNames"]), (where, rule)
+
+
+def _is_mpi_copy_role(role: dict) -> bool:
+    return role["metadata"]["name"].endswith("-mpi-ssh-copies")
+
+
+def _mpi_copy_policy(docs: list[dict]) -> dict | None:
+    """The ValidatingAdmissionPolicy bounding the operator's Secret writes, when a Deny binding binds it."""
+    policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
+    for b in docs:
+        if b["kind"] == "ValidatingAdmissionPolicyBinding" and b["spec"].get("validationActions") == ["Deny"]:
+            policy = policies.get(b["spec"]["policyName"])
+            if policy is not None and not b["spec"].get("matchResources") and not b["spec"].get("paramRef"):
+                return policy
+    return None
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> None:
+    """Where the chart grants create on Secrets for the MPI copies, its policy matches the operator's
+    Secret writes (create/update/delete; all but the webhook certificate's), fails closed, and admits only
+    the copy: its name outside the release namespace, its labels (before an update too), Opaque, the MPI
+    keys (render/mpisecret.py)."""
+    docs = _render(variant)
+    if not any(_is_mpi_copy_role(r) for r in _ours(docs)):
+        assert variant == "namespace-restricted" and _mpi_copy_policy(docs) is None
+        return
+    policy = _mpi_copy_policy(docs)
+    assert policy is not None
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    (rule,) = spec["matchConstraints"]["resourceRules"]
+    assert rule["resources"] == ["secrets"] and set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
+    assert spec["matchConditions"][0]["expression"] == f'request.userInfo.username == "{OPERATOR_USER}"'
+    exceptions = [c["expression"] for c in spec["matchConditions"][1:]]
+    if variant == "cert-manager":
+        assert exceptions == []
+    else:
+        assert exceptions == [
+            '!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")'
+        ]
+    checks = " ".join(v["expression"] for v in spec["validations"])
+    assert (
+        f'variables.secret.metadata.name == "{MPI_SECRET}" && request.namespace != "dynamo-system"' in checks
+    )
+    assert "oldObject.metadata.labels" in checks and '"Opaque"' in checks
+    assert f"[{', '.join(f'{k!r}' for k in MPI_SSH_KEYS)}]".replace("'", '"') in checks
+    labels = {v["name"]: v["expression"] for v in spec["variables"]}["copyLabels"]
+    assert f'"{LABEL_MPI_SSH_COPY}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
+    assert all(v.get("reason") == "Forbidden" for v in spec["validations"])
 
 
 @pytest.mark.parametrize("variant", ["namespace-restricted", "restricted-other-target"])

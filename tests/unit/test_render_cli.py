@@ -164,3 +164,47 @@ def test_not_yaml_and_missing_file():
     result = run("-f", "-", input="a: [b\n")
     assert result.exit_code != 0 and "not valid YAML" in result.output
     assert run("-f", "/nonexistent.yaml").exit_code != 0
+
+
+def test_render_shows_ingress_virtual_service_and_claims(tmp_path):
+    """A v1alpha1 graph's ingress and ``pvcs`` with ``create: true`` appear in the preview; the
+    VirtualService only with ``--detected istio`` (as on a cluster serving Istio's API)."""
+    graph = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "llm"},
+        "spec": {
+            "pvcs": [
+                {
+                    "name": "models",
+                    "create": True,
+                    "storageClass": "s",
+                    "size": "9Gi",
+                    "volumeAccessMode": "ReadWriteOnce",
+                }
+            ],
+            "services": {
+                "Frontend": {
+                    "componentType": "frontend",
+                    "extraPodSpec": {"mainContainer": {"image": "img"}},
+                    "ingress": {"enabled": True, "host": "api"},
+                },
+            },
+        },
+    }
+    src = tmp_path / "g.yaml"
+    src.write_text(yaml.safe_dump(graph))
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump({"ingress": {"virtualServiceGateway": "gw", "hostSuffix": "example.com"}})
+    )
+    kinds = [(o["kind"], o["metadata"]["name"]) for o in docs(run("-f", str(src), "--config", str(config)))]
+    assert ("Ingress", "llm-frontend") in kinds
+    assert ("PersistentVolumeClaim", "models") in kinds
+    assert not any(k == "VirtualService" for k, _ in kinds)
+    graph["spec"]["services"]["Frontend"]["ingress"]["useVirtualService"] = True
+    src.write_text(yaml.safe_dump(graph))
+    objs = docs(run("-f", str(src), "--config", str(config), "--detected", "istio"))
+    (vs,) = [o for o in objs if o["kind"] == "VirtualService"]
+    assert vs["spec"]["hosts"] == ["api.example.com"] and vs["spec"]["gateways"] == ["gw"]
+    assert not any(o["kind"] == "Ingress" for o in objs)

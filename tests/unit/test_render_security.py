@@ -8,7 +8,6 @@ import copy
 
 import pytest
 from dynamo_operator.api.config import OPERATOR_IMAGE
-from dynamo_operator.controllers import dgdr as dgdr_controller
 from dynamo_operator.render import RenderContext, dgdr_job, render_all, security
 from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render import dgdr as rd
@@ -225,11 +224,11 @@ def test_a_profiling_override_with_its_own_pod_security_context_opts_out():
         "model": "Qwen/Qwen3-0.6B",
         "overrides": {"profilingJob": {"template": {"spec": {"securityContext": {"runAsUser": 0}}}}},
     }
-    own = dgdr_controller._override_pod_spec(req)
+    own = dgdr_job.override_pod_spec(req)
     assert own == {"securityContext": {"runAsUser": 0}}
     plain = rd.profiling_job(req)
     assert security.harden_job(copy.deepcopy(plain), True, own) == plain
-    assert dgdr_controller._override_pod_spec(_dgdr()) is None
+    assert dgdr_job.override_pod_spec(_dgdr()) is None
 
 
 def _checkpoint(pod_sc: dict | None = None) -> dict:

@@ -893,3 +893,16 @@ def test_deletion_policy_with_checkpoint_ref_is_admitted_with_a_warning():
         "checkpoint.deletionPolicy applies only to a checkpoint the graph creates; with checkpointRef the "
         "referenced DynamoCheckpoint is never owned or deleted by the graph"
     ]
+
+
+@pytest.mark.parametrize("version", ["v1beta1", "v1alpha1"])
+def test_kv_transfer_policy_is_refused_rather_than_ignored(version):
+    """Nothing copies the node label onto worker pods nor tells the router the policy: refused, naming the
+    field and what to do instead (issue 21), in both versions."""
+    policy = {"labelKey": "topology.kubernetes.io/zone", "domain": "zone", "enforcement": "required"}
+    base = dgd() if version == "v1beta1" else dgd_alpha({"Frontend": {"componentType": "frontend"}})
+    assert not dgd_errors(copy.deepcopy(base), version=version)
+    base["spec"]["experimental"] = {"kvTransferPolicy": policy}
+    (err,) = dgd_errors(base, version=version)
+    assert err.startswith("spec.experimental.kvTransferPolicy: Forbidden: is not supported by this operator")
+    assert "remove spec.experimental.kvTransferPolicy" in err and "topologyConstraint" in err

@@ -116,6 +116,21 @@ def _resources_from_container(res: Obj) -> Obj:
     return out
 
 
+def _merge_resources(service: Obj, main: Obj) -> Obj:
+    """The main container's resources from both v1alpha1 places: the service-level ``resources`` (mapped
+    to container form) with ``extraPodSpec.mainContainer.resources`` over them, key by key, and the claims
+    of both by name. The main container is the override (upstream merges it over the container the service
+    fields build); replacing it wholesale lost what only it can say, such as a DRA ``claims`` entry."""
+    out = {k: copy_tree(v) for k, v in main.items() if k not in ("requests", "limits", "claims")}
+    for side in ("requests", "limits"):
+        _put(out, side, {**(service.get(side) or {}), **copy_tree(main.get(side) or {})})
+    claims = copy_tree(main.get("claims") or [])
+    named = {c.get("name") for c in claims if isinstance(c, dict)}
+    claims += [c for c in service.get("claims") or [] if not (isinstance(c, dict) and c.get("name") in named)]
+    _put(out, "claims", claims)
+    return out
+
+
 def _shared_to_beta(svc: Obj, name: str) -> Obj:
     """A v1alpha1 service (DGD ``spec.services[name]`` or a DCD spec) as a v1beta1 component."""
     comp: Obj = {"name": name}
@@ -212,7 +227,9 @@ def _main_container_to_beta(svc: Obj, main: Obj) -> Obj:
     if "envFromSecret" in svc:
         main["envFrom"] = [{"secretRef": {"name": svc["envFromSecret"]}}, *main.get("envFrom", [])]
     if "resources" in svc:
-        _put(main, "resources", _resources_to_container(svc["resources"]))
+        merged = _merge_resources(_resources_to_container(svc["resources"]), main.get("resources") or {})
+        main.pop("resources", None)
+        _put(main, "resources", merged)
     for probe in ("livenessProbe", "readinessProbe"):
         if probe in svc:
             main[probe] = copy_tree(svc[probe])

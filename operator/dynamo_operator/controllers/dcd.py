@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
 from dynamo_operator.render.info import component_info
+from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.restore import gate as restore_gate
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
 from dynamo_operator.runtime.controller import Controller, Request, Result
@@ -156,6 +157,8 @@ class DCDReconciler:
         if waiting:  # zero replicas are "ready" to the workload; the component is not
             readiness, reason = st.Readiness(False, st.WAITING_CHECKPOINT, waiting), WAITING_FOR_CHECKPOINT
         new = st.dcd_status(old_status, gen, selector, component, readiness, available_reason=reason)
+        ctx = self.deps.render_context(req.namespace)
+        st.set_exposed(new, *exposure_report(component_info(internal, ctx.discovery_backend), ctx), gen)
         owned = part_of_graph(live)
         try:
             written = self.status.write(live, new, lambda o, n: st.dcd_progress_only(o, n, owned))
@@ -195,11 +198,12 @@ def _dcd_referrers(obj: dict) -> list[Request]:
 
 
 def register(w: Wiring) -> Controller:
-    """Primary DCDs; owns Deployments, Services, ConfigMaps (and LeaderWorkerSets when enabled); the shared
+    """Primary DCDs; owns Deployments, Services, ConfigMaps, Ingresses (and VirtualServices with Istio,
+    LeaderWorkerSets when enabled); the shared
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
     Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
     DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
-    owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS] + ([LWS] if w.lws_enabled else [])
+    owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS, *w.exposure_kinds] + ([LWS] if w.lws_enabled else [])
     if w.dra_served:
         owned.append(RESOURCECLAIMTEMPLATES)
     ctl = w.manager.add_controller(

@@ -19,10 +19,18 @@ from kubernetes.client.exceptions import ApiException
 from dynamo_operator.render import GraphRender, RenderError, names, render_graph_parts
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
-from dynamo_operator.render.graph import restart_annotation, with_restart
+from dynamo_operator.render.graph import graph_exposure_report, restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    PVCS,
+    ROLEBINDINGS,
+    SERVICEACCOUNTS,
+    SERVICES,
+)
 from dynamo_operator.runtime.controller import Controller, Request, Result
+from dynamo_operator.runtime.informer import Indexer
 
 from . import grove as grove_status
 from . import rollout, store
@@ -41,16 +49,20 @@ from .dgd_checkpoints import CheckpointSync, checkpoint_users
 from .dgdsa import AdapterSync
 from .epp import EppSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .mpisecret import MPISecretSync
 from .netpol import NetworkPolicySync
+from .pvc import PVCSync
 from .sync import (
     DESTINATIONRULES,
     DEVICECLASSES,
     INFERENCEPOOLS,
+    INGRESSES,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
     RESOURCECLAIMTEMPLATES,
+    VIRTUALSERVICES,
     ChildSyncer,
     ChildType,
     Conflict,
@@ -113,12 +125,14 @@ _DGD_CHILD_KINDS = (
     CONFIGMAPS,
     SERVICEACCOUNTS,
     ROLEBINDINGS,
+    INGRESSES,
+    VIRTUALSERVICES,
     RESOURCECLAIMTEMPLATES,
 )
 
 
 class DGDReconciler:
-    def __init__(self, deps: Deps):
+    def __init__(self, deps: Deps, mpi_secrets: tuple[Indexer, Indexer] | None = None):
         self.deps = deps
         # it reads Deployments (and Grove's objects) from the shared caches for status
         self.syncer = ChildSyncer(
@@ -134,6 +148,8 @@ class DGDReconciler:
         self.adapters = AdapterSync(deps)
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
         self.checkpoints = CheckpointSync(deps)  # the graph's automatic DynamoCheckpoints
+        self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
+        self.mpi_secrets = MPISecretSync(deps, *(mpi_secrets or (None, None)))  # the MPI SSH Secret's copies
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
@@ -169,9 +185,10 @@ class DGDReconciler:
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
         restart = self._restart(req.namespace, internal, old, desired, whash, stored)
         held = rgc.hold_running_dcds(parts.checkpoints, desired, self._live_dcds(req.namespace, desired))
-        synced = self._apply(req, live, internal, gen, old, desired, parts)
-        if isinstance(synced, Result):
-            return synced
+        applied = self._apply(req, live, internal, gen, old, desired, parts)
+        if isinstance(applied, Result):
+            return applied
+        synced, notes = applied
         components = [
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(comps, desired, synced, strict=True)
@@ -187,8 +204,9 @@ class DGDReconciler:
             if c.get("type") in names.WORKER_TYPES
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
-        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
+        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart, notes)
         st.set_optional(new, "checkpoints", _checkpoint_status(parts))
+        self._exposed(new, internal, gen, desired)
         try:
             if ru.store_hash is not None:
                 live = self._store_hash(live, ru.store_hash)
@@ -243,12 +261,14 @@ class DGDReconciler:
         gen,
         ru: rollout.RolloutStep,
         restart: rollout.RestartStep,
+        notes: list[str],
     ) -> dict:
         """The graph's status: readiness from its components, overlaid by the rolling update and the
         restart; workers report the runtime namespace of the revision serving until the cutover."""
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
+        message = st.with_notes(message, notes)
         replicas = {c.name: c.replica_status for c in components}
         for c, dcd in zip(comps, desired, strict=True):
             if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
@@ -268,15 +288,19 @@ class DGDReconciler:
         old: dict,
         desired: list[dict],
         parts: GraphRender,
-    ) -> Applied | Result:
-        """Apply the graph's automatic checkpoints (first: the components' controllers look them up), the
-        rendered children and the scaling adapters; a ``Result`` when the pass must end here."""
+    ) -> tuple[Applied, list[str]] | Result:
+        """Apply the graph's automatic checkpoints (first: the components' controllers look them up), its
+        claims (before the pods that mount them), the rendered children, scaling adapters, policies, EPP
+        objects and the MPI Secret's copy: (the children as synced, notes for the Ready message), or a
+        ``Result`` when the pass must end here."""
         try:
             conflicts = self.checkpoints.apply(live, parts.checkpoints)
+            self.pvcs.apply(live, internal)
             synced = Applied(self.syncer.apply(live, desired), frozenset(conflicts))
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
             self.epp.apply(live, internal)
+            missing = self.mpi_secrets.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -297,7 +321,9 @@ class DGDReconciler:
             except Exception:
                 log().warning("could not record the failure in status", error=short_error(e))
             raise
-        return synced
+        if missing and missing not in str((st.condition(old, st.READY) or {}).get("message")):
+            self.deps.recorder.warning(live, "MPISecretMissing", missing)
+        return synced, [missing] if missing else []
 
     def _grove_restart(self, namespace: str, internal: dict, old: dict) -> GroveRestart:
         """``spec.restart`` on the Grove pathway (``rollout.restart``): the id goes onto the cliques of the
@@ -347,17 +373,20 @@ class DGDReconciler:
         pcs_desired = next(d for d in desired if d["kind"] == rgrove.PCS_KIND)
         live_pcs = self.syncer.live(ChildType(PODCLIQUESETS), req.namespace, pcs_desired["metadata"]["name"])
         held = rgc.hold_running_cliques(parts.checkpoints, pcs_desired, live_pcs)
-        synced = self._apply(req, live, internal, gen, old, desired, parts)
-        if isinstance(synced, Result):
-            return synced
+        applied = self._apply(req, live, internal, gen, old, desired, parts)
+        if isinstance(applied, Result):
+            return applied
+        synced, notes = applied
         pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
         components = _checkpoint_states(components, parts.checkpoints, held, synced.conflicts)
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
+        message = st.with_notes(message, notes)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         st.set_optional(new, "restart", restart.status)
         st.set_optional(new, "checkpoints", _checkpoint_status(parts))
+        self._exposed(new, internal, gen)
         try:
             written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
@@ -370,6 +399,12 @@ class DGDReconciler:
                     live, ev.reason, ev.message
                 )
         return Result()
+
+    def _exposed(self, status: dict, internal: dict, gen, dcds: list[dict] | None = None) -> None:
+        """The ``Exposed`` condition: each exposed component's endpoint, or the VirtualService it asked for
+        and cannot have (``render/ingress.py``); ``dcds``: the rendered DCDs (DCD pathway)."""
+        ctx = self.deps.render_context(internal["metadata"].get("namespace"))
+        st.set_exposed(status, *graph_exposure_report(internal, ctx, dcds), gen)
 
     def _store_hash(self, live: dict, whash: str) -> dict:
         """Record the live worker revision on the DGD (metadata only: the generation does not move)."""
@@ -512,12 +547,33 @@ def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
     return map_fn
 
 
+def _graphs_outside(dgds) -> Callable[[dict], list[Request]]:
+    """The MPI SSH Secret -> every graph in another namespace (those with copies reconcile them)."""
+
+    def map_fn(secret: dict) -> list[Request]:
+        ns = (secret.get("metadata") or {}).get("namespace")
+        out = []
+        for d in dgds.list():
+            md = d.get("metadata") or {}
+            if md.get("namespace") != ns:
+                out.append(Request(md.get("namespace") or "", md.get("name") or ""))
+        return out
+
+    return map_fn
+
+
+def _graphs_in(dgds, obj: dict) -> list[Request]:
+    ns = (obj.get("metadata") or {}).get("namespace") or ""
+    return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
     PodCliqueScalingGroups (mapped through the graph label, or the owning PodCliqueSet's), each child
     event coalesced into one reconcile per ``graph_coalesce_seconds``."""
     owns: list = [store.DCD, store.DGDSA, (SERVICES, MANAGED_SELECTOR), (CONFIGMAPS, MANAGED_SELECTOR)]
+    owns += [(res, MANAGED_SELECTOR) for res in w.exposure_kinds]  # Grove pathway: the graph owns them
     if w.grove_served:
         owns.append((PODCLIQUESETS, MANAGED_SELECTOR))
     if w.network_policies:
@@ -529,10 +585,17 @@ def register(w: Wiring) -> Controller:
     if w.destination_rules_served:
         owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
     coalesce = w.tunables.graph_coalesce_seconds
+    mpi = w.mpi_secret_informers
+    if mpi is not None:  # our writes of copies resolve until the cache shows them
+        mpi[1].add_event_handler(
+            on_add=w.deps.recent.observe,
+            on_update=lambda old, new: w.deps.recent.observe(new),
+            on_delete=w.deps.recent.forget,
+        )
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DGD,
-        reconcile=DGDReconciler(w.deps),
+        reconcile=DGDReconciler(w.deps, (mpi[0].store, mpi[1].store) if mpi is not None else None),
         owns=owns,
         workers=w.tunables.graph_workers,
         resource_type=names.DGD_KIND,
@@ -541,6 +604,12 @@ def register(w: Wiring) -> Controller:
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
     ctl.watch(informers[store.CHECKPOINTS], checkpoint_users(informers[store.DGD].store, graph_label=True))
+    ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
+    if mpi is not None:
+        original, copies = mpi
+        dgds = informers[store.DGD].store
+        ctl.watch(original, _graphs_outside(dgds))  # rotated: every graph elsewhere compares its copy
+        ctl.watch(copies, lambda obj: _graphs_in(dgds, obj))  # a copy edited or deleted: written back
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

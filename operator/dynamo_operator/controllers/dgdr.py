@@ -169,7 +169,7 @@ class DGDRReconciler:
     def _create_children(self, live: dict, s: rd.Step) -> None:
         if s.create_job is not None:
             self._profiling_identity(live)
-            job = harden_job(s.create_job, self.restricted, _override_pod_spec(live))
+            job = harden_job(s.create_job, self.restricted, dgdr_job.override_pod_spec(live))
             job = create_child(self.client, JOBS, live, job)
             log().info("profiling job", job=job["metadata"]["name"])
         ns = live["metadata"]["namespace"]
@@ -209,14 +209,6 @@ class DGDRReconciler:
 
 
 CONTROLLER = "DynamoGraphDeploymentRequest"
-
-
-def _override_pod_spec(live: dict) -> dict | None:
-    """The pod spec of the request's ``overrides.profilingJob``: the author's, so a ``securityContext``
-    there opts the profiling pod out of the restricted settings (render/security.py's rule)."""
-    override = (rd.request_spec(live).get("overrides") or {}).get("profilingJob")
-    pod = ((override or {}).get("template") or {}).get("spec") if isinstance(override, dict) else None
-    return pod if isinstance(pod, dict) else None
 
 
 def register(w: Wiring) -> Controller:

@@ -45,6 +45,10 @@ from . import diff
 READY = "Ready"
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
+# where the graph's (or component's) exposed components are reached from outside (render/ingress.py)
+EXPOSED = "Exposed"
+REASON_EXPOSED = "Exposed"
+REASON_VS_UNAVAILABLE = "VirtualServiceUnavailable"
 
 STATE_INITIALIZING = "initializing"
 STATE_PENDING = "pending"
@@ -203,6 +207,26 @@ def set_condition(
     return out
 
 
+def set_exposed(status: dict, endpoints: list[str], problems: list[str], generation: int | None) -> None:
+    """The ``Exposed`` condition (in place): True naming each endpoint (``<component> at <url> (<kind>
+    <ns>/<name>)``), False when a requested VirtualService cannot exist (the problems first); absent when
+    nothing is exposed."""
+    if not endpoints and not problems:
+        conds = [c for c in status.get("conditions") or [] if c.get("type") != EXPOSED]
+        if len(conds) != len(status.get("conditions") or []):
+            status["conditions"] = conds
+        return
+    ok = not problems
+    status["conditions"] = set_condition(
+        status.get("conditions"),
+        EXPOSED,
+        "True" if ok else "False",
+        REASON_EXPOSED if ok else REASON_VS_UNAVAILABLE,
+        "; ".join([*problems, *endpoints]),
+        generation,
+    )
+
+
 def condition(status: dict | None, type_: str) -> dict | None:
     for c in (status or {}).get("conditions") or []:
         if c.get("type") == type_:
@@ -261,9 +285,11 @@ def dcd_progress_only(old: dict | None, new: dict, first_is_progress: bool) -> b
         return False
     if not old:
         return first_is_progress
-    return _waiting(condition(old, AVAILABLE), DCD_WAITING_REASONS) and old.get(
-        "observedGeneration"
-    ) == new.get("observedGeneration")
+    return (
+        _waiting(condition(old, AVAILABLE), DCD_WAITING_REASONS)
+        and old.get("observedGeneration") == new.get("observedGeneration")
+        and _same_condition(old, new, EXPOSED)
+    )
 
 
 def dgd_progress_only(old: dict | None, new: dict) -> bool:
@@ -277,7 +303,14 @@ def dgd_progress_only(old: dict | None, new: dict) -> bool:
         and _waiting(condition(new, READY), DGD_WAITING_REASONS)
     ):
         return False
+    if not _same_condition(old, new, EXPOSED):
+        return False
     return all(old.get(k) == new.get(k) for k in ("observedGeneration", "rollingUpdate", "restart"))
+
+
+def _same_condition(old: dict, new: dict, type_: str) -> bool:
+    a, b = condition(old, type_) or {}, condition(new, type_) or {}
+    return all(a.get(k) == b.get(k) for k in ("status", "reason", "message"))
 
 
 def dcd_observed(dcd_internal: dict | None) -> bool:
@@ -364,6 +397,11 @@ def rolling_overlay(state: str, reason: str, message: str, rolling: dict | None)
         done = ", ".join((rolling or {}).get("updatedComponents") or []) or "none"
         return STATE_PENDING, REASON_ROLLING, f"Rolling update in progress (updated: {done}); {message}"
     return state, reason, message
+
+
+def with_notes(message: str, notes: list[str]) -> str:
+    """The Ready message with what else keeps the graph's pods from starting (a missing MPI SSH Secret)."""
+    return "; ".join([message, *notes]) if notes else message
 
 
 def set_optional(status: dict, key: str, value: dict | None) -> None:

@@ -61,6 +61,8 @@ PODCLIQUESETS = custom("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
 PODCLIQUES = custom("grove.io", "v1alpha1", "podcliques", "PodClique")
 PODCLIQUESCALINGGROUPS = custom("grove.io", "v1alpha1", "podcliquescalinggroups", "PodCliqueScalingGroup")
 NETWORKPOLICIES = custom("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
+INGRESSES = custom("networking.k8s.io", "v1", "ingresses", "Ingress")
+VIRTUALSERVICES = custom("networking.istio.io", "v1beta1", "virtualservices", "VirtualService")
 # GPU memory service: the component's ResourceClaimTemplate, and the DeviceClasses it names (read only)
 RESOURCECLAIMTEMPLATES = custom("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate")
 DEVICECLASSES = custom("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", namespaced=False)
@@ -98,6 +100,8 @@ CHILD_TYPES: dict[tuple[str, str], ChildType] = {
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ChildType(LWS),
     ("grove.io", "PodCliqueSet"): ChildType(PODCLIQUESETS),
     ("networking.k8s.io", "NetworkPolicy"): ChildType(NETWORKPOLICIES),
+    ("networking.k8s.io", "Ingress"): ChildType(INGRESSES),
+    ("networking.istio.io", "VirtualService"): ChildType(VIRTUALSERVICES),
     # the apiserver refuses any change of a ResourceClaimTemplate's spec
     ("resource.k8s.io", "ResourceClaimTemplate"): ChildType(RESOURCECLAIMTEMPLATES, immutable=True),
     ("inference.networking.k8s.io", "InferencePool"): ChildType(INFERENCEPOOLS),

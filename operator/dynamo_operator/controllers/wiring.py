@@ -19,10 +19,12 @@ from typing import Any
 from dynamo_operator.api.config import effective
 from dynamo_operator.render import RenderContext, names
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO
+from dynamo_operator.render.mpisecret import mpi_secret_source
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
+    PVCS,
     ROLEBINDINGS,
     SECRETS,
     SERVICEACCOUNTS,
@@ -41,12 +43,14 @@ from .sync import (
     DESTINATIONRULES,
     DEVICECLASSES,
     INFERENCEPOOLS,
+    INGRESSES,
     LWS,
     NETWORKPOLICIES,
     PODCLIQUES,
     PODCLIQUESCALINGGROUPS,
     PODCLIQUESETS,
     RESOURCECLAIMTEMPLATES,
+    VIRTUALSERVICES,
     RecentWrites,
 )
 
@@ -88,6 +92,17 @@ class Wiring:
         return GROVE in self.detected
 
     @property
+    def exposure_kinds(self) -> list[ResourceDescriptor]:
+        """The kinds that expose components (``render/ingress.py``): Ingresses always (networking.k8s.io/v1
+        is part of Kubernetes), VirtualServices when Istio's API was served at startup."""
+        return [INGRESSES] + ([VIRTUALSERVICES] if ISTIO in self.detected else [])
+
+    @property
+    def mpi_secret_source(self) -> tuple[str, str] | None:
+        """(namespace, name) of the MPI SSH Secret the graph controller copies (None: copying is off)."""
+        return mpi_secret_source(RenderContext(operator_config=self.config))
+
+    @property
     def dra_served(self) -> bool:
         """ResourceClaimTemplates (and DeviceClasses) can be watched: resource.k8s.io/v1 is served. Cached
         even with ``dra.enabled: false``, so templates made before are pruned."""
@@ -122,7 +137,7 @@ class Wiring:
     def graph_informers(self) -> dict[ResourceDescriptor, Informer]:
         """Every cache the graph family reads."""
         m = self.manager
-        kinds = [DEPLOYMENTS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS]
+        kinds = [DEPLOYMENTS, SERVICES, CONFIGMAPS, SERVICEACCOUNTS, ROLEBINDINGS, *self.exposure_kinds]
         if self.lws_enabled:
             kinds.append(LWS)
         informers = {res: self.managed(res) for res in kinds}
@@ -132,6 +147,7 @@ class Wiring:
                 informers[res] = m.informer(res)
         if self.network_policies:  # the MPI sshd NetworkPolicies: cached only when the operator makes them
             informers[NETWORKPOLICIES] = self.managed(NETWORKPOLICIES)
+        informers[PVCS] = self.managed(PVCS)  # the claims graphs asked the operator to create (pvc.py)
         if self.dra_served:  # GPU memory service claim templates, and the device classes they name
             informers[RESOURCECLAIMTEMPLATES] = self.managed(RESOURCECLAIMTEMPLATES)
         if self.device_classes_watched:
@@ -145,6 +161,20 @@ class Wiring:
         informers[store.DGD] = m.informer(store.DGD)
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)
         return informers
+
+    @cached_property
+    def mpi_secret_informers(self) -> tuple[Informer, Informer] | None:
+        """(the original, its copies): caches of the one MPI SSH Secret name (``mpisecret.py``), the
+        original in its namespace, the copies in the operator's scope; by name, so the grant can name the
+        Secret. None when copying is off."""
+        source = self.mpi_secret_source
+        if source is None:
+            return None
+        ns, name = source
+        selector = f"metadata.name={name}"
+        original = self.manager.informer(SECRETS, ns, field_selector=selector, resync_period=0)
+        copies = self.manager.informer(SECRETS, field_selector=selector)
+        return original, copies
 
     @cached_property
     def pull_secrets(self) -> Informer:

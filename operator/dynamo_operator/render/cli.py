@@ -14,7 +14,7 @@ import yaml
 
 from dynamo_operator.api.config import ConfigError, load_operator_config
 
-from . import RenderContext, RenderError, build_index, render_all
+from . import RenderContext, RenderError, build_index, ours, render_all
 from .context import INTEGRATION_GROUPS
 from .errors import object_ref
 
@@ -138,6 +138,9 @@ def render_command(
                 meta = doc.setdefault("metadata", {}) if isinstance(doc.get("metadata", {}), dict) else None
                 if meta is not None and not meta.get("namespace"):
                     meta["namespace"] = namespace or "default"
+            if isinstance(doc, dict) and not ours(doc):  # the user's own ConfigMap, Secret...: kubectl's
+                click.echo(f"{where}: {object_ref(doc)}: not an nvidia.com object, applied as is", err=True)
+                continue
             try:
                 out.extend(render_all(doc, ctx))
             except RenderError as exc:

@@ -14,6 +14,7 @@ from .context import RenderContext
 from .errors import RenderError
 from .hashing import stamp
 from .info import ComponentInfo, component_info
+from .ingress import exposure_objects
 from .pod import EPP_CONFIG_KEY, build_pod_template, epp_config_source
 from .ports import SYSTEM_PORT, service_ports
 from .restore import gate
@@ -32,7 +33,7 @@ def child_metadata(
         {
             names.LABEL_DGD_NAME: info.dgd_name or info.name,
             names.LABEL_COMPONENT: info.component_name,
-            names.LABEL_COMPONENT_TYPE: names.component_type_label(info.component_type),
+            names.LABEL_COMPONENT_TYPE: info.type_label,
             names.LABEL_DYNAMO_NAMESPACE: info.dynamo_namespace,
             names.LABEL_MANAGED_BY: names.MANAGED_BY,
         }
@@ -258,7 +259,7 @@ def build_resource_claim_template(info: ComponentInfo, ctx: RenderContext) -> di
 
 def companions(info: ComponentInfo, ctx: RenderContext) -> tuple[list[dict], list[dict]]:
     """(before, after) the workload: ServiceAccount, RoleBinding, EPP ConfigMap, ResourceClaimTemplate;
-    Service, model Service."""
+    Service, model Service, Ingress / VirtualService (``ingress.py``)."""
     before = [
         build_service_account(info, ctx),
         build_role_binding(info, ctx),
@@ -266,7 +267,8 @@ def companions(info: ComponentInfo, ctx: RenderContext) -> tuple[list[dict], lis
         build_resource_claim_template(info, ctx),
     ]
     after = [build_service(info, ctx), build_model_service(info, ctx)]
-    return [o for o in before if o is not None], [o for o in after if o is not None]
+    exposed = exposure_objects(info, ctx, child_metadata(info, ctx, names.dns_label(info.name)))
+    return [o for o in before if o is not None], [o for o in after if o is not None] + exposed
 
 
 def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:

@@ -22,7 +22,7 @@ INTEGRATION_GROUPS: Mapping[str, str] = {
     KAI_SCHEDULER: "scheduling.run.ai",
     DRA: "resource.k8s.io/v1",  # ResourceClaimTemplates of GPU memory service components
     INFERENCE_POOL: "inference.networking.k8s.io/v1",  # the InferencePool of an EPP component
-    ISTIO: "networking.istio.io/v1beta1",  # the EPP's DestinationRule
+    ISTIO: "networking.istio.io/v1beta1",  # the EPP's DestinationRule, components' VirtualServices
 }
 # the configuration key that overrides detection (true/false; absent = detect), per integration; the
 # InferencePool API has none (upstream's neither): an EPP component needs it served
@@ -89,6 +89,12 @@ class RenderContext:
     @property
     def kai_enabled(self) -> bool:
         return self.integration_enabled(KAI_SCHEDULER)
+
+    @property
+    def virtual_services_served(self) -> bool:
+        """Istio's networking.istio.io/v1beta1 API is served: VirtualServices can be created (no
+        configuration key: a component that asks for one gets it exactly when the API is there)."""
+        return ISTIO in self.detected
 
     @property
     def dra_enabled(self) -> bool:

@@ -84,6 +84,14 @@ def request_spec(dgdr: dict) -> dict:
     return convert(stored, "v1beta1").get("spec") or {}
 
 
+def override_pod_spec(dgdr: dict) -> dict | None:
+    """The pod spec of the request's ``overrides.profilingJob``: the author's, so a ``securityContext``
+    there opts the profiling pod out of the restricted settings (render/security.py's rule)."""
+    override = (request_spec(dgdr).get("overrides") or {}).get("profilingJob")
+    pod = ((override or {}).get("template") or {}).get("spec") if isinstance(override, dict) else None
+    return pod if isinstance(pod, dict) else None
+
+
 def profiler_image(spec: dict, default: str = DEFAULT_PROFILER_IMAGE) -> str:
     image = spec.get("image")
     return image if isinstance(image, str) and image.strip() else default

@@ -7,6 +7,8 @@ import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from dynamo_operator.api.alpha import alpha_spec, may_hold_alpha_fields, with_alpha_fields
+
 from . import gms, names
 from .context import RenderContext
 from .epp import check_pool_api, has_epp
@@ -14,11 +16,17 @@ from .errors import RenderError
 from .graph_checkpoint import CheckpointPlan, plan_checkpoints
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
+from .info import type_label
+from .ingress import dcds_exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
 from .pod import split_containers
 
 ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
+# v1alpha1 service fields v1beta1 has no place for that a graph's DCD carries (in its own v1alpha1 spec,
+# ``api.alpha.with_alpha_fields``) so the DCD's renderer acts on them: the exposure (``ingress.py``) and
+# a componentType without a v1beta1 value (``main``: the component-type label)
+CARRIED_ALPHA_FIELDS = ("ingress", "componentType")
 
 
 def detect_backend(component: dict) -> str | None:
@@ -107,8 +115,16 @@ def validate_graph(dgd: dict) -> None:
 
 
 def build_dcd(
-    dgd: dict, component: dict, backend: str | None, ctx: RenderContext, whash: str | None = None
+    dgd: dict,
+    component: dict,
+    backend: str | None,
+    ctx: RenderContext,
+    whash: str | None = None,
+    alpha_svc: dict | None = None,
 ) -> dict:
+    """The DCD of one component; ``alpha_svc``: the component's v1alpha1 service (its fields v1beta1 cannot
+    hold ride along, ``CARRIED_ALPHA_FIELDS``)."""
+    alpha_svc = alpha_svc or {}
     meta = dgd.get("metadata") or {}
     dgd_name, namespace = meta["name"], meta.get("namespace") or "default"
     gspec = dgd.get("spec") or {}
@@ -150,7 +166,7 @@ def build_dcd(
         **graph_labels,
         names.LABEL_DGD_NAME: dgd_name,
         names.LABEL_COMPONENT: component["name"],
-        names.LABEL_COMPONENT_TYPE: names.component_type_label(component.get("type")),
+        names.LABEL_COMPONENT_TYPE: type_label(component.get("type"), alpha_svc),
         names.LABEL_DYNAMO_NAMESPACE: dyn_ns,
         names.LABEL_MANAGED_BY: names.MANAGED_BY,
     }
@@ -160,7 +176,7 @@ def build_dcd(
     if epp_class:
         labels[names.LABEL_COMPONENT_CLASS] = names.COMPONENT_CLASS_WORKER
     annotations = {**graph_annotations, **propagated, names.ANN_OPERATOR_VERSION: ctx.operator_version}
-    return {
+    dcd = {
         "apiVersion": names.V1BETA1,
         "kind": names.DCD_KIND,
         "metadata": {
@@ -171,6 +187,10 @@ def build_dcd(
         },
         "spec": spec,
     }
+    carried = {k: alpha_svc[k] for k in CARRIED_ALPHA_FIELDS if k in alpha_svc}
+    if component.get("type"):
+        carried.pop("componentType", None)  # v1beta1 holds it
+    return with_alpha_fields(dcd, carried) if carried else dcd
 
 
 def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
@@ -206,7 +226,11 @@ def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None
     backend = graph_backend(dgd)
     check_gms(dgd, backend, ctx)
     whash = worker_hash(dgd)
-    dcds = [build_dcd(dgd, c, backend, ctx, whash) for c in dgd["spec"]["components"]]
+    services = alpha_spec(dgd).get("services") or {}
+    dcds = [
+        build_dcd(dgd, c, backend, ctx, whash, services.get(c["name"]) or {})
+        for c in dgd["spec"]["components"]
+    ]
     for comp, dcd in zip(dgd["spec"]["components"], dcds, strict=True):
         rid = (restarts or {}).get(comp["name"])
         if rid:
@@ -240,3 +264,21 @@ def with_restart(dcd: dict, restart_id: str) -> dict:
     fresh spec hash: a new id changes the pod template, so the Deployment replaces its pods."""
     _set_restart(dcd, restart_id)
     return stamp(dcd)
+
+
+def graph_exposure_report(
+    dgd: dict, ctx: RenderContext, dcds: list[dict] | None = None
+) -> tuple[list[str], list[str]]:
+    """(endpoints, problems) of a (validated, v1beta1) graph's components for its ``Exposed`` condition
+    (``ingress.exposure_report``), from its rendered DCDs (``dcds``, or built here on the Grove pathway,
+    which renders none)."""
+    cfg = ctx.config("ingress")
+    cfg = cfg if isinstance(cfg, dict) else {}
+    if not (cfg.get("controllerClassName") or cfg.get("virtualServiceGateway") or may_hold_alpha_fields(dgd)):
+        return [], []  # nothing can be exposed: no configured default, no v1alpha1 ingress
+    if dcds is None:
+        backend = graph_backend(dgd)
+        services = alpha_spec(dgd).get("services") or {}
+        components = (dgd.get("spec") or {}).get("components") or []
+        dcds = [build_dcd(dgd, c, backend, ctx, None, services.get(c["name"]) or {}) for c in components]
+    return dcds_exposure_report(dcds, ctx)

@@ -6,8 +6,12 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from dynamo_operator.api.alpha import alpha_spec
+
 from . import names
 from .errors import RenderError
+
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,9 @@ class ComponentInfo:
     node_count: int
     annotations: dict  # DCD metadata annotations + pod template annotations (pod template wins)
     discovery_backend: str
+    # the nvidia.com/dynamo-component-type label: the type, or a v1alpha1 componentType v1beta1 has no
+    # value for (``main``), kept as the user wrote it; "default" when neither is set
+    type_label: str = names.DEFAULT_COMPONENT_TYPE
 
     @property
     def spec(self) -> dict:
@@ -61,6 +68,7 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     node_count = int((spec.get("multinode") or {}).get("nodeCount") or 1)
     discovery = annotations.get(names.ANN_DISCOVERY_BACKEND) or discovery_default
     return ComponentInfo(
+        type_label=type_label(spec.get("type"), alpha_spec(dcd) if not spec.get("type") else {}),
         dcd=dcd,
         name=name,
         namespace=namespace,
@@ -73,6 +81,18 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
         annotations=annotations,
         discovery_backend=discovery,
     )
+
+
+def type_label(component_type: str | None, alpha: dict) -> str:
+    """The nvidia.com/dynamo-component-type label: the v1beta1 ``type``; else a v1alpha1 ``componentType``
+    v1beta1 has no value for (``main``), from ``alpha`` (the v1alpha1 service or DCD spec), kept as the
+    user wrote it when it is a valid label value; else "default"."""
+    if component_type:
+        return component_type
+    value = alpha.get("componentType")
+    if isinstance(value, str) and _LABEL_VALUE.match(value):
+        return value
+    return names.DEFAULT_COMPONENT_TYPE
 
 
 _FLAG = re.compile(

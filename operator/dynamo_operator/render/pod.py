@@ -410,7 +410,7 @@ def system_labels(info: ComponentInfo) -> dict:
         names.LABEL_SELECTOR: info.name,
         names.LABEL_DGD_NAME: info.dgd_name or info.name,
         names.LABEL_COMPONENT: info.component_name,
-        names.LABEL_COMPONENT_TYPE: names.component_type_label(info.component_type),
+        names.LABEL_COMPONENT_TYPE: info.type_label,
         names.LABEL_DYNAMO_NAMESPACE: info.dynamo_namespace,
     }
     if info.discovery_backend == "kubernetes":

@@ -119,6 +119,7 @@ def _admission_app(
             operator_version=getattr(manager.settings, "operator_version", None),
             grove_enabled=ApiGroupDetector(manager.client, GROVE_GROUP, grove_cfg, ttl),
             checkpoint_enabled=checkpoint_enabled,
+            ingress=dict(lookup(doc, "ingress") or {}),
             profiler_image=lookup(doc, "images.profiler", DEFAULT_PROFILER_IMAGE),
             dra_enabled=ApiGroupDetector(
                 manager.client, INTEGRATION_GROUPS[DRA], lookup(doc, "dra.enabled", None), ttl

@@ -109,6 +109,7 @@ class AdmissionSettings:
     pod_templates: validation.PodTemplatePolicy | None = None
     metrics: Any = None  # runtime.metrics.OperatorMetrics
     log_denials: bool = True
+    ingress: dict[str, Any] = field(default_factory=dict)  # the configuration's ingress section
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -201,6 +202,7 @@ class WebhookApp:
             operator_usernames=self.settings.operator_usernames,
             grove_enabled=self.settings.grove_enabled(),
             checkpoint_enabled=self.settings.checkpoint_enabled,
+            ingress=self.settings.ingress,
             profiler_image=self.settings.profiler_image,
             dra_enabled=self.settings.dra_enabled(),
             inference_pool_served=self.settings.inference_pool_served(),

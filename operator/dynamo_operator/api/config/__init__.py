@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from dynamo_operator import __version__
 from dynamo_operator.api.config.types import *  # noqa: F403
 from dynamo_operator.api.config.types import OperatorConfiguration
+from dynamo_operator.api.config.unsupported import unsupported_errors
 
 API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
 KIND = "OperatorConfiguration"
@@ -51,7 +52,6 @@ DEFAULTS: dict[str, Any] = {
     "checkpoint": {
         "enabled": False,
         "storage": {"type": "pvc", "pvc": {"pvcName": "chrek-pvc", "basePath": "/checkpoints"}},
-        "cleanupImage": "busybox:1.36",
     },
     "discovery": {"backend": "kubernetes"},
     "gpu": {"discoveryEnabled": True},
@@ -61,7 +61,7 @@ DEFAULTS: dict[str, Any] = {
         "workloads": {"restrictedSecurityContext": False, "podTemplates": {"action": "Warn"}},
     },
     "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
-    "mpi": {"sshNetworkPolicy": False},
+    "mpi": {"sshNetworkPolicy": False, "sshSecretCopy": True},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error")
@@ -115,7 +115,7 @@ def with_defaults(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
-    errors: list[tuple[str, str]] = []
+    errors: list[tuple[str, str]] = unsupported_errors(cfg)  # keys nothing would act on: refused
     server = cfg.server
     assert server is not None and server.metrics and server.health_probe and server.webhook
     for path, port in (

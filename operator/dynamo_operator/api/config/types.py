@@ -372,6 +372,15 @@ class IngressConfiguration(ApiModel):
         None,
         description="HostSuffix is the suffix for ingress hostnames",
     )
+    virtual_service_supports_https: bool | None = Field(
+        None,
+        alias="virtualServiceSupportsHTTPS",
+        description=(
+            "VirtualServiceSupportsHTTPS (dynamo-platform extension; the chart's\n"
+            "dynamo.virtualServiceSupportsHTTPS): the Istio gateway serves the VirtualServices' hosts over\n"
+            "HTTPS, so the endpoints the operator reports (the Exposed condition) are https:// URLs."
+        ),
+    )
 
 
 class IstioMeshConfiguration(ApiModel):
@@ -467,6 +476,15 @@ class MPIConfiguration(ApiModel):
     ssh_secret_namespace: str | None = Field(
         None,
         description="SSHSecretNamespace is the namespace where the MPI SSH secret is located",
+    )
+    ssh_secret_copy: bool | None = Field(
+        None,
+        description=(
+            "SSHSecretCopy (dynamo-platform extension, default true): copy the Secret SSHSecretName from\n"
+            "SSHSecretNamespace into the namespace of every graph with multinode TensorRT-LLM components,\n"
+            "whose pods mount it. Needs create on Secrets in those namespaces (the chart grants it with\n"
+            "this switch); false leaves providing the Secret there to you."
+        ),
     )
     ssh_network_policy: bool | None = Field(
         None,

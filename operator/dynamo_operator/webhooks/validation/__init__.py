@@ -26,6 +26,7 @@ from typing import Any
 from dynamo_operator.api import conversion
 from dynamo_operator.api.registry import GROUP
 
+from .alpha_only import validate_alpha_only
 from .alpha_paths import to_alpha_path
 from .checkpoint import validate_checkpoint
 from .dcd import validate_dcd
@@ -120,6 +121,8 @@ def _validate_converted(
                 err.path = to_alpha_path(kind, err.path, beta, obj)
         check_alpha_gms(c, kind, obj)  # what conversion keeps aside, in v1alpha1 paths already
     check_pod_templates(c, kind, version, beta, obj, beta_old, ctx)  # paths translated there
+    if kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
+        validate_alpha_only(c, kind, obj, old, beta, ctx)
 
 
 def denial_message(kind: str, name: str | None, errors: list[FieldError]) -> str:

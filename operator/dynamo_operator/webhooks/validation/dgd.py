@@ -51,6 +51,7 @@ def validate_dgd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
         )
     epp_at = _check_components(c, obj, old, lst(comps), grove, ctx)
     _check_restart(c, spec, old)
+    _check_kv_transfer_policy(c, spec)
     for i in epp_at[1:]:
         first = d(lst(comps)[epp_at[0]]).get("name")
         c.add(
@@ -207,3 +208,18 @@ def _check_update(c: ErrorList, obj: dict, old: dict, comps: list, is_privileged
     for name, (i, comp) in new_comps.items():
         if name in old_comps:
             check_component_update(c, comp, old_comps[name], ("spec", "components", i), scope)
+
+
+KV_TRANSFER_POLICY = (
+    "is not supported by this operator: topology-aware KV-cache routing needs the node label copied onto "
+    "worker pods and the router told the policy, and neither is implemented, so the policy would be "
+    "silently ignored; remove spec.experimental.kvTransferPolicy (KV transfers then route without "
+    "topology), or co-locate prefill and decode with spec.topologyConstraint on the Grove pathway"
+)
+
+
+def _check_kv_transfer_policy(c: ErrorList, spec: dict) -> None:
+    """``experimental.kvTransferPolicy`` is refused rather than accepted and ignored (issue 21)."""
+    policy = d(spec.get("experimental")).get("kvTransferPolicy")
+    if policy is not None:
+        c.add(("spec", "experimental", "kvTransferPolicy"), FORBIDDEN, KV_TRANSFER_POLICY)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
@@ -54,6 +54,8 @@ class Context:
     inference_pool_served: bool = True
     # security.workloads: what to say about privileged pod template settings (None: warn about all)
     pod_templates: PodTemplatePolicy | None = None
+    # the configuration's ingress section (defaults a component's v1alpha1 ingress may rely on)
+    ingress: dict = field(default_factory=dict)
 
 
 # -----------------------------------------------------------------------------------------------------------

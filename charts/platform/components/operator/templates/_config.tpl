@@ -58,6 +58,7 @@ ingress:
   controllerTLSSecretName: {{ .Values.dynamo.ingress.tlsSecretName | default "" | quote }}
   {{- end }}
   hostSuffix: {{ .Values.dynamo.ingressHostSuffix | quote }}
+  virtualServiceSupportsHTTPS: {{ .Values.dynamo.virtualServiceSupportsHTTPS }}
 {{- if not .Values.namespaceRestriction.enabled }}
 rbac:
   plannerClusterRoleName: {{ include "dynamo-operator.plannerClusterRole" . }}
@@ -68,6 +69,7 @@ mpi:
   sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}
   sshSecretNamespace: {{ .Release.Namespace }}
   sshNetworkPolicy: {{ .Values.dynamo.mpiRun.networkPolicy.enabled }}
+  sshSecretCopy: {{ eq (include "dynamo-operator.mpiSecretCopy" .) "true" }}
 images:
   # the profiling Job's output-copier runs the operator's own image (digest included when pinned)
   operator: {{ include "dynamo-operator.image" . | quote }}

@@ -54,6 +54,14 @@ app.kubernetes.io/part-of: dynamo-operator
 {{- default .Release.Namespace .Values.namespaceRestriction.targetNamespace }}
 {{- end }}
 
+{{/* "true" when the operator copies the MPI SSH Secret into graph namespaces (mpi-secret-rbac.yaml,
+     configuration mpi.sshSecretCopy): dynamo.mpiRun.copyToGraphNamespaces, unless the operator manages only
+     the release namespace itself (restricted to it), where every graph mounts the original. */}}
+{{- define "dynamo-operator.mpiSecretCopy" -}}
+{{- $r := .Values.namespaceRestriction }}
+{{- if and .Values.dynamo.mpiRun.copyToGraphNamespaces (or (not $r.enabled) (ne (include "dynamo-operator.targetNamespace" .) .Release.Namespace)) }}true{{ end }}
+{{- end }}
+
 {{- define "dynamo-operator.restricted" -}}
 {{- if .Values.namespaceRestriction.enabled }}true{{ end }}
 {{- end }}
@@ -156,6 +164,14 @@ imagePullSecrets:
 {{- end }}
 {{- if and .Values.dynamo.dockerRegistry.useKubernetesSecret (not .Values.dynamo.dockerRegistry.existingSecretName) (not (and .Values.dynamo.dockerRegistry.server .Values.dynamo.dockerRegistry.password)) }}
 {{- fail "dynamo.dockerRegistry.useKubernetesSecret=true needs dynamo.dockerRegistry.existingSecretName, or server, username and password" }}
+{{- end }}
+{{- /* Values of the upstream chart this operator has no use for: the seed's default is accepted, a
+     choice is refused (nothing would act on it). */}}
+{{- if not .Values.dynamo.dockerRegistry.secure }}
+{{- fail "dynamo.dockerRegistry.secure=false is not supported: this operator pulls and pushes no images itself (it builds none), so it has no registry connection to make insecure. An HTTP registry is configured in the nodes' container runtime (containerd registry hosts); remove the value." }}
+{{- end }}
+{{- if not (has .Values.dynamo.internalImages.debugger (list "python:3.12-slim" "" nil)) }}
+{{- fail (printf "dynamo.internalImages.debugger=%q is not supported: this operator starts no debugger containers, so the image would never be used. Debug a pod with kubectl debug --image=...; remove the value." .Values.dynamo.internalImages.debugger) }}
 {{- end }}
 {{- if and .Values.natsAddr (not (regexMatch "^(nats|tls)://[^/]+$" .Values.natsAddr)) }}
 {{- fail (printf "natsAddr=%q must look like nats://host:port" .Values.natsAddr) }}

@@ -79,6 +79,13 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get"]
+# controllers/pvc.py (DGD reconciler), render/pvc.py: the claims of a graph's spec.pvcs with create: true,
+# created when missing and grown (a merge patch of the storage request); cached by label (list/watch), a
+# claim outside that cache (the user's) read by one get. Never updated or deleted: their data outlives the
+# graph (docs/storage.md).
+- apiGroups: [""]
+  resources: ["persistentvolumeclaims"]
+  verbs: ["get", "list", "watch", "create", "patch"]
 # controllers/dynamomodel.py: a base model's endpoints are its worker pods (label-selected informer).
 - apiGroups: [""]
   resources: ["pods"]
@@ -134,6 +141,16 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 # ... and the DestinationRule of its EPP Service under serviceMesh.provider istio (only when Istio is served).
 - apiGroups: ["networking.istio.io"]
   resources: ["destinationrules"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# controllers/sync.py from dcd.py (dgd.py on the Grove pathway), render/ingress.py: a component's Ingress
+# (its ingress, the configuration's ingress.*); networking.k8s.io/v1 is always served, so every operator
+# caches them (label-selected) ...
+- apiGroups: ["networking.k8s.io"]
+  resources: ["ingresses"]
+  verbs: ["get", "list", "watch", "create", "update", "delete"]
+# ... or its Istio VirtualService (ingress.useVirtualService, dynamo.istio.gateway; only when Istio is served).
+- apiGroups: ["networking.istio.io"]
+  resources: ["virtualservices"]
   verbs: ["get", "list", "watch", "create", "update", "delete"]
 {{- end }}
 

@@ -1,0 +1,312 @@
+"""A component's Ingress (networking.k8s.io/v1) or Istio VirtualService: how a component is reached from
+outside the cluster.
+
+Two sources, the component's first:
+
+* the component's v1alpha1 ``ingress`` (``IngressSpec``; v1beta1 has no such field, so it lives in the
+  DCD's v1alpha1 spec, read through ``api.alpha``): ``enabled: true`` exposes the component, through a
+  VirtualService when ``useVirtualService`` is true, else an Ingress; ``enabled: false`` keeps it private
+  even where the configuration would expose it. Settings it leaves unset come from the configuration
+  (class, host suffix, TLS secret, gateway);
+* the OperatorConfiguration's ``ingress.*`` (the chart's ``dynamo.ingress.*``, ``dynamo.istio.gateway``,
+  ``dynamo.ingressHostSuffix``) for frontends without an ``ingress`` of their own: an Ingress when
+  ``ingress.controllerClassName`` is set, a VirtualService when ``ingress.virtualServiceGateway`` is set
+  (both when both are), host = the graph's name.
+
+Host: ``<hostPrefix><host>.<hostSuffix>`` (suffix default ``local``, upstream's). Both kinds route every
+path (``/`` prefix) to the component's Service, on its one port (the frontend's HTTP port 8000). TLS: an
+Ingress gets ``tls`` for its host (the component's ``tls.secretName``, else the configuration's
+``controllerTLSSecretName``); a VirtualService cannot carry a certificate (the Istio Gateway terminates
+TLS), so ``tls`` there only says the endpoint is HTTPS, as ``ingress.virtualServiceSupportsHTTPS`` does for
+every VirtualService. The ``Exposed`` status condition reports each endpoint with that scheme.
+
+VirtualServices are rendered only when the cluster serves ``networking.istio.io`` (``RenderContext``); a
+component asking for one without it is reported (``exposures``), not rendered.
+
+``ingress_problems`` holds the rules admission and rendering share (host required, one kind's settings
+not given to the other, a component with a Service to route to).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from dynamo_operator.api.alpha import alpha_spec
+
+from . import names
+from .context import RenderContext
+from .errors import RenderError
+from .info import ComponentInfo, component_info
+from .ports import service_ports
+
+INGRESS_API = "networking.k8s.io/v1"
+INGRESS_KIND = "Ingress"
+VIRTUAL_SERVICE_API = "networking.istio.io/v1beta1"
+VIRTUAL_SERVICE_KIND = "VirtualService"
+DEFAULT_HOST_SUFFIX = "local"
+
+_DNS_SUBDOMAIN = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """How one component is reached from outside: what the operator renders (``kinds``) and where."""
+
+    component: str
+    host: str
+    kinds: tuple[str, ...]  # INGRESS_KIND and/or VIRTUAL_SERVICE_KIND
+    source: str  # "spec.ingress" (the component's) or "configuration" (the operator's ingress.*)
+    class_name: str | None = None
+    tls_secret: str | None = None
+    tls: bool = False  # the Ingress gets a tls entry / the endpoint is HTTPS
+    gateway: str | None = None
+    annotations: dict = field(default_factory=dict)
+    labels: dict = field(default_factory=dict)
+
+
+def full_host(ingress: dict, suffix_default: str | None) -> str:
+    """``<hostPrefix><host>.<hostSuffix>``; an empty suffix falls back to the configuration's, then to
+    ``local``."""
+    suffix = ingress.get("hostSuffix") or suffix_default or DEFAULT_HOST_SUFFIX
+    return f"{ingress.get('hostPrefix') or ''}{ingress.get('host') or ''}.{suffix}"
+
+
+def ingress_problems(
+    ingress: dict, component_type: str | None, gateway_default: str | None, suffix_default: str | None
+) -> list[tuple[tuple[str, ...], str]]:
+    """(field path under ``ingress``, what is wrong and the fix) for an enabled ``ingress``."""
+    if not isinstance(ingress, dict) or not ingress.get("enabled"):
+        return []
+    out: list[tuple[tuple[str, ...], str]] = []
+    use_vs = bool(ingress.get("useVirtualService"))
+    if not ingress.get("host"):
+        out.append((("host",), "required when enabled is true: the host is <hostPrefix><host>.<hostSuffix>"))
+    else:
+        host = full_host(ingress, suffix_default)
+        if not _DNS_SUBDOMAIN.match(host) or len(host) > 253:
+            out.append(
+                (
+                    ("host",),
+                    f"gives the host {host!r} (<hostPrefix><host>.<hostSuffix>), which is not a lowercase "
+                    "DNS name; use lowercase letters, digits, '-' and '.'",
+                )
+            )
+    if not service_ports(component_type):
+        out.append(
+            (
+                ("enabled",),
+                f"the component has no Service to route to (componentType {component_type or 'unset'}); "
+                "expose a component of type frontend, worker, prefill, decode, planner or epp",
+            )
+        )
+    if use_vs and not (ingress.get("virtualServiceGateway") or gateway_default):
+        out.append(
+            (
+                ("virtualServiceGateway",),
+                "required with useVirtualService: name the Istio Gateway (or set the operator's "
+                "ingress.virtualServiceGateway, the chart's dynamo.istio.gateway)",
+            )
+        )
+    if use_vs and ingress.get("ingressControllerClassName"):
+        out.append(
+            (
+                ("ingressControllerClassName",),
+                "selects an Ingress controller, but useVirtualService renders a VirtualService instead of an "
+                "Ingress; remove it or set useVirtualService: false",
+            )
+        )
+    if use_vs and (ingress.get("tls") or {}).get("secretName"):
+        out.append(
+            (
+                ("tls", "secretName"),
+                "a VirtualService cannot carry a certificate: the Istio Gateway terminates TLS; set the "
+                "Secret as the Gateway's credentialName and keep tls: {} to mark the endpoint HTTPS",
+            )
+        )
+    if not use_vs and ingress.get("virtualServiceGateway"):
+        out.append(
+            (
+                ("virtualServiceGateway",),
+                "is used only with useVirtualService: true; set useVirtualService: true or remove it",
+            )
+        )
+    return out
+
+
+def component_ingress(info: ComponentInfo) -> dict | None:
+    """The component's own ``ingress`` (its v1alpha1 spec), or None."""
+    ingress = alpha_spec(info.dcd).get("ingress")
+    return ingress if isinstance(ingress, dict) else None
+
+
+def exposure(info: ComponentInfo, ctx: RenderContext) -> Exposure | None:
+    """How the component is exposed (None: it is not); invalid settings raise ``RenderError``."""
+    cfg_class = ctx.config("ingress", "controllerClassName") or None
+    cfg_gateway = ctx.config("ingress", "virtualServiceGateway") or None
+    cfg_tls = ctx.config("ingress", "controllerTLSSecretName") or None
+    cfg_suffix = ctx.config("ingress", "hostSuffix") or None
+    own = component_ingress(info)
+    if own is not None:
+        problems = ingress_problems(own, info.component_type, cfg_gateway, cfg_suffix)
+        if problems:
+            path, message = problems[0]
+            raise RenderError(info.dcd, "spec.ingress." + ".".join(path), message, "correct the ingress")
+        if not own.get("enabled"):
+            return None
+        use_vs = bool(own.get("useVirtualService"))
+        tls = own.get("tls") if isinstance(own.get("tls"), dict) else None
+        return Exposure(
+            component=info.component_name,
+            host=full_host(own, cfg_suffix),
+            kinds=(VIRTUAL_SERVICE_KIND,) if use_vs else (INGRESS_KIND,),
+            source="spec.ingress",
+            class_name=None if use_vs else (own.get("ingressControllerClassName") or cfg_class),
+            tls_secret=None if use_vs else ((tls or {}).get("secretName") if tls is not None else cfg_tls),
+            tls=tls is not None or (not use_vs and bool(cfg_tls)),
+            gateway=(own.get("virtualServiceGateway") or cfg_gateway) if use_vs else None,
+            annotations=dict(own.get("annotations") or {}),
+            labels=dict(own.get("labels") or {}),
+        )
+    if info.component_type != "frontend" or not (cfg_class or cfg_gateway):
+        return None
+    kinds = tuple(k for k, on in ((INGRESS_KIND, cfg_class), (VIRTUAL_SERVICE_KIND, cfg_gateway)) if on)
+    return Exposure(
+        component=info.component_name,
+        host=full_host({"host": info.dgd_name or info.name}, cfg_suffix),
+        kinds=kinds,
+        source="configuration",
+        class_name=cfg_class,
+        tls_secret=cfg_tls if cfg_class else None,
+        tls=bool(cfg_tls) and bool(cfg_class),
+        gateway=cfg_gateway,
+    )
+
+
+def endpoint_url(exp: Exposure, kind: str, ctx: RenderContext) -> str:
+    """``https://`` for a TLS Ingress, and for a VirtualService whose gateway serves HTTPS (``tls`` on the
+    component, or the configuration's ``ingress.virtualServiceSupportsHTTPS``); else ``http://``."""
+    if kind == VIRTUAL_SERVICE_KIND:
+        secure = exp.tls or bool(ctx.config("ingress", "virtualServiceSupportsHTTPS"))
+    else:
+        secure = exp.tls
+    return f"{'https' if secure else 'http'}://{exp.host}"
+
+
+def _metadata(base: dict, exp: Exposure) -> dict:
+    """The component's child metadata (``base``) with the ingress's labels and annotations: its labels
+    add to ours (ours select and cannot be replaced), its annotations win (controller settings)."""
+    meta = {**base}
+    meta["labels"] = dict(sorted({**exp.labels, **(base.get("labels") or {})}.items()))
+    meta["annotations"] = dict(sorted({**(base.get("annotations") or {}), **exp.annotations}.items()))
+    return meta
+
+
+def _backend(info: ComponentInfo) -> tuple[str, int]:
+    return names.dns_label(info.name), int(service_ports(info.component_type)[0]["port"])
+
+
+def build_ingress(info: ComponentInfo, base: dict, exp: Exposure) -> dict:
+    service, port = _backend(info)
+    spec: dict = {}
+    if exp.class_name:
+        spec["ingressClassName"] = exp.class_name
+    spec["rules"] = [
+        {
+            "host": exp.host,
+            "http": {
+                "paths": [
+                    {
+                        "path": "/",
+                        "pathType": "Prefix",
+                        "backend": {"service": {"name": service, "port": {"number": port}}},
+                    }
+                ]
+            },
+        }
+    ]
+    if exp.tls:
+        tls: dict = {"hosts": [exp.host]}
+        if exp.tls_secret:
+            tls["secretName"] = exp.tls_secret
+        spec["tls"] = [tls]
+    return {
+        "apiVersion": INGRESS_API,
+        "kind": INGRESS_KIND,
+        "metadata": _metadata(base, exp),
+        "spec": spec,
+    }
+
+
+def build_virtual_service(info: ComponentInfo, base: dict, exp: Exposure) -> dict:
+    service, port = _backend(info)
+    return {
+        "apiVersion": VIRTUAL_SERVICE_API,
+        "kind": VIRTUAL_SERVICE_KIND,
+        "metadata": _metadata(base, exp),
+        "spec": {
+            "hosts": [exp.host],
+            "gateways": [str(exp.gateway)],
+            "http": [
+                {
+                    "match": [{"uri": {"prefix": "/"}}],
+                    "route": [{"destination": {"host": service, "port": {"number": port}}}],
+                }
+            ],
+        },
+    }
+
+
+def exposure_objects(info: ComponentInfo, ctx: RenderContext, base: dict) -> list[dict]:
+    """The component's Ingress and/or VirtualService (a VirtualService only where Istio is served);
+    ``base``: the component's child metadata for an object named like its Service."""
+    exp = exposure(info, ctx)
+    if exp is None:
+        return []
+    out = []
+    if INGRESS_KIND in exp.kinds:
+        out.append(build_ingress(info, base, exp))
+    if VIRTUAL_SERVICE_KIND in exp.kinds and ctx.virtual_services_served:
+        out.append(build_virtual_service(info, base, exp))
+    return out
+
+
+def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str], list[str]]:
+    """(endpoints, problems) for status: ``<component> at <url> (<kind> <namespace>/<name>)`` per object
+    rendered, and why a requested VirtualService is not."""
+    try:
+        exp = exposure(info, ctx)
+    except RenderError:
+        return [], []  # rendering fails with the same error, which the Ready condition reports
+    if exp is None:
+        return [], []
+    name = names.dns_label(info.name)
+    endpoints, problems = [], []
+    for kind in exp.kinds:
+        if kind == VIRTUAL_SERVICE_KIND and not ctx.virtual_services_served:
+            asked = (
+                "its ingress.useVirtualService"
+                if exp.source == "spec.ingress"
+                else "the operator configuration's ingress.virtualServiceGateway"
+            )
+            problems.append(
+                f"{exp.component}: no VirtualService ({asked}): the cluster did not serve "
+                "networking.istio.io when the operator started; install Istio and restart the operator, "
+                "or use an Ingress"
+            )
+            continue
+        endpoints.append(
+            f"{exp.component} at {endpoint_url(exp, kind, ctx)} ({kind} {info.namespace}/{name})"
+        )
+    return endpoints, problems
+
+
+def dcds_exposure_report(dcds: list[dict], ctx: RenderContext) -> tuple[list[str], list[str]]:
+    """``exposure_report`` over rendered (v1beta1) DCDs, concatenated in their order."""
+    endpoints: list[str] = []
+    problems: list[str] = []
+    for dcd in dcds:
+        e, p = exposure_report(component_info(dcd, ctx.discovery_backend), ctx)
+        endpoints += e
+        problems += p
+    return endpoints, problems

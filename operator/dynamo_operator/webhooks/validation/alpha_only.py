@@ -1,0 +1,64 @@
+"""Fields only v1alpha1 has: a component's ``ingress`` and the graph's ``pvcs``. The v1beta1 rules cannot
+see them, so they are judged on the v1alpha1 form (``api.alpha``: the object as written, or a v1beta1
+object's conversion record) with the rules the renderer applies (``render.ingress``, ``render.pvc``), and
+reported at their v1alpha1 paths."""
+
+from __future__ import annotations
+
+from dynamo_operator.api.alpha import alpha_spec
+from dynamo_operator.render.ingress import ingress_problems
+from dynamo_operator.render.pvc import pvc_problems
+
+from .field import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, ErrorList, Path
+from .shared import Context, d, lst
+
+_TYPES = {
+    "Invalid": INVALID,
+    "Duplicate": DUPLICATE,
+    "Required": REQUIRED,
+    "NotSupported": NOT_SUPPORTED,
+    "Forbidden": FORBIDDEN,
+}
+
+
+def _ingress(c: ErrorList, base: Path, ingress: object, component_type: str | None, ctx: Context) -> None:
+    if not isinstance(ingress, dict):
+        return
+    gateway = ctx.ingress.get("virtualServiceGateway") or None
+    suffix = ctx.ingress.get("hostSuffix") or None
+    for path, message in ingress_problems(ingress, component_type, gateway, suffix):
+        value = ingress
+        for step in path:
+            value = d(value).get(step)
+        c.add(
+            (*base, *path),
+            REQUIRED if value is None else INVALID,
+            message,
+            *([] if value is None else [value]),
+        )
+
+
+def validate_alpha_only(
+    c: ErrorList, kind: str, obj: dict, old: dict | None, beta: dict, ctx: Context
+) -> None:
+    """``obj`` / ``old`` as the request has them; ``beta``: ``obj`` in v1beta1 (the component types)."""
+    spec = alpha_spec(obj)
+    if not spec:
+        return
+    if kind == "DynamoComponentDeployment":
+        ctype = d(beta.get("spec")).get("type") or spec.get("componentType")
+        _ingress(c, ("spec", "ingress"), spec.get("ingress"), ctype, ctx)
+        return
+    types = {d(x).get("name"): d(x).get("type") for x in lst(d(beta.get("spec")).get("components"))}
+    for name, svc in d(spec.get("services")).items():
+        ctype = types.get(name) or d(svc).get("componentType")
+        _ingress(c, ("spec", "services", ("key", name), "ingress"), d(svc).get("ingress"), ctype, ctx)
+    pvcs = spec.get("pvcs")
+    if pvcs is None:
+        return
+    if not isinstance(pvcs, list):
+        c.add(("spec", "pvcs"), INVALID, "must be a list of claims", pvcs)
+        return
+    old_pvcs = lst(alpha_spec(old).get("pvcs")) if old is not None else None
+    for path, type_, message in pvc_problems(pvcs, old_pvcs):
+        c.add(("spec", "pvcs", *path), _TYPES[type_], message)

@@ -1,0 +1,652 @@
+"""Ingress, VirtualService, PersistentVolumeClaim and the MPI SSH Secret's copy on the real local control
+plane ("cluster" profile), with the operator running as the chart's own ServiceAccount (impersonated), so
+every write below also proves the chart grants it, and with the chart's own operator configuration.
+
+* a v1alpha1 component's ``ingress`` becomes an Ingress owned by its DCD (host, class, TLS, labels,
+  annotations), restored after a hand edit, updated when the graph changes, deleted when the ingress is
+  turned off; the configuration's ``dynamo.ingress.*`` exposes a v1beta1 graph's frontend; the graph's
+  ``Exposed`` condition lists the endpoints; ``componentType: main`` reaches the DCD and the pods;
+* ``useVirtualService``: on a cluster without Istio's API the graph says so (``Exposed`` False) and still
+  runs; with the (minimal, test-only) VirtualService CRD the VirtualService is created, owned, read back as
+  rendered, updated and deleted;
+* ``spec.pvcs`` with ``create: true``: the claim is created without an owner, mounted, grown when
+  ``size`` grows, kept when the entry goes and when the graph is deleted; a claim the user made is never
+  written;
+* the MPI SSH Secret: copied into a multinode TensorRT-LLM graph's namespace with the graph as owner, kept
+  equal to the original (rotation), released when the graph no longer needs it, collected with the graph;
+  the user's own Secret of that name untouched; a missing original is reported in the graph's Ready
+  message and a Warning Event, and copied as soon as it appears.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import copy
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import pytest
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT
+from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import store
+from dynamo_operator.controllers.sync import INGRESSES, VIRTUALSERVICES, controller_ref
+from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRETS, custom
+from kubernetes.client.exceptions import ApiException
+from support import graphs
+from support.crds import wait_established
+from support.crs import events_of
+from support.dgd import apply_dgd, dgd_status, get
+from support.operator import Operator
+from support.poll import wait_for
+
+pytestmark = pytest.mark.cluster
+
+NS_PREFIX = "p2x"
+WAIT = 60.0
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
+CHART = REPO_ROOT / "charts" / "platform"
+ISTIO_CRD = REPO_ROOT / "tests" / "fixtures" / "crds" / "istio" / "networking.istio.io_virtualservices.yaml"
+# Istio serves DestinationRules beside VirtualServices; the operator caches both when networking.istio.io is
+# served (an EPP's DestinationRule, controllers/epp.py), so the test installs both, as Istio does
+ISTIO_DR_CRD = (
+    REPO_ROOT
+    / "tests"
+    / "fixtures"
+    / "crds"
+    / "istio-destinationrule"
+    / "networking.istio.io_destinationrules.yaml"
+)
+DGD_V1BETA1 = custom("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
+STORAGECLASSES = custom("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
+PVS = custom("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+RBAC_KINDS = ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+# what `helm install` creates with the RBAC that bounds it: the MPI copies' admission policy
+POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
+def kubectl(env: dict, *args: str, stdin: str | None = None, check: bool = True) -> str:
+    r = subprocess.run(["kubectl", *args], input=stdin, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 or not check, r.stderr
+    return r.stdout
+
+
+# -- the chart's identity and configuration ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chart(kube_cluster) -> Iterator[dict]:
+    """The chart rendered for a release in a fresh namespace: its RBAC applied (what `helm install` would
+    create), its operator configuration, and an API client that acts as its operator ServiceAccount."""
+    env = kube_cluster.env
+    release = f"{NS_PREFIX}-{uuid.uuid4().hex[:6]}"
+    namespace = f"{release}-sys"
+    values = {
+        "dynamo-operator": {
+            "dynamo": {
+                "ingress": {"enabled": True, "className": "nginx", "tlsSecretName": "wild-tls"},
+                "ingressHostSuffix": "example.com",
+            }
+        }
+    }
+    r = subprocess.run(
+        ["helm", "template", release, str(CHART), "-n", namespace, "-f", "-"],
+        input=yaml.safe_dump(values),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    cm = next(
+        d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-operator-config")
+    )
+    rbac = [d for d in docs if d["kind"] in RBAC_KINDS + POLICY_KINDS]
+    created = []  # only the namespaces this fixture made are deleted (never kube-system)
+    for ns in sorted({d["metadata"].get("namespace") for d in rbac} - {None}):
+        if (
+            subprocess.run(["kubectl", "create", "namespace", ns], env=env, capture_output=True).returncode
+            == 0
+        ):
+            created.append(ns)
+    kubectl(env, "apply", "-f", "-", stdin=yaml.safe_dump_all(rbac))
+    sa = next(
+        d for d in docs if d["kind"] == "ServiceAccount" and "controller-manager" in d["metadata"]["name"]
+    )
+    user = f"system:serviceaccount:{namespace}:{sa['metadata']['name']}"
+    try:
+        yield {
+            "release": release,
+            "namespace": namespace,
+            "config": yaml.safe_load(cm["data"]["config.yaml"]),
+            "user": user,
+        }
+    finally:
+        kubectl(
+            env, "delete", "--ignore-not-found", "--wait=false", "-f", "-", stdin=yaml.safe_dump_all(rbac)
+        )
+        for ns in created:
+            kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)
+
+
+def operator_as(kube_cluster, chart: dict, config: dict | None = None) -> Operator:
+    """The operator's controllers in this process (a context manager), every request made as the chart's
+    ServiceAccount: its caches sync only if the chart grants the list/watch of everything it caches."""
+    return Operator(kube_cluster, config if config is not None else chart["config"], user=chart["user"])
+
+
+@pytest.fixture
+def fresh_ns(client, crds) -> Iterator[str]:
+    name = f"{NS_PREFIX}-{uuid.uuid4().hex[:8]}"
+    client.create(NAMESPACES, {"metadata": {"name": name}})
+    yield name
+    with contextlib.suppress(ApiException):
+        client.delete(NAMESPACES, name)
+
+
+# -- graphs ------------------------------------------------------------------------------------------------
+
+
+def alpha_graph(ns: str, name: str = "g", frontend: dict | None = None, **spec) -> dict:
+    """A v1alpha1 Frontend (with ``frontend``'s fields) and a one-GPU vLLM Worker; ``spec`` adds fields."""
+    services = {
+        "Frontend": graphs.alpha_service(
+            "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"], **(frontend or {})
+        ),
+        "Worker": graphs.alpha_service("worker", image=IMAGE, command=graphs.VLLM, gpus=1),
+    }
+    return graphs.dgd_v1alpha1(services, name=name, namespace=ns, backendFramework="vllm", **spec)
+
+
+def stored_dgd(client, ns: str, name: str = "g") -> dict:
+    return client.get(store.DGD, name, ns)
+
+
+def edit_graph(client, ns: str, change, name: str = "g", res=store.DGD) -> None:
+    """Change the graph's spec (stored v1alpha1 form, or ``res``'s version) with ``change(spec)``; retried
+    on a 409 (the operator writes the graph's status and annotations meanwhile)."""
+    for _ in range(10):
+        obj = client.get(res, name, ns)
+        change(obj["spec"])
+        try:
+            client.replace(res, obj)
+            return
+        except ApiException as e:
+            if e.status != 409:
+                raise
+    raise AssertionError("could not update the graph")
+
+
+def exposed(client, ns: str, name: str = "g") -> dict:
+    return st.condition(dgd_status(client, ns, name), st.EXPOSED) or {}
+
+
+# -- Ingress -----------------------------------------------------------------------------------------------
+
+
+INGRESS = {
+    "enabled": True,
+    "host": "api",
+    "ingressControllerClassName": "traefik",
+    "tls": {"secretName": "api-tls"},
+    "labels": {"team": "llm"},
+    "annotations": {"traefik.ingress.kubernetes.io/router.priority": "10"},
+}
+
+
+def test_a_v1alpha1_ingress_is_an_owned_ingress_kept_as_the_graph_says(kube_cluster, chart, client, fresh_ns):
+    ns = fresh_ns
+    graph = alpha_graph(ns, frontend={"ingress": INGRESS})
+    graph["spec"]["services"]["Main"] = {
+        "componentType": "main",
+        "extraPodSpec": {"mainContainer": {"image": IMAGE, "command": ["sleep", "inf"]}},
+    }
+    with operator_as(kube_cluster, chart):
+        apply_dgd(client, graph)
+        ing = wait_for(lambda: get(client, INGRESSES, "g-frontend", ns), WAIT, "Ingress g-frontend")
+        dcd = client.get(store.DCD, "g-frontend", ns)
+        ref = controller_ref(ing)
+        assert (ref["kind"], ref["name"], ref["uid"]) == (
+            "DynamoComponentDeployment",
+            "g-frontend",
+            dcd["metadata"]["uid"],
+        )
+        assert dcd["spec"]["ingress"] == INGRESS  # the stored (v1alpha1) DCD holds it where a user would
+        spec = ing["spec"]
+        assert spec["ingressClassName"] == "traefik"
+        rule = spec["rules"][0]
+        assert rule["host"] == "api.example.com"  # the chart's dynamo.ingressHostSuffix
+        assert rule["http"]["paths"][0]["backend"]["service"] == {
+            "name": "g-frontend",
+            "port": {"number": 8000},
+        }
+        assert spec["tls"] == [{"hosts": ["api.example.com"], "secretName": "api-tls"}]
+        assert ing["metadata"]["labels"]["team"] == "llm"
+        assert ing["metadata"]["annotations"]["traefik.ingress.kubernetes.io/router.priority"] == "10"
+        cond = wait_for(
+            lambda: exposed(client, ns).get("status") == "True" and exposed(client, ns), WAIT, "Exposed"
+        )
+        assert f"Frontend at https://api.example.com (Ingress {ns}/g-frontend)" in cond["message"]
+        # componentType main reaches the DCD (stored as written) and the pods' labels
+        main = wait_for(lambda: get(client, DEPLOYMENTS, "g-main", ns), WAIT, "Deployment g-main")
+        assert main["spec"]["template"]["metadata"]["labels"]["nvidia.com/dynamo-component-type"] == "main"
+        assert client.get(store.DCD, "g-main", ns)["spec"]["componentType"] == "main"
+
+        # a hand edit is written back
+        client.patch(INGRESSES, "g-frontend", {"spec": {"ingressClassName": "other"}}, ns)
+        wait_for(
+            lambda: get(client, INGRESSES, "g-frontend", ns)["spec"].get("ingressClassName") == "traefik",
+            WAIT,
+            "the Ingress restored",
+        )
+        # the graph changes: the Ingress follows
+        edit_graph(client, ns, lambda s: s["services"]["Frontend"]["ingress"].update(host="chat"))
+        wait_for(
+            lambda: (
+                get(client, INGRESSES, "g-frontend", ns)["spec"]["rules"][0]["host"] == "chat.example.com"
+            ),
+            WAIT,
+            "the new host",
+        )
+        # turned off: the Ingress goes, and so does the condition
+        edit_graph(client, ns, lambda s: s["services"]["Frontend"]["ingress"].update(enabled=False))
+        wait_for(lambda: get(client, INGRESSES, "g-frontend", ns) is None, WAIT, "the Ingress deleted")
+        wait_for(lambda: not exposed(client, ns), WAIT, "no Exposed condition")
+
+
+def test_the_charts_ingress_settings_expose_a_v1beta1_frontend(kube_cluster, chart, client, fresh_ns):
+    ns = fresh_ns
+    graph = yaml.safe_load((REPO_ROOT / "examples" / "vllm-agg.yaml").read_text())
+    graph["metadata"]["namespace"] = ns
+    with operator_as(kube_cluster, chart):
+        client.create(DGD_V1BETA1, graph)
+        ing = wait_for(
+            lambda: get(client, INGRESSES, "vllm-agg-frontend", ns), WAIT, "Ingress vllm-agg-frontend"
+        )
+        assert ing["spec"]["ingressClassName"] == "nginx"  # dynamo.ingress.className
+        assert ing["spec"]["rules"][0]["host"] == "vllm-agg.example.com"  # the graph's name + the suffix
+        assert ing["spec"]["tls"] == [{"hosts": ["vllm-agg.example.com"], "secretName": "wild-tls"}]
+        assert get(client, INGRESSES, "vllm-agg-vllmdecodeworker", ns) is None  # frontends only
+
+
+# -- VirtualService ----------------------------------------------------------------------------------------
+
+
+VS_INGRESS = {
+    "enabled": True,
+    "host": "api",
+    "useVirtualService": True,
+    "virtualServiceGateway": "istio-system/gw",
+}
+
+
+@contextlib.contextmanager
+def istio_crd(kube_cluster) -> Iterator[None]:
+    env = kube_cluster.env
+    for crd in (ISTIO_CRD, ISTIO_DR_CRD):
+        kubectl(env, "apply", "--server-side", "-f", str(crd))
+    try:
+        wait_established(kube_cluster.api_client(), "virtualservices.networking.istio.io")
+        wait_established(kube_cluster.api_client(), "destinationrules.networking.istio.io")
+        yield
+    finally:
+        for crd in (ISTIO_CRD, ISTIO_DR_CRD):
+            kubectl(env, "delete", "-f", str(crd), "--ignore-not-found")
+        wait_for(
+            lambda: "networking.istio.io/" not in kubectl(env, "api-versions"),
+            90,
+            "networking.istio.io no longer served",
+            interval=0.5,
+        )
+
+
+def test_a_virtual_service_where_istio_is_served_and_a_condition_where_it_is_not(
+    kube_cluster, chart, client, fresh_ns
+):
+    ns = fresh_ns
+    config = copy.deepcopy(chart["config"])
+    with operator_as(kube_cluster, chart, config):  # no Istio API: reported, the graph still runs
+        apply_dgd(client, alpha_graph(ns, frontend={"ingress": VS_INGRESS}))
+        cond = wait_for(
+            lambda: exposed(client, ns).get("status") == "False" and exposed(client, ns), WAIT, "Exposed"
+        )
+        assert cond["reason"] == "VirtualServiceUnavailable"
+        assert "networking.istio.io" in cond["message"] and "useVirtualService" in cond["message"]
+        wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns), WAIT, "the frontend's Deployment")
+        assert get(client, INGRESSES, "g-frontend", ns) is None  # instead of an Ingress, not beside one
+    config["ingress"]["virtualServiceSupportsHTTPS"] = True
+    with istio_crd(kube_cluster), operator_as(kube_cluster, chart, config):
+        vs = wait_for(
+            lambda: get(client, VIRTUALSERVICES, "g-frontend", ns), WAIT, "VirtualService g-frontend"
+        )
+        dcd = client.get(store.DCD, "g-frontend", ns)
+        assert controller_ref(vs)["uid"] == dcd["metadata"]["uid"]
+        assert vs["spec"] == {  # read back whole: every rendered field fits the schema (none pruned)
+            "hosts": ["api.example.com"],
+            "gateways": ["istio-system/gw"],
+            "http": [
+                {
+                    "match": [{"uri": {"prefix": "/"}}],
+                    "route": [{"destination": {"host": "g-frontend", "port": {"number": 8000}}}],
+                }
+            ],
+        }
+        cond = wait_for(
+            lambda: exposed(client, ns).get("status") == "True" and exposed(client, ns), WAIT, "Exposed"
+        )
+        assert f"Frontend at https://api.example.com (VirtualService {ns}/g-frontend)" in cond["message"]
+        edit_graph(
+            client, ns, lambda s: s["services"]["Frontend"]["ingress"].update(virtualServiceGateway="gw2")
+        )
+        wait_for(
+            lambda: get(client, VIRTUALSERVICES, "g-frontend", ns)["spec"]["gateways"] == ["gw2"],
+            WAIT,
+            "the new gateway",
+        )
+        edit_graph(client, ns, lambda s: s["services"]["Frontend"].pop("ingress"))
+        wait_for(
+            lambda: get(client, VIRTUALSERVICES, "g-frontend", ns) is None, WAIT, "the VirtualService deleted"
+        )
+        # the chart's ingress settings (an Ingress class) expose the frontend again, as an Ingress
+        wait_for(lambda: get(client, INGRESSES, "g-frontend", ns), WAIT, "the configured Ingress")
+
+
+# -- PersistentVolumeClaims --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def expandable_class(kube_cluster, client) -> Iterator[str]:
+    """A StorageClass that allows expansion (no provisioner: volumes are made by hand and bound by the
+    controller-manager's PV controller)."""
+    name = f"{NS_PREFIX}-{uuid.uuid4().hex[:6]}"
+    client.create(
+        STORAGECLASSES,
+        {
+            "metadata": {"name": name},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "allowVolumeExpansion": True,
+            "volumeBindingMode": "Immediate",
+        },
+    )
+    yield name
+    with contextlib.suppress(ApiException):
+        client.delete(STORAGECLASSES, name)
+
+
+def test_claims_are_created_grown_and_never_deleted(kube_cluster, chart, client, fresh_ns, expandable_class):
+    ns, sc = fresh_ns, expandable_class
+    mine = {
+        "metadata": {"name": "users-own"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "storageClassName": sc,
+        },
+    }
+    client.create(PVCS, mine, ns)
+    before = client.get(PVCS, "users-own", ns)["metadata"]["resourceVersion"]
+    cache = {
+        "name": "cache",
+        "create": True,
+        "storageClass": sc,
+        "size": "1Gi",
+        "volumeAccessMode": "ReadWriteOnce",
+    }
+    theirs = {**cache, "name": "users-own", "size": "3Gi"}  # listed with create: true, but the user's
+    graph = alpha_graph(ns, pvcs=[cache, theirs])
+    graph["spec"]["services"]["Worker"]["volumeMounts"] = [{"name": "cache", "mountPoint": "/cache"}]
+    pv = f"{ns}-cache"
+    client.create(
+        PVS,
+        {
+            "metadata": {"name": pv},
+            "spec": {
+                "capacity": {"storage": "5Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": sc,
+                "persistentVolumeReclaimPolicy": "Retain",
+                "hostPath": {"path": f"/tmp/{pv}"},
+                "claimRef": {"namespace": ns, "name": "cache"},
+            },
+        },
+    )
+    try:
+        with operator_as(kube_cluster, chart):
+            apply_dgd(client, graph)
+            pvc = wait_for(lambda: get(client, PVCS, "cache", ns), WAIT, "the claim")
+            assert "ownerReferences" not in pvc["metadata"]  # its data never goes with the graph
+            assert pvc["metadata"]["labels"]["nvidia.com/dynamo-graph-deployment-name"] == "g"
+            assert pvc["spec"]["storageClassName"] == sc and pvc["spec"]["accessModes"] == ["ReadWriteOnce"]
+            dep = wait_for(lambda: get(client, DEPLOYMENTS, "g-worker", ns), WAIT, "the worker's Deployment")
+            volumes = dep["spec"]["template"]["spec"]["volumes"]
+            assert {"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}} in volumes
+            wait_for(lambda: get(client, PVCS, "cache", ns)["status"].get("phase") == "Bound", WAIT, "bound")
+            # grown when the graph asks for more
+            edit_graph(client, ns, lambda s: s["pvcs"][0].update(size="2Gi"))
+            wait_for(
+                lambda: get(client, PVCS, "cache", ns)["spec"]["resources"]["requests"]["storage"] == "2Gi",
+                WAIT,
+                "the claim grown",
+            )
+            # the entry goes: the claim stays
+            edit_graph(client, ns, lambda s: s.pop("pvcs"))
+            gen = stored_dgd(client, ns)["metadata"]["generation"]
+            wait_for(
+                lambda: dgd_status(client, ns).get("observedGeneration") == gen, WAIT, "the change observed"
+            )
+            assert get(client, PVCS, "cache", ns) is not None
+            # the graph goes: its DCDs are collected, the claim stays
+            client.delete(store.DGD, "g", ns)
+            wait_for(
+                lambda: get(client, store.DCD, "g-worker", ns) is None, WAIT, "the graph's DCDs collected"
+            )
+            assert get(client, PVCS, "cache", ns) is not None
+        # the user's claim was never written (and not grown to the 3Gi the graph listed)
+        assert client.get(PVCS, "users-own", ns)["metadata"]["resourceVersion"] == before
+    finally:
+        with contextlib.suppress(ApiException):
+            client.delete(PVS, pv)
+
+
+# -- the MPI SSH Secret ------------------------------------------------------------------------------------
+
+
+def trtllm_graph(ns: str, name: str = "trtllm-multinode") -> dict:
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "trtllm-multinode.yaml").read_text())
+    doc["metadata"] = {"name": name, "namespace": ns}
+    return doc
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client, fresh_ns):
+    ns, source_ns = fresh_ns, chart["namespace"]
+    config = copy.deepcopy(chart["config"])
+    assert config["mpi"]["sshSecretNamespace"] == source_ns and config["mpi"]["sshSecretCopy"] is True
+    name = config["mpi"]["sshSecretName"]
+    config["orchestrators"] = {"grove": {"enabled": False}}  # no LWS either: the DCDs fail, the graph copies
+    source = {
+        "metadata": {"name": name},
+        "type": "Opaque",
+        "data": {"private.key": b64("k1"), "private.key.pub": b64("p1")},
+    }
+    with contextlib.suppress(ApiException):
+        client.delete(SECRETS, name, source_ns)
+    wait_for(lambda: get(client, SECRETS, name, source_ns) is None, WAIT, "no original yet")
+    other_ns = f"{ns}-b"
+    client.create(NAMESPACES, {"metadata": {"name": other_ns}})
+    users = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("theirs")}}
+    client.create(SECRETS, users, other_ns)
+    try:
+        with operator_as(kube_cluster, chart, config):
+            # no original: the graph says which Secret is missing
+            created = client.create(DGD_V1BETA1, trtllm_graph(ns))
+            ready = wait_for(
+                lambda: (
+                    "does not exist"
+                    in (st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY) or {}).get(
+                        "message", ""
+                    )
+                    and st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY)
+                ),
+                WAIT,
+                "the missing Secret reported",
+            )
+            assert f"{source_ns}/{name}" in ready["message"]
+            wait_for(
+                lambda: any(r == "MPISecretMissing" for _, r, _ in events_of(client, ns, "trtllm-multinode")),
+                WAIT,
+                "the Warning Event",
+            )
+            client.create(SECRETS, source, source_ns)
+            copy_ = wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy")
+            assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"
+            refs = copy_["metadata"]["ownerReferences"]
+            assert [(r["kind"], r["uid"], r.get("controller")) for r in refs] == [
+                ("DynamoGraphDeployment", created["metadata"]["uid"], None)
+            ]
+            # rotated: the copy follows (the original is watched)
+            client.patch(SECRETS, name, {"data": {"private.key": b64("k2")}}, source_ns)
+            wait_for(
+                lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"),
+                WAIT,
+                "the rotation",
+            )
+            # edited by hand: written back
+            client.patch(SECRETS, name, {"data": {"private.key": b64("bogus")}}, ns)
+            wait_for(
+                lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"), WAIT, "restored"
+            )
+            # deleted by hand: made again at once (the copies are watched)
+            client.delete(SECRETS, name, ns)
+            wait_for(
+                lambda: (
+                    (get(client, SECRETS, name, ns) or {}).get("data")
+                    == {**source["data"], "private.key": b64("k2")}
+                ),
+                WAIT,
+                "the copy made again",
+            )
+            # a graph in a namespace whose Secret of that name is the user's: used, never written
+            client.create(DGD_V1BETA1, trtllm_graph(other_ns))
+            wait_for(
+                lambda: dgd_status(client, other_ns, "trtllm-multinode").get("observedGeneration"),
+                WAIT,
+                "seen",
+            )
+            assert client.get(SECRETS, name, other_ns)["data"] == users["data"]
+
+            # no longer multinode: the graph lets go, and the copy goes with its last user
+            def single_node(spec: dict) -> None:
+                for comp in spec["components"]:
+                    comp.pop("multinode", None)
+
+            edit_graph(client, ns, single_node, "trtllm-multinode", DGD_V1BETA1)
+            wait_for(lambda: get(client, SECRETS, name, ns) is None, WAIT, "the copy deleted")
+            # multinode again, then the graph deleted: the garbage collector takes the copy along
+            edit_graph(
+                client, ns, lambda s: s.update(trtllm_graph(ns)["spec"]), "trtllm-multinode", DGD_V1BETA1
+            )
+            wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy again")
+            client.delete(DGD_V1BETA1, "trtllm-multinode", ns)
+            # (the garbage collector takes its time here: 18 s measured on an idle machine)
+            wait_for(
+                lambda: get(client, SECRETS, name, ns) is None, 3 * WAIT, "the copy collected with the graph"
+            )
+    finally:
+        with contextlib.suppress(ApiException):
+            client.delete(NAMESPACES, other_ns)
+        with contextlib.suppress(ApiException):
+            client.delete(SECRETS, name, source_ns)
+
+
+def test_the_copy_grant_names_the_secret(kube_cluster, chart):
+    """What the chart grants for the copies: create anywhere (Kubernetes cannot narrow create by name),
+    get/update/delete on that one name (no Secret of another name can be deleted), and the original read
+    by name in the release namespace."""
+    from kubernetes import client as k8s
+
+    api = k8s.AuthorizationV1Api(kube_cluster.api_client())
+    name = chart["config"]["mpi"]["sshSecretName"]
+
+    def allowed(verb: str, secret: str | None, namespace: str = "team-z") -> bool:
+        attrs = {"resource": "secrets", "verb": verb, "namespace": namespace}
+        if secret:
+            attrs["name"] = secret
+        review = api.create_subject_access_review(
+            {"spec": {"user": chart["user"], "resourceAttributes": attrs}}
+        )
+        return bool(review.status.allowed)
+
+    assert allowed("create", None)
+    assert all(allowed(v, name) for v in ("list", "watch", "update", "delete"))
+    assert not allowed("get", name)  # the copies are read from their cache
+    assert not allowed("delete", "some-other-secret")
+    assert allowed("watch", name, chart["namespace"])  # the original, by name, in the release namespace
+
+
+def test_the_copy_create_is_bounded_by_the_admission_policy(kube_cluster, chart, client, fresh_ns):
+    """RBAC grants create on any Secret; the chart's ValidatingAdmissionPolicy lets the operator's
+    ServiceAccount write only the copy: a token Secret, another name, the original's namespace, missing
+    labels, a foreign key, or the user's own Secret of that name are refused (dry runs, as the operator)."""
+    from kubernetes import client as k8s
+
+    name = chart["config"]["mpi"]["sshSecretName"]
+    api = kube_cluster.api_client()
+    api.set_default_header("Impersonate-User", chart["user"])
+    core = k8s.CoreV1Api(api)
+    labels = {"app.kubernetes.io/managed-by": "dynamo-operator", "nvidia.com/dynamo-mpi-ssh-secret": "true"}
+
+    def secret(secret_name: str = name, **extra) -> dict:
+        body = {"metadata": {"name": secret_name, "labels": dict(labels)}, "type": "Opaque"}
+        body["data"] = {"private.key": b64("k")}
+        for key, value in extra.items():
+            body[key] = value
+        return body
+
+    def status(call) -> tuple[int, str]:
+        try:
+            call()
+            return 200, ""
+        except ApiException as e:
+            return e.status, str(e.body)
+
+    def create(body: dict, ns: str = fresh_ns) -> tuple[int, str]:
+        return status(lambda: core.create_namespaced_secret(ns, body, dry_run="All"))
+
+    token = secret(
+        type="kubernetes.io/service-account-token",
+        metadata={
+            "name": name,
+            "labels": labels,
+            "annotations": {"kubernetes.io/service-account.name": "default"},
+        },
+    )
+    token.pop("data")
+    # the policy takes effect once the API server has loaded it: bounded wait on its first refusal
+    wait_for(lambda: create(token)[0] == 403, WAIT, "the policy in force")
+    refused = {
+        "a service-account-token Secret": create(token),
+        "another name": create(secret("other")),
+        "in the original's namespace": create(secret(), chart["namespace"]),
+        "without the copy's labels": create({**secret(), "metadata": {"name": name}}),
+        "with a key of its own": create(secret(data={"private.key": b64("k"), "token": b64("t")})),
+    }
+    for what, (code, body) in refused.items():
+        assert code == 403 and "ValidatingAdmissionPolicy" in body, (what, code, body)
+    assert create(secret()) == (200, "")  # the copy itself
+    users = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("theirs")}}
+    client.create(SECRETS, users, fresh_ns)  # the user's own Secret of that name: not to be taken over
+    mine = client.get(SECRETS, name, fresh_ns)
+    mine["metadata"]["labels"] = dict(labels)
+    for what, call in {
+        "update": lambda: core.replace_namespaced_secret(name, fresh_ns, mine, dry_run="All"),
+        "delete": lambda: core.delete_namespaced_secret(name, fresh_ns, dry_run="All"),
+    }.items():
+        code, body = status(call)
+        assert code == 403 and "ValidatingAdmissionPolicy" in body, (what, code, body)

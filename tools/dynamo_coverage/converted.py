@@ -1,0 +1,148 @@
+"""The proof behind a ``Converted`` entry: a v1alpha1 field of a converted kind acts when the conversion
+carries it into the v1beta1 object the renderer and the controllers read.
+
+The check sets a sample value at the field's path on the kind's minimal v1alpha1 object, converts both
+objects with the real conversion (``api.conversion.convert``) and requires the v1beta1 results to differ
+outside ``metadata.annotations`` (a field parked in the annotation that nothing reads does not count).
+"""
+
+from __future__ import annotations
+
+import copy
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from dynamo_operator.api import registry
+from pydantic import BaseModel
+from pydantic.alias_generators import to_camel
+
+from .rows import Row
+from .samples import base_object
+
+SENTINEL = "cov-7919"
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` -> ``X``."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+        return args[0] if len(args) == 1 else annotation
+    return annotation
+
+
+def _field(model: type[BaseModel], json_name: str) -> Any:
+    for name, info in model.model_fields.items():
+        if (info.alias or to_camel(name)) == json_name:
+            return info.annotation
+    raise KeyError(json_name)
+
+
+def sample_value(annotation: Any) -> Any:
+    """A value of the field's type that no default equals."""
+    ann = _unwrap(annotation)
+    origin = typing.get_origin(ann)
+    if origin is typing.Literal:
+        return typing.get_args(ann)[-1]
+    if origin in (list, tuple):
+        (inner,) = typing.get_args(ann)[:1] or (str,)
+        return [sample_value(inner)]
+    if origin is dict or ann is dict:
+        return {"cov": SENTINEL}
+    if ann is bool:
+        return True
+    if ann is int:
+        return 7919
+    if ann is float:
+        return 79.19
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return {"cov": SENTINEL}
+    return SENTINEL
+
+
+def _steps(row: Row, where: str) -> Iterator[tuple[str, Any]]:
+    """(JSON key, annotation) from the kind's model down to the row's field, for one place it appears."""
+    head, _, path = where.partition(" ")
+    version, *parts = path.split(".")
+    model: Any = registry.KINDS[head].models[version]
+    for part in [*parts, row.json]:
+        ann = _field(model, part)
+        yield part, ann
+        inner = _unwrap(ann)
+        while typing.get_origin(inner) in (list, dict):
+            inner = _unwrap(typing.get_args(inner)[-1])
+        model = inner
+
+
+def _set(obj: dict, steps: list[tuple[str, Any]], value: Any) -> None:
+    node: Any = obj
+    for i, (key, ann) in enumerate(steps):
+        if i == len(steps) - 1:
+            node[key] = value
+            return
+        inner = _unwrap(ann)
+        origin = typing.get_origin(inner)
+        if origin is dict:  # a map of components: the base's first entry
+            node = node.setdefault(key, {})
+            node = node[next(iter(node))] if node else node.setdefault("Frontend", {})
+        elif origin is list:
+            items = node.setdefault(key, [])
+            if not items:
+                items.append({})
+            node = items[0]
+        else:
+            node = node.setdefault(key, {})
+
+
+def _without_annotations(obj: dict) -> dict:
+    out = copy.deepcopy(obj)
+    out.get("metadata", {}).pop("annotations", None)
+    return out
+
+
+def problems(row: Row) -> Iterator[str]:
+    from dynamo_operator.api.conversion import CONVERTIBLE_KINDS, convert
+
+    places = [w for w in row.appears if w.split(" ")[0] in CONVERTIBLE_KINDS and " v1alpha1" in w]
+    if not places:
+        yield "converted: the field is not reached from a v1alpha1 kind the conversion handles"
+        return
+    where = places[0]
+    kind = where.split(" ")[0]
+    base = base_object(kind, "v1alpha1")
+    steps = list(_steps(row, where))
+    changed = copy.deepcopy(base)
+    _set(changed, steps, sample_value(steps[-1][1]))
+    before = _without_annotations(convert(copy.deepcopy(base), "v1beta1"))
+    after = _without_annotations(convert(changed, "v1beta1"))
+    if before == after:
+        path = ".".join(k for k, _ in steps)
+        yield f"converted: setting {path} on a {kind} v1alpha1 changes nothing in its v1beta1 form"
+
+
+def rendered_problems(row: Row) -> Iterator[str]:
+    """A ``Rendered`` entry's proof: setting the field on the kind's minimal object changes what
+    ``render_all`` (the controllers' functions) renders for it."""
+    from dynamo_operator.render import RenderContext, render_all
+
+    from .samples import BASES
+
+    places = [w for w in row.appears if (w.split(" ")[0], w.split(" ")[1].split(".")[0]) in BASES]
+    if not places:
+        yield "rendered: no minimal object of the kinds the field is reached from (add one to samples)"
+        return
+    where = places[0]
+    kind, version = where.split(" ")[0], where.split(" ")[1].split(".")[0]
+    base = base_object(kind, version)
+    steps = list(_steps(row, where))
+    changed = copy.deepcopy(base)
+    _set(changed, steps, sample_value(steps[-1][1]))
+    ctx = RenderContext(operator_config={"checkpoint": {"enabled": True}})  # a checkpoint's Job shows
+    try:
+        before, after = render_all(copy.deepcopy(base), ctx), render_all(changed, ctx)
+    except Exception as exc:
+        yield f"rendered: the sample cannot be rendered ({exc})"
+        return
+    if before == after:
+        path = ".".join(k for k, _ in steps)
+        yield f"rendered: setting {path} on a {kind} {version} changes nothing render_all renders"

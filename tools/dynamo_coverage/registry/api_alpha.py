@@ -1,0 +1,676 @@
+"""Registry entries (see the package docstring): drafted with ``python -m dynamo_coverage --draft`` and
+held to the strict checks of ``check`` (the code names the field and its context, the test names the
+field); an ``acts`` without a test is shown as untested."""
+
+from __future__ import annotations
+
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+
+TYPES: dict[str, dict[str, Status]] = {
+    "v1alpha1.Autoscaling": {
+        "behavior": StorageOnly("Deprecated: This field is ignored."),
+        "enabled": StorageOnly("Deprecated: This field is ignored."),
+        "maxReplicas": StorageOnly("Deprecated: This field is ignored."),
+        "metrics": StorageOnly("Deprecated: This field is ignored."),
+        "minReplicas": StorageOnly("Deprecated: This field is ignored."),
+    },
+    "v1alpha1.ConfigMapKeySelector": {
+        "name": Rendered("render.dgdr_job:profiling_job"),
+    },
+    "v1alpha1.DeploymentOverridesSpec": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+        ),
+        "name": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_webhooks_dgdr.py::test_v1alpha1_deployment_overrides",
+        ),
+    },
+    "v1alpha1.DeploymentStatus": {
+        "created": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+        ),
+        "name": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
+        ),
+        "state": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+        ),
+    },
+    "v1alpha1.DynamoCheckpointIdentity": {
+        "backendFramework": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            via="v1beta1.DynamoCheckpointIdentity.backendFramework",
+        ),
+        "dtype": Rendered("render.checkpoint:checkpoint_id"),
+        "dynamoVersion": Rendered("render.checkpoint:checkpoint_id"),
+        "extraParameters": Rendered("render.checkpoint:checkpoint_id"),
+        "maxModelLen": Rendered("render.checkpoint:checkpoint_id"),
+        "model": Converted("v1beta1.DynamoCheckpointIdentity.model"),
+        "pipelineParallelSize": Rendered("render.checkpoint:checkpoint_id"),
+        "tensorParallelSize": Rendered("render.checkpoint:checkpoint_id"),
+    },
+    "v1alpha1.DynamoCheckpointJobConfig": {
+        "activeDeadlineSeconds": acts(
+            "render.checkpoint:checkpoint_job",
+            "tests/unit/test_render_checkpoint.py::test_job_runs_the_template_once_with_the_target_told_its_checkpoint",
+        ),
+        "backoffLimit": StorageOnly("Deprecated: BackoffLimit is ignored."),
+        "podTemplateSpec": acts(
+            "render.checkpoint:checkpoint_job",
+            "tests/unit/test_webhooks_validation.py::test_dynamo_checkpoint_rules",
+        ),
+        "targetContainerName": acts(
+            "render.checkpoint:_target",
+            "tests/unit/test_webhooks_validation.py::test_dynamo_checkpoint_rules",
+        ),
+        "ttlSecondsAfterFinished": StorageOnly("Deprecated: TTLSecondsAfterFinished is ignored."),
+    },
+    "v1alpha1.DynamoCheckpointStatus": {
+        "checkpointID": acts(
+            "render.checkpoint:step",
+            "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+        ),
+        "conditions": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+        "createdAt": acts(
+            "render.checkpoint:step",
+            "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+        ),
+        "identityHash": acts(
+            "render.graph_checkpoint:CheckpointPlan.status",
+            "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
+        ),
+        "jobName": acts(
+            "render.dgdr:_profiling",
+            "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+        ),
+        "location": StorageOnly("Deprecated: Location is ignored and no longer populated."),
+        "message": acts(
+            "render.checkpoint:_job_outcome",
+            "tests/unit/test_render_checkpoint.py::test_failed_or_lost_job_fails_the_checkpoint",
+        ),
+        "phase": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+        ),
+        "storageType": StorageOnly("Deprecated: StorageType is ignored and no longer populated."),
+    },
+    "v1alpha1.DynamoComponentDeploymentSharedSpec": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+        "componentType": acts(
+            "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
+        ),
+        "dynamoNamespace": StorageOnly("Deprecated: not used;"),
+        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envs": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
+        ),
+        "extraPodSpec": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
+        ),
+        "globalDynamoNamespace": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_render_defaults.py::test_global_dynamo_namespace",
+            via="v1beta1.DynamoComponentDeploymentSharedSpec.globalDynamoNamespace",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
+        ),
+        "livenessProbe": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_api_conversion.py::test_services_map_becomes_components_list_with_main_container",
+        ),
+        "minAvailable": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            via="v1beta1.DynamoComponentDeploymentSharedSpec.minAvailable",
+        ),
+        "readinessProbe": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_render_defaults.py::test_multinode_sglang_rendered",
+        ),
+        "replicas": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_api_conversion.py::test_edit_in_other_version_wins_over_saved_data",
+            via="v1beta1.DynamoComponentDeploymentSharedSpec.replicas",
+        ),
+        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+    },
+    "v1alpha1.DynamoComponentDeploymentSpec": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+        ),
+        "backendFramework": acts(
+            "api.conversion:_dcd_to_alpha",
+            "tests/unit/test_render_component.py::test_v1alpha1_dcd_renders_like_its_conversion",
+            via="v1beta1.DynamoComponentDeploymentSpec.backendFramework",
+        ),
+        "componentType": acts(
+            "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
+        ),
+        "dynamoNamespace": StorageOnly("Deprecated: not used;"),
+        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envs": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
+        ),
+        "extraPodSpec": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
+        ),
+        "globalDynamoNamespace": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_render_defaults.py::test_global_dynamo_namespace",
+            via="v1beta1.DynamoComponentDeploymentSpec.globalDynamoNamespace",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_rollout.py::test_workers_report_the_namespace_of_their_revision",
+        ),
+        "livenessProbe": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_api_conversion.py::test_services_map_becomes_components_list_with_main_container",
+        ),
+        "minAvailable": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
+            via="v1beta1.DynamoComponentDeploymentSpec.minAvailable",
+        ),
+        "readinessProbe": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_render_defaults.py::test_multinode_sglang_rendered",
+        ),
+        "replicas": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+            via="v1beta1.DynamoComponentDeploymentSpec.replicas",
+        ),
+        "serviceName": acts(
+            "api.conversion:_dcd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_shared_memory_size_zero_disables",
+        ),
+        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+    },
+    "v1alpha1.DynamoComponentDeploymentStatus": {
+        "conditions": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoComponentDeploymentStatus.conditions",
+        ),
+        "observedGeneration": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoComponentDeploymentStatus.observedGeneration",
+        ),
+        "podSelector": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_netpol.py::test_the_policy_selects_the_pods_the_graph_renders",
+            via="v1beta1.DynamoComponentDeploymentStatus.podSelector",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentExperimentalSpec": {
+        "kvTransferPolicy": refused(
+            "admission",
+            {
+                "spec.experimental.kvTransferPolicy": {
+                    "labelKey": "topology.kubernetes.io/zone",
+                    "domain": "zone",
+                }
+            },
+            "is not supported by this operator: topology-aware KV-cache routing",
+            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentRequestSpec": {
+        "autoApply": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_render_dgdr.py::test_auto_apply_off_stops_at_ready_with_the_generated_spec",
+            via="v1beta1.DynamoGraphDeploymentRequestSpec.autoApply",
+        ),
+        "backend": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
+            via="v1beta1.DynamoGraphDeploymentRequestSpec.backend",
+        ),
+        "enableGpuDiscovery": StorageOnly("DEPRECATED: This field is deprecated"),
+        "model": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
+            via="v1beta1.DynamoGraphDeploymentRequestSpec.model",
+        ),
+        "useMocker": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentRequestStatus": {
+        "conditions": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoGraphDeploymentRequestStatus.conditions",
+        ),
+        "generatedDeployment": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_generated_graph_name_is_the_dgd_name_before_it_is_created",
+        ),
+        "observedGeneration": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoGraphDeploymentRequestStatus.observedGeneration",
+        ),
+        "profilingResults": acts(
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            via="v1beta1.DynamoGraphDeploymentRequestStatus.profilingResults",
+        ),
+        "state": acts(
+            "api.conversion:_dgd_status",
+            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentScalingAdapterSpec": {
+        "replicas": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterSpec.replicas"),
+    },
+    "v1alpha1.DynamoGraphDeploymentScalingAdapterStatus": {
+        "lastScaleTime": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterStatus.lastScaleTime"),
+        "replicas": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterStatus.replicas"),
+        "selector": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterStatus.selector"),
+    },
+    "v1alpha1.DynamoGraphDeploymentServiceRef": {
+        "name": acts(
+            "api.conversion:_dcd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+        ),
+        "serviceName": acts(
+            "api.conversion:_dgdsa",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentSpec": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+            via="v1beta1.DynamoGraphDeploymentSpec.annotations",
+        ),
+        "backendFramework": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_component.py::test_v1alpha1_dcd_renders_like_its_conversion",
+            via="v1beta1.DynamoGraphDeploymentSpec.backendFramework",
+        ),
+        "envs": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_rollout.py::test_workers_report_the_namespace_of_their_revision",
+            via="v1beta1.DynamoGraphDeploymentSpec.labels",
+        ),
+        "priorityClassName": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_grove.py::test_termination_delay_and_priority_class_come_from_config_and_graph",
+            via="v1beta1.DynamoGraphDeploymentSpec.priorityClassName",
+        ),
+    },
+    "v1alpha1.DynamoGraphDeploymentStatus": {
+        "conditions": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoGraphDeploymentStatus.conditions",
+        ),
+        "observedGeneration": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            via="v1beta1.DynamoGraphDeploymentStatus.observedGeneration",
+        ),
+        "state": acts(
+            "api.conversion:_dgd_status",
+            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+            via="v1beta1.DynamoGraphDeploymentStatus.state",
+        ),
+    },
+    "v1alpha1.DynamoModelSpec": {
+        "baseModelName": acts(
+            "controllers.dynamomodel:DynamoModelReconciler._reconcile",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "modelName": acts(
+            "render.model:load_request",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+    },
+    "v1alpha1.DynamoModelStatus": {
+        "conditions": acts(
+            "controllers.dynamomodel:DynamoModelReconciler._reconcile",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+        "loraFallbackCoveredEndpoints": acts(
+            "render.model:model_status",
+            "tests/unit/test_render_model.py::test_no_endpoints_reports_no_services_and_zero_counters",
+        ),
+        "readyEndpoints": acts(
+            "render.model:model_status",
+            "tests/unit/test_render_model.py::test_no_endpoints_reports_no_services_and_zero_counters",
+        ),
+        "totalEndpoints": acts(
+            "render.model:model_status",
+            "tests/unit/test_render_model.py::test_no_endpoints_reports_no_services_and_zero_counters",
+        ),
+    },
+    "v1alpha1.EPPConfig": {
+        "config": Converted("v1beta1.EPPConfig.config"),
+        "configMapRef": Converted("v1beta1.EPPConfig.configMapRef"),
+    },
+    "v1alpha1.EndpointInfo": {
+        "address": acts(
+            "render.model:candidates",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "loraFallbackCovered": acts(
+            "render.model:model_status",
+            "tests/unit/test_render_model.py::test_legacy_prefill_is_covered_by_a_capable_prefill_of_its_topology",
+        ),
+        "podName": acts(
+            "render.model:candidates",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "ready": acts(
+            "render.model:model_status",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+    },
+    "v1alpha1.ExtraPodMetadata": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
+        ),
+    },
+    "v1alpha1.FailoverSpec": {
+        "enabled": acts(
+            "api.conversion:_experimental_to_beta", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
+        ),
+        "mode": acts(
+            "api.conversion:_experimental_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths",
+            via="v1beta1.FailoverSpec.mode",
+        ),
+        "numShadows": acts(
+            "api.conversion:_experimental_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
+            via="v1beta1.FailoverSpec.numShadows",
+        ),
+    },
+    "v1alpha1.FrontendSidecarSpec": {
+        "args": acts(
+            "api.conversion:_pod_template_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
+        ),
+        "envFromSecret": acts("api.conversion:_pod_template_to_beta", ()),
+        "envs": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
+        ),
+        "image": acts(
+            "api.conversion:_pod_template_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
+        ),
+    },
+    "v1alpha1.GMSClientPodSpec": {
+        "name": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
+            via="v1beta1.GMSClientPodSpec.name",
+        ),
+        "podTemplate": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+            via="v1beta1.GMSClientPodSpec.podTemplate",
+        ),
+    },
+    "v1alpha1.GPUMemoryServiceSpec": {
+        "enabled": acts(
+            "api.conversion:_experimental_to_beta", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
+        ),
+        "mode": acts(
+            "api.conversion:_experimental_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths",
+            via="v1beta1.GPUMemoryServiceSpec.mode",
+        ),
+    },
+    "v1alpha1.IngressSpec": {
+        "annotations": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+        "enabled": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+        "labels": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
+        ),
+    },
+    "v1alpha1.ModelReference": {
+        "name": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
+            via="v1beta1.ModelReference.name",
+        ),
+        "revision": Converted("v1beta1.ModelReference.revision"),
+    },
+    "v1alpha1.ModelSource": {
+        "uri": acts("render.model:source_uri", "tests/unit/test_render_model.py::test_load_request_body"),
+    },
+    "v1alpha1.MultinodeSpec": {
+        "nodeCount": Converted("v1beta1.MultinodeSpec.nodeCount"),
+    },
+    "v1alpha1.PVC": {
+        "name": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+    },
+    "v1alpha1.PlacementStatus": {
+        "state": acts(
+            "api.conversion:_dgd_status",
+            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+            via="v1beta1.PlacementStatus.state",
+        ),
+    },
+    "v1alpha1.PodReference": {
+        "name": acts(
+            "render.cli:render_command",
+            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
+        ),
+        "uid": acts(
+            "runtime.events:EventCorrelator.correlate",
+            "tests/unit/test_controllers_pure.py::test_identical_events_patch_the_count",
+        ),
+    },
+    "v1alpha1.PodSnapshotContentStatus": {
+        "conditions": acts(
+            "api.conversion:_dcd_status",
+            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+        ),
+    },
+    "v1alpha1.PodSnapshotReference": {
+        "name": acts(
+            "render.dgdr_job:_profiler",
+            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
+        ),
+        "namespace": acts(
+            "render.dgdr_job:_profiler",
+            "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
+        ),
+    },
+    "v1alpha1.ProfilingConfigSpec": {
+        "config": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
+        ),
+        "nodeSelector": acts(
+            "api.dgdr_conversion:_job_override_from_alpha",
+            "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
+        ),
+        "outputPVC": Rendered("render.dgdr_job:profiling_job"),
+        "profilerImage": acts(
+            "api.dgdr_conversion:spec_to_beta",
+            "tests/unit/test_dgdr_conversion.py::test_wrongly_typed_blob_values_stay_v1alpha1_only",
+        ),
+        "resources": acts(
+            "api.dgdr_conversion:_job_override_from_alpha",
+            "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
+        ),
+        "tolerations": acts(
+            "api.dgdr_conversion:_job_override_from_alpha",
+            "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
+        ),
+    },
+    "v1alpha1.ResourceItem": {
+        "cpu": acts(
+            "api.conversion:_resources_from_container", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
+        ),
+        "custom": acts(
+            "api.conversion:_resources_from_container",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
+        ),
+        "gpu": acts(
+            "api.conversion:_resources_from_container",
+            "tests/unit/test_api_conversion.py::test_services_map_becomes_components_list_with_main_container",
+        ),
+        "gpuType": acts(
+            "api.conversion:_resources_to_container",
+            "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
+        ),
+        "memory": acts(
+            "api.conversion:_resources_from_container",
+            "tests/unit/test_vendored_crds.py::test_kai_queue_crd_declares_every_field_the_chart_sets",
+        ),
+    },
+    "v1alpha1.Resources": {
+        "claims": acts(
+            "api.conversion:_resources_from_container",
+            "tests/unit/test_render_gms.py::test_gms_extra_client_containers_are_wired_and_absent_names_ignored",
+        ),
+    },
+    "v1alpha1.Restart": {
+        "id": Converted("v1beta1.Restart.id"),
+    },
+    "v1alpha1.RestartStatus": {
+        "inProgress": Converted("v1beta1.RestartStatus.inProgress"),
+        "observedID": Converted("v1beta1.RestartStatus.observedID"),
+        "phase": Converted("v1beta1.RestartStatus.phase"),
+    },
+    "v1alpha1.RestartStrategy": {
+        "order": Converted("v1beta1.RestartStrategy.order"),
+        "type": Converted("v1beta1.RestartStrategy.type"),
+    },
+    "v1alpha1.RollingUpdateStatus": {
+        "endTime": Converted("v1beta1.RollingUpdateStatus.endTime"),
+        "phase": Converted("v1beta1.RollingUpdateStatus.phase"),
+        "startTime": Converted("v1beta1.RollingUpdateStatus.startTime"),
+        "updatedServices": acts("api.conversion:_dgd_status", ()),
+    },
+    "v1alpha1.ScalingAdapter": {
+        "enabled": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_webhooks_validation.py::test_alpha_update_rules_and_scaling_adapter",
+        ),
+    },
+    "v1alpha1.ServiceCheckpointConfig": {
+        "checkpointRef": Converted("v1beta1.ComponentCheckpointConfig.checkpointRef"),
+        "deletionPolicy": Converted("v1beta1.ComponentCheckpointConfig.deletionPolicy"),
+        "enabled": acts(
+            "api.conversion:_experimental_to_beta",
+            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        ),
+        "mode": acts(
+            "api.conversion:_experimental_to_beta", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
+        ),
+        "startupPolicy": Converted("v1beta1.ComponentCheckpointConfig.startupPolicy"),
+        "targetContainerName": Converted("v1beta1.ComponentCheckpointConfig.targetContainerName"),
+    },
+    "v1alpha1.ServiceCheckpointJobConfig": {
+        "podTemplate": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+    },
+    "v1alpha1.ServiceCheckpointStatus": {
+        "checkpointID": Converted("v1beta1.ComponentCheckpointStatus.checkpointID"),
+        "checkpointName": Converted("v1beta1.ComponentCheckpointStatus.checkpointName"),
+        "identityHash": Converted("v1beta1.ComponentCheckpointStatus.identityHash"),
+        "ready": Converted("v1beta1.ComponentCheckpointStatus.ready"),
+    },
+    "v1alpha1.ServiceReplicaStatus": {
+        "availableReplicas": Converted("v1beta1.ComponentReplicaStatus.availableReplicas"),
+        "componentKind": Converted("v1beta1.ComponentReplicaStatus.componentKind"),
+        "componentName": acts(
+            "api.conversion:_replica_status_to_alpha",
+            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+        "componentNames": acts(
+            "api.conversion:_replica_status_to_alpha",
+            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+        ),
+        "readyReplicas": Converted("v1beta1.ComponentReplicaStatus.readyReplicas"),
+        "replicas": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_crds_fresh.py::test_versions_storage_conversion_and_subresources",
+        ),
+        "runtimeNamespace": Converted("v1beta1.ComponentReplicaStatus.runtimeNamespace"),
+        "updatedReplicas": Converted("v1beta1.ComponentReplicaStatus.updatedReplicas"),
+    },
+    "v1alpha1.SharedMemorySpec": {
+        "disabled": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_render_graph.py::test_v1alpha1_shared_memory_disabled_renders_without_shm",
+        ),
+        "size": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_api_conversion.py::test_edit_in_other_version_wins_over_saved_data",
+        ),
+    },
+    "v1alpha1.SpecTopologyConstraint": {
+        "packDomain": Converted("v1beta1.SpecTopologyConstraint.packDomain"),
+        "topologyProfile": acts("api.conversion:_dgd_to_alpha", ()),
+    },
+    "v1alpha1.TopologyConstraint": {
+        "packDomain": Converted("v1beta1.TopologyConstraint.packDomain"),
+    },
+    "v1alpha1.VolumeMount": {
+        "mountPoint": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_render_dgdr_output.py::test_a_graph_the_profiler_already_mounted_is_left_as_it_is",
+        ),
+        "name": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
+        ),
+        "useAsCompilationCache": acts("api.conversion:_pod_template_to_beta", ()),
+    },
+}

@@ -1,0 +1,622 @@
+"""Registry entries (see the package docstring): drafted with ``python -m dynamo_coverage --draft`` and
+held to the strict checks of ``check`` (the code names the field and its context, the test names the
+field); an ``acts`` without a test is shown as untested."""
+
+from __future__ import annotations
+
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+
+VALUES: dict[str, dict[str, Status]] = {
+    "etcd": {
+        "affinity": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "auth.client.enableAuthentication": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
+        ),
+        "auth.client.existingSecret": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/etcd_test.yaml::an existing certificate Secret is mounted and nothing is generated",
+        ),
+        "auth.client.secureTransport": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
+        ),
+        "auth.rbac.create": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/etcd_test.yaml::user/password authentication of the bundled etcd is refused with the alternative",
+        ),
+        "autoCompactionRetention": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "containerSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "enabled": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
+        ),
+        "exports": acts("tpl:platform/Chart.yaml", ()),
+        "extraEnv": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "fullnameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
+        "image.pullPolicy": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "image.repository": acts("tpl:etcd/templates/_helpers.tpl", ()),
+        "image.tag": acts(
+            "tpl:etcd/templates/_helpers.tpl", "helm:etcd/tests/etcd_test.yaml::a digest in the tag is kept"
+        ),
+        "imagePullSecrets": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "livenessProbe.enabled": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
+        ),
+        "nameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
+        "networkPolicy.enabled": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator, the test pod and members",
+        ),
+        "networkPolicy.extraIngress": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::extra ingress rules are appended",
+        ),
+        "networkPolicy.ingressNSMatchLabels": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator, the test pod and members",
+        ),
+        "nodeSelector": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "pdb.create": acts(
+            "tpl:etcd/templates/_helpers.tpl", "helm:etcd/tests/etcd_test.yaml::PDB keeps a quorum of three"
+        ),
+        "persistence.enabled": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
+        ),
+        "persistence.mountPath": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
+        ),
+        "persistence.size": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "persistence.storageClass": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "podSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "quotaBackendBytes": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "readinessProbe.enabled": acts(
+            "tpl:etcd/templates/networkpolicy.yaml",
+            "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
+        ),
+        "replicaCount": acts(
+            "tpl:etcd/templates/pdb.yaml", "helm:etcd/tests/etcd_test.yaml::PDB keeps a quorum of three"
+        ),
+        "resources": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/etcd_test.yaml::runs the etcd project's image, pinned, with a PVC and health probes on the metrics port",
+        ),
+        "service.type": acts(
+            "tpl:etcd/templates/service.yaml",
+            "helm:etcd/tests/etcd_test.yaml::generates a CA, the server certificate and the workloads' client certificate",
+        ),
+        "tolerations": acts("tpl:etcd/templates/statefulset.yaml", ()),
+    },
+    "grove": {
+        "affinity": acts("tpl:grove/templates/operator.yaml", ()),
+        "config.controllers.podCliqueConcurrentSyncs": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.controllers.podCliqueScalingGroupConcurrentSyncs": acts(
+            "tpl:grove/templates/_helpers.tpl", ()
+        ),
+        "config.controllers.podCliqueSetConcurrentSyncs": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.leaderElection.enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.logFormat": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.logLevel": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.server.healthProbePort": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.server.metricsPort": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "config.server.webhookPort": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "containerSecurityContext": acts("tpl:grove/templates/operator.yaml", ()),
+        "enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "fullnameOverride": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "image.pullPolicy": acts("tpl:grove/templates/operator.yaml", ()),
+        "image.repository": acts("tpl:grove/templates/operator.yaml", ()),
+        "image.tag": acts("tpl:grove/templates/operator.yaml", ()),
+        "imagePullSecrets": acts("tpl:grove/templates/operator.yaml", ()),
+        "nameOverride": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "nodeSelector": acts("tpl:grove/templates/operator.yaml", ()),
+        "pdb.enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "podSecurityContext": acts("tpl:grove/templates/operator.yaml", ()),
+        "replicaCount": acts(
+            "tpl:grove/templates/operator.yaml", "helm:grove/tests/grove_test.yaml::PDB with several replicas"
+        ),
+        "resources": acts("tpl:grove/templates/operator.yaml", ()),
+        "tolerations": acts("tpl:grove/templates/operator.yaml", ()),
+    },
+    "kai-scheduler": {
+        "containerSecurityContext": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "enabled": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "fullnameOverride": acts("tpl:kai-scheduler/templates/_helpers.tpl", ()),
+        "nameOverride": acts("tpl:kai-scheduler/templates/_helpers.tpl", ()),
+        "operator.leaderElection": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "operator.replicaCount": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/kai_test.yaml::PDB with several replicas",
+        ),
+        "operator.resources": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "pdb.enabled": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "podSecurityContext": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "queues.create": acts("tpl:kai-scheduler/templates/queues.yaml", ()),
+        "queues.default": acts(
+            "tpl:kai-scheduler/templates/queues.yaml",
+            "helm:kai-scheduler/tests/kai_test.yaml::queues dynamo-default and dynamo as post-install hooks",
+        ),
+        "queues.parent": acts(
+            "tpl:kai-scheduler/templates/queues.yaml",
+            "helm:kai-scheduler/tests/kai_test.yaml::queues dynamo-default and dynamo as post-install hooks",
+        ),
+    },
+    "nats": {
+        "affinity": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "auth.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::user/password authentication reads the generated Secret through the environment",
+        ),
+        "auth.existingSecret": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::token authentication from an existing Secret generates nothing",
+        ),
+        "auth.method": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::token authentication from an existing Secret generates nothing",
+        ),
+        "config.cluster.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::cluster mode runs the route mesh",
+        ),
+        "config.cluster.port": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator and the test pod",
+        ),
+        "config.cluster.replicas": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::cluster mode runs the route mesh",
+        ),
+        "config.jetstream.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+        ),
+        "config.jetstream.fileStore.dir": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::config carries max_payload and JetStream",
+        ),
+        "config.jetstream.fileStore.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+        ),
+        "config.jetstream.fileStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.fileStore.pvc.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+        ),
+        "config.jetstream.fileStore.pvc.size": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.fileStore.pvc.storageClassName": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "config.jetstream.memoryStore.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+        ),
+        "config.jetstream.memoryStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.merge": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.monitor.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+        ),
+        "config.monitor.port": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+        ),
+        "config.nats.port": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::the client Service is <release>-nats on 4222",
+        ),
+        "config.nats.tls.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+        ),
+        "config.nats.tls.secretName": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+        ),
+        "config.nats.tls.verifyClients": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+        ),
+        "container.env": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/nats_test.yaml::user/password authentication reads the generated Secret through the environment",
+        ),
+        "container.image.pullPolicy": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "container.image.repository": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "container.image.tag": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "container.resources": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/nats_test.yaml::runs the official image with JetStream on a PVC and health probes",
+        ),
+        "containerSecurityContext": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+        ),
+        "exports": acts("tpl:platform/Chart.yaml", ()),
+        "fullnameOverride": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "imagePullSecrets": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "nameOverride": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "networkPolicy.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/nats_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator and the test pod",
+        ),
+        "networkPolicy.extraIngress": acts("tpl:nats/templates/networkpolicy.yaml", ()),
+        "networkPolicy.ingressNSMatchLabels": acts("tpl:nats/templates/networkpolicy.yaml", ()),
+        "nodeSelector": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "podDisruptionBudget.enabled": acts(
+            "tpl:nats/templates/_helpers.tpl", "helm:nats/tests/nats_test.yaml::PDB can be turned off"
+        ),
+        "podSecurityContext": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "podTemplate.annotations": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "podTemplate.labels": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "service.type": acts("tpl:nats/templates/service.yaml", ()),
+        "tolerations": acts("tpl:nats/templates/statefulset.yaml", ()),
+    },
+    "operator": {
+        "bundled.etcd": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
+        ),
+        "bundled.nats": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
+        ),
+        "controllerManager.affinity": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
+        ),
+        "controllerManager.leaderElection.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses several replicas without leader election",
+        ),
+        "controllerManager.leaderElection.id": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses a custom leader election id in cluster-wide mode",
+        ),
+        "controllerManager.leaderElection.namespace": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::allows a custom leader election id in namespace-restricted mode",
+        ),
+        "controllerManager.manager.args": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::runs dynamo-operator with the contract arguments and ports",
+        ),
+        "controllerManager.manager.containerSecurityContext": acts(
+            "tpl:operator/templates/deployment.yaml", ()
+        ),
+        "controllerManager.manager.env": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/deployment_test.yaml::gives the operator its pod IP (health binds it, not every interface) and the metrics Service name",
+        ),
+        "controllerManager.manager.image.pullPolicy": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/deployment_test.yaml::honours image overrides",
+        ),
+        "controllerManager.manager.image.repository": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::honours image overrides",
+        ),
+        "controllerManager.manager.image.tag": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::uses this project's image with the appVersion tag by default",
+        ),
+        "controllerManager.manager.resources.limits": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.manager.resources.requests": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.nodeSelector": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
+        ),
+        "controllerManager.podAnnotations": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.podLabels": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.podSecurityContext": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.priorityClassName": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.replicas": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses several replicas in namespace-restricted mode, naming the field",
+        ),
+        "controllerManager.serviceAccount.annotations": acts(
+            "tpl:operator/templates/grafana-dashboard.yaml",
+            "helm:operator/tests/rbac_test.yaml::ServiceAccount carries its annotations",
+        ),
+        "controllerManager.tolerations": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::schedules with tolerations, affinity and pull secrets",
+        ),
+        "dgdr.profilerImage": acts("tpl:operator/templates/_config.tpl", ()),
+        "discoveryBackend": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
+        ),
+        "dynamo.dockerRegistry.existingSecretName": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses registry credentials without a password or secret",
+        ),
+        "dynamo.dockerRegistry.password": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses registry credentials without a password or secret",
+        ),
+        "dynamo.dockerRegistry.secure": refused(
+            "install",
+            {"dynamo-operator.dynamo.dockerRegistry.secure": "false"},
+            "dynamo.dockerRegistry.secure=false is not supported",
+            ("tpl:operator/templates/_helpers.tpl",),
+        ),
+        "dynamo.dockerRegistry.server": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/observability_test.yaml::registry Secret from credentials",
+        ),
+        "dynamo.dockerRegistry.useKubernetesSecret": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses registry credentials without a password or secret",
+        ),
+        "dynamo.dockerRegistry.username": acts(
+            "tpl:operator/templates/registry-secret.yaml",
+            "helm:operator/tests/observability_test.yaml::registry Secret from credentials",
+        ),
+        "dynamo.enableRestrictedSecurityContext": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::passes the restricted security context option through the configuration, not an env var",
+        ),
+        "dynamo.groveTerminationDelay": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.ingress.className": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.ingress.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
+        ),
+        "dynamo.ingress.tlsSecretName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.ingressHostSuffix": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.internalImages.debugger": refused(
+            "install",
+            {"dynamo-operator.dynamo.internalImages.debugger": "busybox:1"},
+            "is not supported: this operator starts no debugger containers",
+            ("tpl:operator/templates/_helpers.tpl",),
+        ),
+        "dynamo.istio.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.istio.gateway": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.metrics.prometheusEndpoint": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "dynamo.mpiRun.copyToGraphNamespaces": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/mpi_secret_rbac_test.yaml::nothing without the switch",
+        ),
+        "dynamo.mpiRun.networkPolicy.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy needs the API server's addresses",
+        ),
+        "dynamo.mpiRun.secretName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::mounts the OperatorConfiguration and the optional webhook certificate",
+        ),
+        "dynamo.mpiRun.sshKeygen.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/install_hooks_test.yaml::no certificate Job outside auto mode, no MPI Job without keygen",
+        ),
+        "dynamo.podTemplateChecks.action": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allow": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allowedCapabilities": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.podTemplateChecks.allowedServiceAccounts": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::passes the workload hardening values to security.workloads",
+        ),
+        "dynamo.virtualServiceSupportsHTTPS": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+        ),
+        "etcdAddr": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "etcdAuth.method": acts(
+            "tpl:operator/templates/_infrastructure.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "etcdAuth.secretName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "fullnameOverride": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "gpuDiscovery.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+        ),
+        "grafanaDashboard.annotations": acts(
+            "tpl:operator/templates/grafana-dashboard.yaml",
+            "helm:operator/tests/deployment_test.yaml::mounts the OperatorConfiguration and the optional webhook certificate",
+        ),
+        "grafanaDashboard.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/observability_test.yaml::dashboard can be turned off",
+        ),
+        "grafanaDashboard.labels": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+        ),
+        "imagePullSecrets": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::schedules with tolerations, affinity and pull secrets",
+        ),
+        "installHooks.activeDeadlineSeconds": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "installHooks.backoffLimit": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "installHooks.checkConflicts": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "installHooks.cleanupOnUninstall": acts(
+            "tpl:operator/templates/uninstall-hooks.yaml",
+            "helm:operator/tests/uninstall_hooks_test.yaml::can be turned off",
+        ),
+        "installHooks.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/install_hooks_test.yaml::nothing when hooks are off",
+        ),
+        "installHooks.keepSecretsOnUninstall": acts(
+            "tpl:operator/templates/uninstall-hooks.yaml",
+            "helm:operator/tests/uninstall_hooks_test.yaml::restricted mode names the marker's namespace; keepSecretsOnUninstall keeps the Secrets",
+        ),
+        "installHooks.resources.limits": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "installHooks.resources.requests": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "kubernetesClusterDomain": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "logging.format": acts("tpl:operator/templates/_config.tpl", ()),
+        "logging.level": acts("tpl:operator/templates/_config.tpl", ()),
+        "metricsService.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::no metrics Service name without the metrics Service",
+        ),
+        "metricsService.secure": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::insecure metrics are served to the Service as plain HTTP on 8443",
+        ),
+        "metricsService.type": acts(
+            "tpl:operator/templates/services.yaml",
+            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+        ),
+        "modelExpressURL": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+        ),
+        "nameOverride": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "namespaceRestriction.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+        ),
+        "namespaceRestriction.lease.duration": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
+        ),
+        "namespaceRestriction.lease.renewInterval": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
+        ),
+        "namespaceRestriction.targetNamespace": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::namespace-restricted, the grant is a Role in the target namespace",
+        ),
+        "natsAddr": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "natsAuth.method": acts(
+            "tpl:operator/templates/_infrastructure.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "natsAuth.secretName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "natsTLS.clientCertificate": acts(
+            "tpl:operator/templates/_infrastructure.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "natsTLS.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "natsTLS.secretName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "networkPolicy.webhook.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy needs the API server's addresses",
+        ),
+        "networkPolicy.webhook.from": acts(
+            "tpl:operator/templates/networkpolicy.yaml",
+            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
+        ),
+        "security.enableHTTP2": acts("tpl:operator/templates/_config.tpl", ()),
+        "serviceMonitor.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/observability_test.yaml::ServiceMonitor verifies the operator's certificate against our CA, by the Service's name",
+        ),
+        "serviceMonitor.interval": acts("tpl:operator/templates/servicemonitor.yaml", ()),
+        "serviceMonitor.labels": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+        ),
+        "serviceMonitor.tlsConfig": acts(
+            "tpl:operator/templates/servicemonitor.yaml",
+            "helm:operator/tests/observability_test.yaml::ServiceMonitor verifies the operator's certificate against our CA, by the Service's name",
+        ),
+        "webhook.caBundle": acts(
+            "tpl:operator/templates/webhook-configuration.yaml",
+            "helm:operator/tests/webhook_test.yaml::renders a validating and a mutating configuration labelled for caBundle injection",
+        ),
+        "webhook.certManager.certificate.duration": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+        ),
+        "webhook.certManager.certificate.renewBefore": acts(
+            "tpl:operator/templates/webhook-certificates.yaml", ()
+        ),
+        "webhook.certManager.certificate.rootCA.duration": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+        ),
+        "webhook.certManager.certificate.rootCA.renewBefore": acts(
+            "tpl:operator/templates/webhook-certificates.yaml", ()
+        ),
+        "webhook.certManager.issuerRef": acts(
+            "tpl:operator/templates/webhook-certificates.yaml",
+            "helm:operator/tests/webhook_test.yaml::cert-manager mode with an external issuer renders only the certificate",
+        ),
+        "webhook.certificateMode": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses cert-manager with an out-of-cluster clientConfig URL",
+        ),
+        "webhook.certificateSecret.name": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/deployment_test.yaml::runs dynamo-operator with the contract arguments and ports",
+        ),
+        "webhook.clientConfigURL": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/deployment_test.yaml::refuses cert-manager with an out-of-cluster clientConfig URL",
+        ),
+        "webhook.failurePolicy": acts(
+            "tpl:operator/templates/webhook-configuration.yaml",
+            "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
+        ),
+        "webhook.service.publishNotReadyAddresses": acts("tpl:operator/templates/services.yaml", ()),
+        "webhook.timeoutSeconds": acts(
+            "tpl:operator/templates/webhook-configuration.yaml",
+            "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
+        ),
+    },
+    "platform": {
+        "tests.image": acts(
+            "tpl:platform/templates/NOTES.txt",
+            "helm:platform/tests/platform_test.yaml::the umbrella defaults use this project's operator image",
+        ),
+    },
+}
