@@ -20,7 +20,8 @@ CHARTS := $(patsubst %/Chart.yaml,%,$(wildcard charts/*/Chart.yaml charts/*/comp
 help:
 	@echo "make demo        install the platform on a local control plane and deploy a sample graph"
 	@echo "make demo-down   stop the demo cluster"
-	@echo "make test        everything CI checks (ruff, pytest unit + integration, chart checks)"
+	@echo "make test        everything CI checks, cheapest first: lint, chart checks, unit, integration"
+	@echo "make unit        the unit tier alone: no cluster, no tools (no .tools, no Go), under a minute"
 	@echo "make cluster-up  start a local control plane and print its KUBECONFIG line"
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
@@ -65,18 +66,48 @@ crds: $(STAMP)
 coverage-doc: $(STAMP)
 	$(PY) -m dynamo_coverage --write
 
+# helm lint and helm unittest of every chart, then the values tests through `helm template` (pytest's
+# `tools` tier): the chart's mistakes show within the first minute or two.
 .PHONY: charts-check
-charts-check: helm-plugins
+charts-check: $(STAMP) helm-plugins
 	@for c in $(CHARTS); do echo "== helm lint $$c"; helm lint --strict $$c || exit 1; \
 	  if [ -d $$c/tests ]; then echo "== helm unittest $$c"; helm unittest $$c || exit 1; fi; done
+	$(PY) -m pytest -m tools -q --ignore=tests/realnode $(PYTEST_ARGS)
 
+# The pure-code tier: needs the venv only (no .tools, no Go, no cluster).
+.PHONY: unit
+unit: $(STAMP)
+	$(PY) -m pytest -m unit -q --ignore=tests/realnode $(PYTEST_ARGS)
+
+# The tiers on a local control plane (api, cluster, the fault tests), as two pytest processes side by side:
+# one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the control
+# planes its tests need, on free ports and in directories of its own (with a --basetemp in PYTEST_ARGS,
+# each gets a subdirectory: tests/conftest.py). The first takes the tests that start control planes of their
+# own (the fault tests, the benchmark, the demo, uninstall) and the api tier; the second everything else, so
+# a new test module lands there. Each one's output is printed when it ends.
+INTEGRATION_SIDE := tests/faults tests/integration/test_bench.py tests/integration/test_crds_apiserver.py \
+  tests/integration/test_demo.py tests/integration/test_hooks_checks_cluster.py \
+  tests/integration/test_localcluster_api.py tests/integration/test_runtime_api.py \
+  tests/integration/test_uninstall.py tests/integration/test_webhooks_api.py
+.PHONY: integration integration-side integration-main
+integration: $(STAMP) helm-plugins
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration-side integration-main
+integration-side: $(STAMP) helm-plugins
+	DYNAMO_TEST_STREAM=side $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) $(INTEGRATION_SIDE)
+integration-main: $(STAMP) helm-plugins
+	DYNAMO_TEST_STREAM=main $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) \
+	  --ignore=tests/realnode $(addprefix --ignore=,$(INTEGRATION_SIDE))
+
+# Every tier in one pytest run (PYTEST_ARGS narrows it, e.g. PYTEST_ARGS=tests/integration/test_demo.py).
 .PHONY: pytest
 pytest: $(STAMP) helm-plugins
 	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
+# Cheapest first, so a mistake fails early: ruff (seconds), the charts (a minute), unit (a minute), then
+# the integration tiers (minutes). Make runs the prerequisites in this order.
 .PHONY: test
 # The real-node tier runs after everything else, alone (also under make -j): one real node per machine.
-test: lint pytest charts-check
+test: lint charts-check unit integration
 	@$(MAKE) --no-print-directory test-realnode
 
 # ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
@@ -122,7 +153,7 @@ cluster-up: $(STAMP) tools
 cluster-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster down --dir .cache/localcluster
 
-# Performance on the local control plane: table on stdout, JSON in bench/results/ (docs/readme/performance.md).
+# Performance on the local control plane: table on stdout, JSON in bench/results/ (docs/performance.md).
 .PHONY: bench
 bench: $(STAMP) tools
 	$(PY) -m bench

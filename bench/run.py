@@ -58,6 +58,7 @@ class Config:
     grow: bool = True
     timeout: float = 1200
     dir: Path = REPO_ROOT / ".cache" / "bench"
+    settle_seconds: float = 10  # how long the operator must be quiet before a phase is measured as done
 
     @classmethod
     def from_env(cls) -> Config:
@@ -70,6 +71,7 @@ class Config:
             grow=env.get("BENCH_GROW", "1") not in ("0", "false", "no"),
             timeout=float(env.get("BENCH_TIMEOUT", 1200)),
             dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
+            settle_seconds=float(env.get("BENCH_SETTLE_SECONDS", 10)),
         )
 
 
@@ -209,7 +211,7 @@ def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
         try:
             op.start()
             op.wait_ready()
-            settle(op, run.audit, quiet=3)
+            settle(op, run.audit, quiet=min(3, cfg.settle_seconds))
             run.mem["points"]["0"] = point(op)
             _burst_phase(run)
             _idle_phase(run)
@@ -231,7 +233,7 @@ def _burst_phase(run: _OperatorRun) -> None:
     done = watch.wait(cfg.n, cfg.timeout)
     watch.stop()
     secs = done - t0
-    settle(op, audit)
+    settle(op, audit, quiet=cfg.settle_seconds)
     run.results["burst"] = {
         "seconds": round(secs, 2),
         "writes": audit.count(mark),
@@ -281,7 +283,7 @@ def _restart_phase(run: _OperatorRun, cluster: LocalCluster) -> None:
     op.start()
     ready = op.wait_ready()
     idle = _wait_reconciled(op, cfg.n, cfg.timeout)
-    settle(op, audit)
+    settle(op, audit, quiet=cfg.settle_seconds)
     run.results["restart"] = {
         "writes": audit.count(mark),
         "write_breakdown": audit.breakdown(mark),
@@ -301,7 +303,7 @@ def _grow_phase(run: _OperatorRun) -> None:
     create_graphs(run.user, "bench-grow", "h", cfg.n)
     done = watch.wait(cfg.n, cfg.timeout)
     watch.stop()
-    settle(run.op, run.audit)
+    settle(run.op, run.audit, quiet=cfg.settle_seconds)
     run.results["grow"] = {"seconds": round(done - t0, 2)}
     run.mem["points"][str(2 * cfg.n)] = point(run.op)
     run.save()

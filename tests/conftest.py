@@ -1,7 +1,8 @@
 """Session fixtures for the real local control plane, and the marker rules.
 
-Tests without an ``api`` or ``cluster`` marker are unit tests (marked ``unit`` here), so
-``pytest -m unit`` runs the pure-code suite in seconds with no cluster and no tools.
+Tests without a ``tools``, ``api`` or ``cluster`` marker are unit tests (marked ``unit`` here), so
+``pytest -m unit`` (``make unit``) runs the pure-code suite in under a minute with no cluster and no tools
+(no .tools, no Go). Nothing this file imports at the top may need them either.
 """
 
 from __future__ import annotations
@@ -12,57 +13,52 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, leftover_processes, sweep
+from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+from support import cleanup, order
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
+TIERS = ("tools", "api", "cluster", "realnode")  # the markers of tests that are not unit tests
+SESSION_STARTED = pytest.StashKey[float]()  # seconds since boot when the session began
+# module fixtures whose cluster-wide state is costly to build and tear down: the modules using one run one
+# after another, and the state carries from one to the next (torn down after the last)
+CARRIED = ("third_party_crds",)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
-        if not any(item.get_closest_marker(m) for m in ("api", "cluster", "realnode")):
+        if not any(item.get_closest_marker(m) for m in TIERS):
             item.add_marker(pytest.mark.unit)
+    for fixture in CARRIED:
+        order.group_modules_using(items, fixture)
 
 
-def _descendants(root: int) -> list[tuple[int, str]]:
-    """Live processes below ``root`` (by parent pid), with their command lines."""
-    parent: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-                fields = stat.rsplit(")", 1)[1].split()
-                if fields[0] != "Z":
-                    parent[int(entry.name)] = int(fields[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found, frontier = [], {root}
-    while frontier:
-        children = {pid for pid, ppid in parent.items() if ppid in frontier}
-        frontier = children - {pid for pid, _ in found}
-        for pid in frontier:
-            try:
-                cmd = (Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")).decode(
-                    errors="replace"
-                )
-            except OSError:
-                continue
-            found.append((pid, cmd.strip()))
-    return found
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Side by side (``make integration`` runs two pytest processes), a --basetemp given to both becomes one
+    subdirectory each: pytest empties its basetemp when it starts, and the cleanup kills what names it."""
+    stream = os.environ.get("DYNAMO_TEST_STREAM")
+    if stream and config.option.basetemp:
+        shared = Path(config.option.basetemp)
+        shared.mkdir(parents=True, exist_ok=True)  # pytest makes only the last level
+        config.option.basetemp = str(shared / stream)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[SESSION_STARTED] = cleanup.uptime()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Nothing a test started may outlive the suite: every process below this one, and every process
-    that names a test cluster directory or this run's temporary directory, is reported and killed."""
+    started since the session began that names a test cluster directory or this run's temporary
+    directory, is reported and killed (never this process's own ancestors: see ``support.cleanup``)."""
     # Only this session's clusters: another pytest run may share the checkout.
     markers = [str(CLUSTER_ROOT / f"{profile}-{os.getpid()}") for profile in ("api", "cluster")]
     basetemp = getattr(session.config, "_tmp_path_factory", None)
     if basetemp is not None:
         with contextlib.suppress(Exception):
             markers.append(str(basetemp.getbasetemp()))
-    leaked = {pid: cmd for pid, cmd in _descendants(os.getpid())}
-    for marker in markers:
-        leaked.update(dict(leftover_processes(marker)))
-    leaked.pop(os.getpid(), None)
+    since = session.config.stash.get(SESSION_STARTED, 0.0)
+    leaked = cleanup.leftovers(os.getpid(), markers, since, cleanup.process_table())
     if not leaked:
         return
     for pid in leaked:
@@ -116,7 +112,7 @@ def dynamo_crds(kube_cluster: LocalCluster) -> Iterator[list[str]]:
     A session fixture because CRDs are cluster-wide and the garbage collector watches the preferred
     version (v1beta1): without a live conversion webhook, dependents of deleted Dynamo objects are never
     collected, whichever test module happens to run next."""
-    from support.conversion import serve_crds  # tests/integration is on sys.path once its modules load
+    from support.crds import serve_crds
 
     yield from serve_crds(kube_cluster)
 
@@ -144,12 +140,11 @@ def crds(client, dynamo_crds: list[str]) -> list[str]:
     """The generated CRDs, served (incl. conversion) by the session's ``dynamo_crds`` fixture, once DGDs
     and DCDs can be listed (and DGDs in v1beta1, through the conversion webhook)."""
     from dynamo_operator.controllers import store
-    from dynamo_operator.runtime.client import custom
-    from dynamo_operator.runtime.informer import wait_until
+    from support.crds import DGD_BETA
+    from support.poll import wait_for
 
-    assert wait_until(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
-    beta = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
-    assert wait_until(lambda: _listable(client, beta), 30)
+    wait_for(lambda: _listable(client, store.DGD) and _listable(client, store.DCD), 30)
+    wait_for(lambda: _listable(client, DGD_BETA), 30, "v1beta1 DGDs listed through the conversion webhook")
     return dynamo_crds
 
 
@@ -167,3 +162,17 @@ def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
     yield name
     with contextlib.suppress(ApiException):
         client.delete(NAMESPACES, name)
+
+
+@pytest.fixture(scope="module")
+def third_party_crds(request: pytest.FixtureRequest, kube_cluster: LocalCluster, crds) -> Iterator[list[str]]:
+    """The vendored Grove, Kai and LWS CRDs. Removed (their API groups no longer served) after the module,
+    since operators started later auto-detect Grove and LWS and must find the shared cluster as it was;
+    unless the next module uses them too (such modules run one after another: ``CARRIED``)."""
+    from support.crds import install_third_party_crds, remove_third_party_crds
+
+    try:
+        yield install_third_party_crds(kube_cluster)
+    finally:
+        if not order.next_module_uses(request.session.items, request.path, "third_party_crds"):
+            remove_third_party_crds(kube_cluster.env)

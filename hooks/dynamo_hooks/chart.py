@@ -78,9 +78,13 @@ class ChartInfo:
         return self.app_version or self.version
 
 
+# libyaml when present: a chart's CRDs are megabytes of YAML (seconds with the pure-Python loader)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read_yaml(path: Path) -> Any:
     with path.open(encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+        return yaml.load(handle, Loader=_LOADER)
 
 
 def _subchart_dirs(chart_dir: Path, meta: dict[str, Any]) -> dict[str, Path]:
@@ -136,7 +140,7 @@ def _chart_crds(chart_dir: Path, meta: dict[str, Any]) -> tuple[tuple[CrdInfo, .
     crd_conditions: dict[str, str] = {}
     for key, crd_dir in dirs:
         for path in sorted(crd_dir.glob("*.y*ml")) if crd_dir.is_dir() else []:
-            for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            for doc in yaml.load_all(path.read_text(encoding="utf-8"), Loader=_LOADER):
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                     info = CrdInfo.from_object(doc)
                     crds[info.name] = info

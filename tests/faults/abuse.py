@@ -172,7 +172,7 @@ def run(port: int, scenario: str, seconds: float, count: int, ready: Path | None
             _trickle(conns, trickle.encode())
             next_tick = now + 1.0
         _poll_closed(conns, now)
-        time.sleep(0.05)
+        time.sleep(0.05)  # not a wait: the abuse client's tick (trickle bytes, notice closed sockets)
     now = time.monotonic()
     _poll_closed(conns, now)
     answers: dict[str, int] = {}

@@ -3,16 +3,11 @@ a stale leader's writes are judged from its audit log, so nothing may be shared 
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-# the integration suite's helpers (`support.*`): operator processes, CRDs
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "integration"))
-
 from plane import Plane, running_plane
 
 

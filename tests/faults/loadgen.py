@@ -18,15 +18,16 @@ import threading
 import time
 from pathlib import Path
 
+from dynamo_localcluster.graphs import AGGREGATED, graph
 from dynamo_operator.runtime.client import ResourceClient, load_api_client
 from kubernetes.client.exceptions import ApiException
+from support.crds import DGD_BETA
 from urllib3.exceptions import HTTPError
+
+TESTS = Path(__file__).resolve().parents[1]  # the load process imports `support` from here
 
 
 def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: float, mode: str = "") -> None:
-    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).resolve().parents[1] / "integration")]
-    from plane import DGD_BETA, graph
-
     client = ResourceClient(load_api_client(kubeconfig, pool_maxsize=threads * 2))
     state_path, stop_path = Path(state), Path(state + ".stop")
     lock = threading.Lock()
@@ -43,7 +44,7 @@ def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: fl
             with lock:
                 at = next_slot[0] = max(next_slot[0] + 1.0 / rate, time.monotonic() - 0.5)
             if at > time.monotonic():
-                time.sleep(at - time.monotonic())
+                time.sleep(at - time.monotonic())  # not a wait: pacing to the requested rate
             i += 1
             try:
                 if mode.startswith("read:"):
@@ -54,7 +55,7 @@ def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: fl
                         "POST",
                         DGD_BETA.base_path("default"),
                         [("dryRun", "All")],
-                        body=graph("default", f"l{n}-{i}"),
+                        body=graph(f"l{n}-{i}", "default", AGGREGATED),
                     )
                 with lock:
                     counts["ok"] += 1
@@ -76,7 +77,7 @@ def main(kubeconfig: str, state: str, rate: float, threads: int, max_seconds: fl
         t.start()
     while not done():
         write()
-        time.sleep(0.2)
+        time.sleep(0.2)  # not a wait: the state file's write interval
     for t in pool:
         t.join(30)
     write()
@@ -92,7 +93,7 @@ class Load:
         argv = [cluster.kubeconfig, str(state), str(rate), str(threads), str(max_seconds), mode]
         self.proc = subprocess.Popen(
             [sys.executable, __file__, *argv],
-            env=cluster.env,
+            env={**cluster.env, "PYTHONPATH": str(TESTS)},
             stdout=subprocess.DEVNULL,
             stderr=open(state.with_suffix(".log"), "wb"),  # noqa: SIM115 - the child keeps it
         )

@@ -30,12 +30,12 @@ from dynamo_localcluster.graphs import graph as shared_graph
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
-from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient, custom
-from dynamo_operator.runtime.informer import wait_until
+from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient
 from dynamo_operator.webhooks import admission_routes
 from dynamo_operator.webhooks.certs import MUTATING, VALIDATING
 from kubernetes.client.exceptions import ApiException
-from support.crds import install_crds
+from support.crds import DGD_BETA, install_crds
+from support.poll import wait_for
 from support.processes import OperatorProcess, spawn_operator
 from urllib3.exceptions import HTTPError
 
@@ -47,7 +47,6 @@ LEASE_NAME = "dynamo.nvidia.com"
 LEASE = {"duration": 4.0, "renew": 3.0, "retry": 0.5}
 BURST = 100
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
-DGD_BETA = custom(store.GROUP, "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
 
 
 def graph(ns: str, name: str) -> dict:
@@ -160,7 +159,7 @@ class Plane:
             return ""
 
     def wait_leader(self, timeout: float = 30.0) -> str:
-        assert wait_until(lambda: self.lease_holder() != "", timeout, interval=0.2), "no leader"
+        wait_for(lambda: self.lease_holder() != "", timeout, "no leader", interval=0.2)
         return self.lease_holder()
 
     def admission_works(self) -> bool:
@@ -181,12 +180,14 @@ class Plane:
         fault: Callable[[], None] | None = None,
         timeout: float = 120.0,
         workers: int = 4,
+        report: BurstReport | None = None,
     ) -> BurstReport:
         """Create ``n`` DGDs from ``workers`` threads, as a user's pipeline would: an attempt that fails
         (the webhook or the apiserver down) is retried until ``timeout``; an AlreadyExists after a retry
         counts as created (the first attempt landed). ``fault`` runs once, in its own thread, when
-        ``fault_at`` DGDs exist; the burst does not wait for it."""
-        report = BurstReport()
+        ``fault_at`` DGDs exist; the burst does not wait for it. ``report``, when given, is the one filled in
+        (a fault may watch it: how many creates were refused so far)."""
+        report = report if report is not None else BurstReport()
         lock = threading.Lock()
         fired = threading.Event()
         aborted = threading.Event()  # the fault itself failed: stop at once, report it
@@ -225,7 +226,7 @@ class Plane:
                     with lock:
                         report.errors.append(err)
                     return
-                time.sleep(min(0.2 * attempt, 1.0))
+                time.sleep(min(0.2 * attempt, 1.0))  # not a wait: a retry's backoff
             if not created:
                 return
             with lock:
@@ -304,8 +305,11 @@ class Plane:
                 last = [f"apiserver: {e}"]
             return not last
 
-        assert wait_until(ok, timeout, interval=1.0), (
-            f"not converged after {timeout}s: {last}\n" + self.operator_logs()
+        wait_for(
+            ok,
+            timeout,
+            lambda: f"not converged after {timeout}s: {last}\n" + self.operator_logs(),
+            interval=1.0,
         )
         return time.monotonic() - started
 
@@ -384,8 +388,11 @@ def running_plane(logs: Path, webhook: bool = True) -> Iterator[Plane]:
         plane = Plane(cluster, logs, client, port)
         if webhook:
             plane.start_webhook()
-            assert wait_until(plane.admission_works, 60, interval=0.5), (
-                "admission through the webhook process never worked\n" + plane.operator_logs()
+            wait_for(
+                plane.admission_works,
+                60,
+                lambda: "admission through the webhook process never worked\n" + plane.operator_logs(),
+                interval=0.5,
             )
         yield plane
     finally:

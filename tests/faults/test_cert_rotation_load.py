@@ -14,13 +14,13 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.webhooks import CertPolicy, setup_webhooks
 from dynamo_operator.webhooks.certs import CRDS, load_bundle
 from loadgen import Load
 from plane import DGD_BETA, OPNS, Plane, graph
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -54,23 +54,23 @@ def test_serving_and_ca_rotation_under_load_fail_no_admission(bare_plane: Plane,
     mgr.start()
     load = reads = None
     try:
-        assert wait_until(plane.admission_works, 60, interval=0.5), "admission never worked"
+        wait_for(plane.admission_works, 60, "admission never worked", interval=0.5)
         plane.client.request("POST", DGD_BETA.base_path("default"), body=graph("default", "stored"))
         load = Load(plane.cluster, tmp_path / "load.json", RATE)
         # conversions alone, as a v1beta1 client's reads of what is stored in v1alpha1
         reads = Load(plane.cluster, tmp_path / "reads.json", READ_RATE, threads=2, mode="read:default/stored")
-        assert wait_until(lambda: load.count() >= 100 and reads.count() >= 20, 30), "the load never got going"
+        wait_for(lambda: load.count() >= 100 and reads.count() >= 20, 30, "the load never got going")
         serial = wh.tls.serial
         wh.certs.rotate_serving()
-        assert wait_until(lambda: wh.tls.serial != serial, 30), "no new serving certificate"
+        wait_for(lambda: wh.tls.serial != serial, 30, "no new serving certificate")
         at = load.count()
-        assert wait_until(lambda: load.count() >= at + 100, 30)
+        wait_for(lambda: load.count() >= at + 100, 30)
         serial = wh.tls.serial
         wh.certs.rotate_ca()
-        assert wait_until(lambda: wh.tls.serial != serial, 60), "no serving certificate from the new CA"
-        assert wait_until(lambda: len(load_bundle(wh.certs.bundle)) == 1, 60), "the old CA never dropped"
+        wait_for(lambda: wh.tls.serial != serial, 60, "no serving certificate from the new CA")
+        wait_for(lambda: len(load_bundle(wh.certs.bundle)) == 1, 60, "the old CA never dropped")
         at, read_at = load.count(), reads.count()
-        assert wait_until(lambda: load.count() >= at + 200 and reads.count() >= read_at + 40, 30)
+        wait_for(lambda: load.count() >= at + 200 and reads.count() >= read_at + 40, 30)
         got, read = load.finish(), reads.finish()
         # admissions and conversions share the machine's cores: the run means something if together they
         # reach MIN_RATE
@@ -116,7 +116,7 @@ def test_a_reapplied_crd_gets_the_bundle_back_at_once(bare_plane: Plane):
     assert wh.certs.policy.check_interval >= 60
     mgr.start()
     try:
-        assert wait_until(plane.admission_works, 60, interval=0.5), "admission never worked"
+        wait_for(plane.admission_works, 60, "admission never worked", interval=0.5)
         name = "dynamographdeployments.nvidia.com"
         conversion = {
             "strategy": "Webhook",
@@ -135,8 +135,8 @@ def test_a_reapplied_crd_gets_the_bundle_back_at_once(bare_plane: Plane):
             cc = plane.client.get(CRDS, name)["spec"]["conversion"]["webhook"]["clientConfig"]
             return cc.get("caBundle") == bundle
 
-        assert wait_until(injected, 10, interval=0.1), "the CRD never got the bundle back"
-        assert wait_until(plane.admission_works, 10, interval=0.2)
+        wait_for(injected, 10, "the CRD never got the bundle back", interval=0.1)
+        wait_for(plane.admission_works, 10, interval=0.2)
     finally:
         mgr.stop()
         mgr.wait(30)

@@ -6,19 +6,16 @@ without a single reconcile error or crashed worker."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from dynamo_operator.controllers import store
-from dynamo_operator.runtime.informer import wait_until
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes.client.exceptions import ApiException
-from plane import DGD_BETA, Plane, graph
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
-from test_fuzz_admission import dgds
+from plane import Plane, graph
+from support.crds import DGD_BETA
+from support.fuzz import dgds
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -77,9 +74,12 @@ def test_fuzzed_graphs_through_apiserver_and_reconciler(plane: Plane):
     def settled() -> bool:
         return all(status_of(n).get("observedGeneration") == g for n, g in admitted.items())
 
-    assert wait_until(settled, 60, interval=1.0), {
-        n: status_of(n) for n, g in admitted.items() if status_of(n).get("observedGeneration") != g
-    }
+    wait_for(
+        settled,
+        60,
+        lambda: {n: status_of(n) for n, g in admitted.items() if status_of(n).get("observedGeneration") != g},
+        interval=1.0,
+    )
     failed = {n: status_of(n) for n in admitted if status_of(n).get("state") == "failed"}
     for name, status in failed.items():
         ready = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), {})

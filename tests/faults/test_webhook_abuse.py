@@ -26,10 +26,10 @@ import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.runtime.client import ResourceClient, load_api_client
-from dynamo_operator.runtime.informer import wait_until
 from kubernetes.client.exceptions import ApiException
 from loadgen import Load
 from plane import DGD_BETA, Plane, graph
+from support.poll import wait_for
 from urllib3.exceptions import HTTPError
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
@@ -114,7 +114,7 @@ def attack(
     proc = subprocess.Popen(argv)
     try:
         ready = Path(str(out) + ".ready")
-        assert wait_until(lambda: ready.exists() or proc.poll() is not None, 180), scenario
+        wait_for(lambda: ready.exists() or proc.poll() is not None, 180, lambda: scenario)
         failures = burst(client)
         assert proc.wait(seconds + 120) == 0, scenario
     finally:
@@ -137,13 +137,13 @@ def test_abuse_fails_no_admission_and_stays_under_the_memory_limit(plane: Plane,
     client = ResourceClient(load_api_client(plane.cluster.kubeconfig, pool_maxsize=BURST))
     rows = []
     try:
-        assert wait_until(lambda: load.read()["ok"] >= 20, 60), load.read()
+        wait_for(lambda: load.read()["ok"] >= 20, 60, lambda: load.read())
         for scenario, count, seconds in PHASES:
             before = load.read()
             watch = Watch(webhook.pid, webhook.health)
             report = attack(plane, client, scenario, count, seconds, tmp_path / f"{scenario}.json")
             settled = load.count() + 2 * RATE  # admissions sent during the phase have come back
-            wait_until(lambda s=settled: load.count() >= s, 30)
+            wait_for(lambda s=settled: load.count() >= s, 30)
             after = load.read()
             rows.append(
                 {

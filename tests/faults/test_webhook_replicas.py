@@ -17,8 +17,8 @@ import ssl
 import pytest
 from dynamo_localcluster.cluster import free_port
 from dynamo_operator.runtime.client import SECRETS
-from dynamo_operator.runtime.informer import wait_until
 from plane import LEASE, LEASE_NS, OPNS, Plane
+from support.poll import wait_for
 from support.processes import OperatorProcess, http_get, spawn_operator
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
@@ -93,16 +93,19 @@ def test_both_replicas_serve_webhooks_and_one_leads(bare_plane: Plane):
     b = replica(plane, "replica-b", b_port)  # first: it leads
     assert plane.wait_leader(60).startswith("replica-b"), plane.lease_holder()
     a = replica(plane, "replica-a", plane.webhook_port)
-    assert wait_until(lambda: ready(a) and ready(b), 90, interval=0.5), (
-        f"not both ready:\n{a.log_tail()}\n{b.log_tail()}"
+    wait_for(
+        lambda: ready(a) and ready(b),
+        90,
+        lambda: f"not both ready:\n{a.log_tail()}\n{b.log_tail()}",
+        interval=0.5,
     )
     assert plane.lease_holder().startswith("replica-b")  # A is ready without leading
     ca = base64.b64decode(plane.client.get(SECRETS, "webhook-server-cert", OPNS)["data"]["ca.crt"])
     assert review_allowed(b_port, ca) and review_allowed(plane.webhook_port, ca)
     # the API server's admissions and conversions go to A, which does not lead
-    assert wait_until(plane.admission_works, 30, interval=0.5), a.log_tail()
+    wait_for(plane.admission_works, 30, lambda: a.log_tail(), interval=0.5)
 
     # the leader goes: A takes the Lease and goes on serving; the API server's admissions never stop
     b.stop()
-    assert wait_until(lambda: plane.lease_holder().startswith("replica-a"), 30, interval=0.2)
+    wait_for(lambda: plane.lease_holder().startswith("replica-a"), 30, interval=0.2)
     assert ready(a) and review_allowed(plane.webhook_port, ca) and plane.admission_works()

@@ -1,5 +1,6 @@
-"""``make bench`` at a small size (N=20, short idle and admission windows), only to prove the benchmark runs
-end to end on the local control plane and reports every row; no timing is asserted (shared machines)."""
+"""``make bench`` at a small size (N=10, short idle, settle and admission windows), only to prove the
+benchmark runs end to end on the local control plane and reports every row; no timing is asserted (shared
+machines)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,17 @@ from dynamo_localcluster.cluster import REPO_ROOT
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
+N = 10
 ROWS = ("1 floor", "2 burst", "3 idle", "4 restart", "5 admission", "6 memory/cpu")
 
 
 def test_bench_runs_and_reports_every_row(tmp_path):
     env = {
         **os.environ,
-        "BENCH_N": "20",
-        "BENCH_IDLE_SECONDS": "15",
-        "BENCH_ADMISSION_SECONDS": "3",
+        "BENCH_N": str(N),
+        "BENCH_IDLE_SECONDS": "5",
+        "BENCH_SETTLE_SECONDS": "3",
+        "BENCH_ADMISSION_SECONDS": "2",
         "BENCH_ADMISSION_RATE": "50",
         "BENCH_TIMEOUT": "300",
         "BENCH_DIR": str(tmp_path / "run"),
@@ -36,10 +39,10 @@ def test_bench_runs_and_reports_every_row(tmp_path):
     (result,) = (tmp_path / "results").glob("*.json")
     data = json.loads(result.read_text())
     assert data["floor"]["writes"] > 0
-    assert data["floor"]["converted_on_read"] == 3 * 20  # the floor's cluster converts, as the operator's
+    assert data["floor"]["converted_on_read"] == 3 * N  # the floor's cluster converts, as the operator's
     assert data["floor_after"]["writes"] == data["floor"]["writes"]  # the floor again, after the operator
     assert " and " in next(line for line in r.stdout.splitlines() if line.startswith("| 1 floor"))
     assert data["burst"]["writes"] > 0  # the audit log saw the operator's writes
-    assert set(data["memory"]["points"]) >= {"0", "20", "40"}
+    assert set(data["memory"]["points"]) >= {"0", str(N), str(2 * N)}
     assert data["admission"]["direct"]["errors"] == 0
     assert data["admission"]["apiserver"]["errors"] == 0

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, free_port
-from dynamo_operator.runtime.informer import wait_until
+from support.poll import wait_for
 
 pytestmark = pytest.mark.api
 
@@ -128,7 +128,7 @@ def test_bundled_etcd_serves_mutual_tls_with_the_charts_certificates(tmp_path):
             except (OSError, ValueError):
                 return False
 
-        assert wait_until(healthy, 30), (tmp_path / "etcd.log").read_text()[-3000:]
+        wait_for(healthy, 30, lambda: (tmp_path / "etcd.log").read_text()[-3000:])
         base = f"https://localhost:{ports['client']}"
         # no client certificate: refused during the handshake
         anonymous = ssl.create_default_context(cafile=str(workload["ca.crt"]))

@@ -3,18 +3,20 @@
 kwok makes every Pod Ready (and Job / helm-test Pods complete) without running containers, so this
 checks what Helm and the API server see: the chart is valid against a real Kubernetes 1.36 API
 (CRDs, RBAC, webhook configurations, hooks, Services), `helm install --wait` converges, and the
-chart's test Pod completes. One install per charts/platform/ci/*-values.yaml, like `ct install`.
+chart's test Pod completes. One install per charts/platform/ci/*-values.yaml, as `ct install` does (`ct
+lint` runs with the chart checks: tests/unit/test_chart_lint.py). With grove.enabled (and Kai) the
+install brings the CRDs a PodCliqueSet needs: one the operator renders is accepted right after it.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import uuid
 from pathlib import Path
 
 import pytest
+import yaml
 from support.crds import remove_third_party_crds
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -24,8 +26,12 @@ CHART = REPO_ROOT / "charts" / "platform"
 CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
 
 
-def _run(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(args, env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+def _run(
+    args: list[str], env: dict[str, str], timeout: float = 600, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        args, env=env, cwd=REPO_ROOT, input=input, capture_output=True, text=True, timeout=timeout
+    )
     assert proc.returncode == 0, (
         f"{' '.join(args)} exited {proc.returncode}\n--- stdout\n{proc.stdout[-4000:]}\n"
         f"--- stderr\n{proc.stderr[-4000:]}"
@@ -37,11 +43,36 @@ def _kubectl_json(env: dict[str, str], *args: str) -> dict:
     return json.loads(_run(["kubectl", *args, "-o", "json"], env).stdout)
 
 
+def _grove_crds_serve_a_rendered_podcliqueset(env: dict[str, str], namespace: str) -> None:
+    """The CRDs the Grove and Kai subcharts brought: a PodCliqueSet rendered for a multinode example is
+    created with strict field validation in ``namespace``."""
+    from dynamo_operator.render import RenderContext, render_all
+    from dynamo_operator.render.cli import dump_yaml
+
+    for crd in (
+        "podcliquesets.grove.io",
+        "podcliques.grove.io",
+        "podcliquescalinggroups.grove.io",
+        "queues.scheduling.run.ai",
+    ):
+        _kubectl_json(env, "get", "crd", crd)
+    _kubectl_json(env, "get", "queue", "dynamo")  # the Kai subchart's queue, created after install
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "sglang-multinode.yaml").read_text())
+    doc["metadata"]["namespace"] = namespace
+    ctx = RenderContext(detected=frozenset({"grove", "kaiScheduler"}))
+    (pcs,) = [o for o in render_all(doc, ctx) if o["kind"] == "PodCliqueSet"]
+    _run(["kubectl", "create", "--validate=strict", "-f", "-"], env, input=dump_yaml([pcs]))
+    _kubectl_json(env, "get", "podcliqueset", pcs["metadata"]["name"], "-n", namespace)
+
+
 @pytest.mark.parametrize("values", CI_VALUES, ids=[p.name for p in CI_VALUES])
 def test_install_and_helm_test(kube_cluster, values: Path) -> None:
     env = kube_cluster.env
     release = f"dp-{uuid.uuid4().hex[:6]}"
     namespace = f"{release}-ns"
+    grove = (yaml.safe_load(values.read_text()).get("grove") or {}).get("enabled", False)
+    if grove:
+        remove_third_party_crds(env)  # so only the chart can bring them
     _run(
         [
             "helm",
@@ -86,6 +117,8 @@ def test_install_and_helm_test(kube_cluster, values: Path) -> None:
             assert obj["status"].get("readyReplicas") == obj["spec"]["replicas"], sts
 
         _run(["helm", "test", release, "--namespace", namespace, "--timeout", "300s"], env)
+        if grove:
+            _grove_crds_serve_a_rendered_podcliqueset(env, namespace)
     finally:
         subprocess.run(
             ["helm", "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "300s"],
@@ -104,18 +137,6 @@ def test_install_and_helm_test(kube_cluster, values: Path) -> None:
             timeout=120,
         )
         remove_third_party_crds(env)  # the Grove/Kai subcharts' crds/ outlive the release
-
-
-def test_ct_lint_and_install(kube_cluster) -> None:
-    """What CI's chart-testing run does: yamale + yamllint + helm lint + helm unittest, then an
-    install, `helm test` and uninstall per ci/*-values.yaml, in namespaces ct creates."""
-    env = kube_cluster.env
-    if shutil.which("ct", path=env["PATH"]) is None:
-        pytest.fail("ct is not on PATH: run `make tools` (tools/build-tools.sh builds ct v3.14.0)")
-    try:
-        _run(["ct", "lint-and-install", "--config", "ct.yaml"], env, timeout=1800)
-    finally:
-        remove_third_party_crds(env)  # the Grove/Kai subcharts' crds/ outlive the releases
 
 
 def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) -> None:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
 from dynamo_operator.render import checkpoint as rc
-from support.crs import condition, describe, events_of, running_operator, wait_for
+from support.crs import condition, describe, events_of
 from support.dgd import get
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -46,7 +48,7 @@ def phase(client, ns, name="warm"):
 
 
 def test_enabled_checkpoint_runs_its_job_to_ready(kube_cluster, crds, client, ns):
-    with running_operator(kube_cluster, {"checkpoint": {"enabled": True}}):
+    with Operator(kube_cluster, {"checkpoint": {"enabled": True}}):
         client.create(CHECKPOINTS, checkpoint(ns))
         job = wait_for(lambda: get(client, JOBS, rc.job_name("warm"), ns), WAIT, "the checkpoint Job")
         assert job["metadata"]["ownerReferences"][0]["kind"] == "DynamoCheckpoint"
@@ -67,7 +69,7 @@ def test_enabled_checkpoint_runs_its_job_to_ready(kube_cluster, crds, client, ns
 
 
 def test_disabled_configuration_reports_why_and_creates_nothing(kube_cluster, crds, client, ns):
-    with running_operator(kube_cluster):  # checkpoint.enabled defaults to false
+    with Operator(kube_cluster):  # checkpoint.enabled defaults to false
         client.create(CHECKPOINTS, checkpoint(ns))
         wait_for(lambda: phase(client, ns) == "Pending", WAIT, "phase Pending")
         c = condition(get(client, CHECKPOINTS, "warm", ns), "Ready")

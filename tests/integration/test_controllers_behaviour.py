@@ -38,14 +38,11 @@ from dynamo_operator.runtime.client import (
 )
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer, wait_until
+from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.dgd import (
-    IMAGE,
     WAIT,
-    FaultClient,
-    Operator,
     apply_dgd,
     dgd_status,
     get,
@@ -53,6 +50,9 @@ from support.dgd import (
     wait_status,
     wait_successful,
 )
+from support.graphs import VLLM, component, dgd
+from support.operator import FaultClient, Operator
+from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -76,33 +76,18 @@ def operator(kube_cluster, crds):
 # -- helpers -------------------------------------------------------------------------------------------------
 
 
-def component(name: str, ctype: str, replicas: int | None = None, gpu: bool = False, **extra) -> dict:
-    main: dict = {"name": "main", "image": IMAGE}
-    if gpu:
-        main["command"] = ["python3", "-m", "dynamo.vllm"]
-        main["resources"] = {"limits": {"nvidia.com/gpu": "1"}}
-    comp = {"name": name, "type": ctype, "podTemplate": {"spec": {"containers": [main]}}, **extra}
-    if replicas is not None:
-        comp["replicas"] = replicas
-    return comp
-
-
 def full_components(decode_replicas: int = 2) -> list[dict]:
     return [
         component("Frontend", "frontend"),
         component("Planner", "planner"),
-        component("VllmPrefillWorker", "prefill", gpu=True),
-        component("VllmDecodeWorker", "decode", replicas=decode_replicas, gpu=True),
+        component("VllmPrefillWorker", "prefill", command=VLLM, gpus=1),
+        component("VllmDecodeWorker", "decode", replicas=decode_replicas, command=VLLM, gpus=1),
     ]
 
 
 def graph(ns: str, components: list[dict] | None = None, name: str = "g") -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": names.DGD_KIND,
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"components": components or [component("Frontend", "frontend")]},
-    }
+    """A graph of ``components`` (a lone Frontend by default)."""
+    return dgd(*(components or [component("Frontend", "frontend")]), name=name, namespace=ns)
 
 
 def edit(client, res, name, ns, fn) -> dict:
@@ -139,9 +124,12 @@ def wait_event(client, ns, reason: str, fragment: str = "", timeout: float = 20)
             None,
         )
 
-    assert wait_until(lambda: find() is not None, timeout, interval=0.3), [
-        (e.get("reason"), e.get("message")) for e in events(client, ns)
-    ]
+    wait_for(
+        lambda: find() is not None,
+        timeout,
+        lambda: [(e.get("reason"), e.get("message")) for e in events(client, ns)],
+        interval=0.3,
+    )
     return find()
 
 
@@ -178,7 +166,8 @@ def test_status_goes_initializing_pending_successful_with_counts(client, ns, ope
         def pods_not_ready(s):
             return s.get("state") == st.STATE_PENDING and ready(s).get("reason") == st.REASON_PODS_NOT_READY
 
-        s = wait_status(client, ns, pods_not_ready)
+        # the graph names the counts once each DCD wrote its first status: held back up to PROGRESS_SECONDS
+        s = wait_status(client, ns, pods_not_ready, timeout=PROGRESS_SECONDS + WAIT)
         message = ready(s)["message"]
         assert message.startswith("0/4 components ready; not ready: Frontend: 0/1 replicas ready"), message
         assert "VllmDecodeWorker: 0/2 replicas ready" in message
@@ -233,11 +222,14 @@ def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_onc
     try:
         apply_dgd(client, graph(ns, [comp]))
         # its Deployment exists and its pod cannot be scheduled: the DCD's first pass is long done
-        assert wait_until(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, WAIT, interval=0.2)
+        wait_for(
+            lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None,
+            WAIT,
+            interval=0.2,
+        )
         wait_status(client, ns, lambda s: s.get("observedGeneration") == 1)
-        time.sleep(2)
-        if time.monotonic() - started < PROGRESS_SECONDS - 5:
-            assert status_writes(operator, ns, store.DCD, "g-frontend") == []
+        if time.monotonic() - started < PROGRESS_SECONDS - 7:
+            stays(lambda: status_writes(operator, ns, store.DCD, "g-frontend") == [], 2, "no progress write")
         for node in nodes:
             client.patch(NODES, node, {"metadata": {"labels": hold}})
         wait_successful(client, ns, generation=1)
@@ -268,14 +260,14 @@ def test_children_a_dcd_no_longer_renders_are_deleted(client, ns, operator):
     def config_maps():
         return [c["metadata"]["name"] for c in client.list(CONFIGMAPS, ns, label_selector=managed)["items"]]
 
-    assert wait_until(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
-    assert wait_until(lambda: len(config_maps()) == 1, 30)
-    assert wait_until(lambda: get(client, store.DCD, "g-planner", ns) is not None, 30)
+    wait_for(lambda: get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is not None, 30)
+    wait_for(lambda: len(config_maps()) == 1, 30)
+    wait_for(lambda: get(client, store.DCD, "g-planner", ns) is not None, 30)
     (cm,) = config_maps()
     # the Epp component becomes a frontend (no config map, no epp account) and the Planner goes away
     edit(client, store.DCD, "epp", ns, lambda o: o["spec"].update(componentType="frontend"))
     apply_dgd(client, graph(ns, [component("Frontend", "frontend")]))
-    assert wait_until(
+    wait_for(
         lambda: (
             get(client, CONFIGMAPS, cm, ns) is None
             and get(client, SERVICEACCOUNTS, names.EPP_SERVICE_ACCOUNT, ns) is None
@@ -302,7 +294,7 @@ def test_hand_edits_are_put_back(client, ns, operator):
         o["spec"]["template"]["spec"]["containers"][0]["image"] = "example.com/evil:1"
 
     edit(client, DEPLOYMENTS, "g-frontend", ns, change_image)
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["template"]["spec"]["containers"][0]["image"]
             == want
@@ -314,7 +306,7 @@ def test_hand_edits_are_put_back(client, ns, operator):
     # a Service that lost our label gets it back; the fields the apiserver allocated stay
     cluster_ip = client.get(SERVICES, "g-frontend", ns)["spec"]["clusterIP"]
     edit(client, SERVICES, "g-frontend", ns, lambda o: o["metadata"]["labels"].pop(names.LABEL_COMPONENT))
-    assert wait_until(
+    wait_for(
         lambda: (
             (client.get(SERVICES, "g-frontend", ns)["metadata"].get("labels") or {}).get(
                 names.LABEL_COMPONENT
@@ -333,10 +325,11 @@ def test_hand_edits_are_put_back(client, ns, operator):
         o["spec"] = wire["spec"]
 
     edit(client, store.DCD, "g-frontend", ns, scale_dcd)
-    assert wait_until(
-        lambda: "replicas" not in store.to_internal(client.get(store.DCD, "g-frontend", ns))["spec"], 30
+    wait_for(lambda: "replicas" not in store.to_internal(client.get(store.DCD, "g-frontend", ns))["spec"], 30)
+    wait_for(
+        lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1,
+        30,
     )
-    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
 
 
 def test_edited_hash_annotation_is_rewritten(client, ns, operator):
@@ -350,7 +343,7 @@ def test_edited_hash_annotation_is_rewritten(client, ns, operator):
         ns,
         lambda o: o["metadata"]["annotations"].update({names.ANN_SPEC_HASH: "x"}),
     )
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(DEPLOYMENTS, "g-frontend", ns)["metadata"]["annotations"][names.ANN_SPEC_HASH] == want
         ),
@@ -372,9 +365,12 @@ def test_conflicts_requeue_without_error_events(client, ns, operator):
             for o in operator.outcomes_for(DCD_CONTROLLER, ns, "g-frontend", since)
         )
 
-    assert wait_until(requeued, 30)
+    wait_for(requeued, 30)
     assert fault.hits == 1
-    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1, 30)
+    wait_for(
+        lambda: client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["replicas"] == 1,
+        30,
+    )
     wait_event(client, ns, "UpdateDeployment", "drift")
     assert warnings(client, ns) == []
 
@@ -393,7 +389,7 @@ def test_api_failures_mark_the_graph_failed_and_raise(client, ns, operator):
         def raised():
             return [o.error for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g") if o.error is not None]
 
-        assert wait_until(raised, 10)  # recorded when the reconcile returns, just after its event
+        wait_for(raised, 10)  # recorded when the reconcile returns, just after its event
         assert isinstance(raised()[0], ApiException) and raised()[0].status == 500
     finally:
         operator.client.clear(fault)
@@ -412,7 +408,10 @@ def test_invalid_graph_fails_once_with_the_field_named(client, ns, operator):
     writes = len(operator.client.writes_in(ns, events=True))
     since = operator.mark()
     operator.enqueue(DGD_CONTROLLER, ns, "g")  # another reconcile of the same generation
-    assert wait_until(lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since), 10)
+    wait_for(
+        lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since),
+        10,
+    )
     assert operator.idle(ns)
     assert operator.client.writes_in(ns, events=True)[writes:] == []
     (warning,) = warnings(client, ns)
@@ -442,7 +441,7 @@ def test_foreign_controller_is_an_ownership_conflict(client, ns, operator):
     s = wait_status(client, ns, lambda s: s.get("state") == st.STATE_FAILED)
     assert ready(s)["reason"] == st.REASON_OWNERSHIP
     # the status is written inside the reconcile, so its outcome is recorded a moment later
-    assert wait_until(
+    wait_for(
         lambda: any(
             o.result is not None and o.result.requeue_after
             for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
@@ -472,7 +471,7 @@ def test_pull_secrets_are_discovered_from_the_namespace(client, ns, operator):
         dep = get(client, DEPLOYMENTS, "g-frontend", ns)
         return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets")
 
-    assert wait_until(lambda: pull_secrets() == [{"name": "ngc"}], 30), pull_secrets()
+    wait_for(lambda: pull_secrets() == [{"name": "ngc"}], 30, lambda: pull_secrets())
 
 
 class _Recorder(EventRecorder):
@@ -495,8 +494,9 @@ def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
     client.create(CONFIGMAPS, {"metadata": {"name": "hold", "namespace": ns, "finalizers": [HOLD_FINALIZER]}})
     try:
         client.delete(NAMESPACES, ns)
-        assert wait_until(
-            lambda: client.get(NAMESPACES, ns).get("status", {}).get("phase") == "Terminating", 10
+        wait_for(
+            lambda: client.get(NAMESPACES, ns).get("status", {}).get("phase") == "Terminating",
+            10,
         )
 
         def refuses_new_content() -> bool:  # the admission plugin's namespace cache may lag a moment
@@ -507,7 +507,7 @@ def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
                 return e.status == 403
             return False
 
-        assert wait_until(refuses_new_content, 10)
+        wait_for(refuses_new_content, 10)
         real = FaultClient(kube_cluster.api_client())  # no faults: every answer is the apiserver's
         cached = store.to_wire(graph(ns))
         cached["metadata"].update(uid=str(uuid.uuid4()), resourceVersion="1", generation=1)
@@ -537,8 +537,9 @@ def test_recreated_graph_waits_for_the_garbage_collector(client, ns, operator):
     edit(client, store.DCD, "g-frontend", ns, lambda o: o["metadata"].update(finalizers=[HOLD_FINALIZER]))
     try:
         client.delete(store.DGD, "g", ns)
-        assert wait_until(
-            lambda: client.get(store.DCD, "g-frontend", ns)["metadata"].get("deletionTimestamp"), 30
+        wait_for(
+            lambda: client.get(store.DCD, "g-frontend", ns)["metadata"].get("deletionTimestamp"),
+            30,
         )
         since = operator.mark()
         apply_dgd(client, graph(ns))
@@ -549,7 +550,7 @@ def test_recreated_graph_waits_for_the_garbage_collector(client, ns, operator):
                 for o in operator.outcomes_for(DGD_CONTROLLER, ns, "g", since)
             )
 
-        assert wait_until(waiting, 30)
+        wait_for(waiting, 30)
         assert dgd_status(client, ns).get("state") != st.STATE_FAILED
         assert client.get(store.DCD, "g-frontend", ns)["metadata"]["ownerReferences"][0]["uid"] == old_uid
     finally:
@@ -571,7 +572,7 @@ def test_shared_service_account_is_referenced_by_every_user(client, ns, operator
         sa = get(client, SERVICEACCOUNTS, names.PLANNER_SERVICE_ACCOUNT, ns)
         return (sa or {}).get("metadata", {}).get("ownerReferences") or []
 
-    assert wait_until(lambda: sorted(r["name"] for r in refs()) == ["a-planner", "b-planner"], 30), refs()
+    wait_for(lambda: sorted(r["name"] for r in refs()) == ["a-planner", "b-planner"], 30, lambda: refs())
     assert not any(r.get("controller") for r in refs())
     client.delete(store.DGD, "a", ns)  # the garbage collector takes a's DCD, then a's reference
-    assert wait_until(lambda: [r["name"] for r in refs()] == ["b-planner"], 60), refs()
+    wait_for(lambda: [r["name"] for r in refs()] == ["b-planner"], 60, lambda: refs())

@@ -22,8 +22,10 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     SERVICES,
 )
-from dynamo_operator.runtime.informer import wait_until
-from support.dgd import IMAGE, Operator, apply_dgd, get, ready, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, get, ready, wait_successful
+from support.operator import Operator
+from support.poll import stays, wait_for
 from support.processes import http_get, operator_process
 
 pytestmark = pytest.mark.cluster
@@ -42,61 +44,17 @@ def operator(kube_cluster, crds):
 
 
 def graph(ns: str, name: str = "g", decode_replicas: int = 2, planner: bool = True) -> dict:
-    worker_cmd = ["python3", "-m", "dynamo.vllm"]
+    """Frontend, a vLLM prefill worker, ``decode_replicas`` decode workers (one GPU each) and a Planner."""
     comps = [
-        {
-            "name": "Frontend",
-            "type": "frontend",
-            "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-        },
-        {
-            "name": "VllmPrefillWorker",
-            "type": "prefill",
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": IMAGE,
-                            "command": [*worker_cmd, "--is-prefill-worker"],
-                            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                        }
-                    ]
-                }
-            },
-        },
-        {
-            "name": "VllmDecodeWorker",
-            "type": "decode",
-            "replicas": decode_replicas,
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": IMAGE,
-                            "command": worker_cmd,
-                            "resources": {"limits": {"nvidia.com/gpu": "1"}},
-                        }
-                    ]
-                }
-            },
-        },
+        graphs.component("Frontend", "frontend"),
+        graphs.component(
+            "VllmPrefillWorker", "prefill", command=[*graphs.VLLM, "--is-prefill-worker"], gpus=1
+        ),
+        graphs.component("VllmDecodeWorker", "decode", replicas=decode_replicas, command=graphs.VLLM, gpus=1),
     ]
     if planner:
-        comps.append(
-            {
-                "name": "Planner",
-                "type": "planner",
-                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-            }
-        )
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": names.DGD_KIND,
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"components": comps},
-    }
+        comps.append(graphs.component("Planner", "planner"))
+    return graphs.dgd(*comps, name=name, namespace=ns)
 
 
 def component_names(dgd: dict) -> list[str]:
@@ -199,7 +157,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
         """The children named by the object's SuccessfulCreate Events (``Kind ns/name`` each)."""
         return [x.strip() for m in creation_events(kind, name) for x in m.removeprefix("Created ").split(",")]
 
-    assert wait_until(lambda: named(names.DGD_KIND, "g"), 15)
+    wait_for(lambda: named(names.DGD_KIND, "g"), 15)
     graph_children = sorted(named(names.DGD_KIND, "g"))  # each created once, all in the first pass
     assert graph_children == sorted(f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)), (
         graph_children
@@ -218,12 +176,12 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
         },
     }
     client.create(store.DCD, store.to_wire(standalone))
-    assert wait_until(lambda: named(names.DCD_KIND, "solo"), 15)
+    wait_for(lambda: named(names.DCD_KIND, "solo"), 15)
     assert sorted(named(names.DCD_KIND, "solo")) == [f"Deployment {ns}/solo", f"Service {ns}/solo"]
     assert creation_events(names.DCD_KIND, dcd_name) == []
     client.delete(store.DCD, "solo", ns)
     # gauges
-    assert wait_until(
+    wait_for(
         lambda: (
             operator.mgr.registry.get_sample_value(
                 "dynamo_operator_resources_total",
@@ -233,7 +191,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
         ),
         20,
     )
-    assert wait_until(
+    wait_for(
         lambda: (
             operator.mgr.registry.get_sample_value(
                 "dynamo_operator_managed_pods_total", {"component_type": "decode", "namespace": ns}
@@ -251,7 +209,10 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
 
     # scaling a component moves its Deployment and the status follows
     apply_dgd(client, graph(ns, decode_replicas=3))
-    assert wait_until(lambda: client.get(DEPLOYMENTS, "g-vllmdecodeworker", ns)["spec"]["replicas"] == 3, 30)
+    wait_for(
+        lambda: client.get(DEPLOYMENTS, "g-vllmdecodeworker", ns)["spec"]["replicas"] == 3,
+        30,
+    )
     status = wait_successful(client, ns, generation=2, timeout=WAIT)
     assert status["components"]["VllmDecodeWorker"]["readyReplicas"] == 3
 
@@ -267,20 +228,24 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
         spec = client.get(DEPLOYMENTS, "g-frontend", ns)["spec"]["template"]["spec"]
         return spec["containers"][0]["image"] == want_image and "nodeSelector" not in spec
 
-    assert wait_until(restored, 30)
+    wait_for(restored, 30)
     # ... and so is a hand-edited Service
     svc = client.get(SERVICES, "g-frontend", ns)
     want_port = svc["spec"]["ports"][0]["port"]
     svc["spec"]["ports"][0]["port"] = 1
     client.replace(SERVICES, svc)
-    assert wait_until(
-        lambda: client.get(SERVICES, "g-frontend", ns)["spec"]["ports"][0]["port"] == want_port, 30
+    wait_for(
+        lambda: client.get(SERVICES, "g-frontend", ns)["spec"]["ports"][0]["port"] == want_port,
+        30,
     )
 
     # removing a component deletes its DCD, and the garbage collector its Deployment, Service and account
     apply_dgd(client, graph(ns, decode_replicas=3, planner=False))
-    assert wait_until(lambda: get(client, store.DCD, "g-planner", ns) is None, 30)
-    assert wait_until(
+    wait_for(
+        lambda: get(client, store.DCD, "g-planner", ns) is None,
+        30,
+    )
+    wait_for(
         lambda: (
             get(client, DEPLOYMENTS, "g-planner", ns) is None
             and get(client, SERVICES, "g-planner", ns) is None
@@ -293,14 +258,15 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
 
     # deleting the DGD removes everything through owner references (kube-controller-manager's GC)
     client.delete(store.DGD, "g", ns)
-    assert wait_until(
+    wait_for(
         lambda: (
             not (client.list(store.DCD, ns).get("items") or [])
             and not (client.list(DEPLOYMENTS, ns).get("items") or [])
             and not [s for s in client.list(SERVICES, ns).get("items") or []]
         ),
         60,
-    ), (client.list(store.DCD, ns).get("items"), client.list(DEPLOYMENTS, ns).get("items"))
+        lambda: (client.list(store.DCD, ns).get("items"), client.list(DEPLOYMENTS, ns).get("items")),
+    )
 
 
 def _in(ns: str, requests: list[tuple]) -> list[tuple]:
@@ -326,20 +292,19 @@ def test_restarted_operator_makes_no_writes_for_converged_objects(client, ns, ku
         # The world must be still before the restart: kube-controller-manager keeps updating Deployment
         # status (available, updated replicas) for a while after the pods are Ready, and a status the
         # second operator then corrects would be a right write, not a wasted one.
-        assert wait_until(lambda: _deployments_settled(client, ns), WAIT)
+        wait_for(lambda: _deployments_settled(client, ns), WAIT)
         assert first.idle(quiet=3.0)
         converged = len(first.client.accepted)
-        time.sleep(2)
         # converged: nothing more while running either. Only this namespace counts: the operator watches
         # every namespace, and earlier tests' namespaces are still being torn down around it.
-        assert _in(ns, first.client.accepted[converged:]) == []
+        stays(lambda: _in(ns, first.client.accepted[converged:]) == [], 2, "no write for the converged graph")
     before = children_versions(client, ns)
     status_before = client.get(store.DGD, "g", ns).get("status")
     t0 = time.monotonic()
     with Operator(kube_cluster) as second:
         # every DGD and DCD in this namespace reconciled at least once, then quiet
         n_objects = 1 + len(component_names(graph(ns)))
-        assert wait_until(lambda: second.reconciles() >= n_objects, 30)
+        wait_for(lambda: second.reconciles() >= n_objects, 30)
         assert second.idle(quiet=3.0)
         restart_writes = _in(ns, second.client.accepted)
     after = children_versions(client, ns)

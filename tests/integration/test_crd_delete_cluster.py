@@ -18,9 +18,9 @@ import pytest
 from dynamo_hooks.cluster import CRD_API, CRDS, KubeCluster, object_path
 from dynamo_hooks.crd_delete import RETRY_ANNOTATION, delete_crds, nudge, stalled
 from dynamo_operator.pki import issue_ca, issue_serving
-from dynamo_operator.runtime.informer import wait_until
 from support.crds import wait_established
 from support.crs import BackgroundServer
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.cluster]
 
@@ -131,7 +131,7 @@ def test_a_finalizer_stalled_on_a_failing_list_is_requeued_at_once(kube_cluster)
 
     kc.delete(path)
     # The reason `stalled` looks for is the API server's own, and a terminating CRD takes the nudge.
-    assert wait_until(lambda: stalled(kc.get(path) or {}), 30, interval=0.2), kc.get(path)
+    wait_for(lambda: stalled(kc.get(path) or {}), 30, lambda: kc.get(path), interval=0.2)
     assert nudge(kc, kc.get(path))
     assert RETRY_ANNOTATION in kc.get(path)["metadata"]["annotations"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import subprocess
-import time
 import uuid
 
 import pytest
@@ -20,6 +19,7 @@ from dynamo_operator.api import crdgen, registry
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from support.crds import install_crds, wait_established
+from support.poll import wait_for
 
 pytestmark = pytest.mark.api
 
@@ -279,9 +279,9 @@ def test_scale_subresource_drives_the_adapter(api) -> None:
 
 
 def test_kubectl_explain_prints_descriptions(api, api_cluster) -> None:
-    deadline = time.monotonic() + 60
-    out = ""
-    while time.monotonic() < deadline:
+    def explain() -> str:
+        """The explanation, once the apiserver publishes the CRD's OpenAPI (it does so a moment after the
+        CRD is Established)."""
         proc = subprocess.run(
             [
                 "kubectl",
@@ -293,9 +293,8 @@ def test_kubectl_explain_prints_descriptions(api, api_cluster) -> None:
             capture_output=True,
             text=True,
         )
-        out = proc.stdout
-        if proc.returncode == 0 and "stable logical identifier" in out:
-            break
-        time.sleep(1)
+        return proc.stdout if proc.returncode == 0 and "stable logical identifier" in proc.stdout else ""
+
+    out = wait_for(explain, 60, "kubectl explain of spec.components", interval=1)
     assert "components are the components deployed as part of this graph" in out, out
     assert "podTemplate" in out and "sharedMemorySize" in out, out

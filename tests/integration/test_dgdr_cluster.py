@@ -29,8 +29,11 @@ from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICEACCOUNTS, ResourceDescriptor, custom
 from kubernetes.client.exceptions import ApiException
-from support.crs import condition, describe, events_of, running_operator, wait_for
+from support import graphs
+from support.crs import condition, describe, events_of
 from support.dgd import get
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -43,50 +46,23 @@ DGDRS_V1BETA1 = custom(
 )
 PVS = ResourceDescriptor("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 PROFILER_IMAGE = "registry.local/ai-dynamo/dynamo-planner:1.2.1"  # the operator configuration's default
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
-
-MOCKER_GRAPH = {
-    "apiVersion": "nvidia.com/v1beta1",
-    "kind": "DynamoGraphDeployment",
-    "metadata": {"name": "profiled"},
-    "spec": {
-        "components": [
-            {
-                "name": "Frontend",
-                "type": "frontend",
-                "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-            },
-            {
-                "name": "MockerWorker",
-                "type": "worker",
-                "replicas": 2,
-                "podTemplate": {
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": "main",
-                                "image": IMAGE,
-                                "command": [
-                                    "python3",
-                                    "-m",
-                                    "dynamo.mocker",
-                                    "--model-path",
-                                    "Qwen/Qwen3-0.6B",
-                                ],
-                            }
-                        ]
-                    }
-                },
-            },
-        ]
-    },
-}
+IMAGE = graphs.IMAGE
+MOCKER = ["python3", "-m", "dynamo.mocker", "--model-path", "Qwen/Qwen3-0.6B"]
+# what the stand-in profiler writes: a graph of mocker workers (no GPU), named by the request's output
+MOCKER_GRAPH = graphs.dgd(
+    graphs.component("Frontend", "frontend"),
+    graphs.component("MockerWorker", replicas=2, command=MOCKER),
+    name="profiled",
+    namespace=None,
+)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
-    with running_operator(kube_cluster) as mgr:
-        yield mgr
+    """One in-process operator for the module, with the chart's profiler image configured: each test works
+    in a namespace of its own."""
+    with Operator(kube_cluster, {"images": {"profiler": PROFILER_IMAGE}}) as op:
+        yield op
 
 
 def request(ns: str, name: str = "req", **spec_extra) -> dict:
@@ -344,12 +320,6 @@ EVERY_FIELD = {
 }
 
 
-@pytest.fixture
-def configured_operator(kube_cluster, crds):
-    with running_operator(kube_cluster, {"images": {"profiler": PROFILER_IMAGE}}) as mgr:
-        yield mgr
-
-
 @contextlib.contextmanager
 def bound_pvc(client, ns: str, name: str):
     """A PersistentVolumeClaim bound (by kube-controller-manager) to a hostPath PersistentVolume of its
@@ -496,9 +466,7 @@ def test_v1beta1_request_with_every_field_is_kept_and_acted_on(client, ns, opera
         }, saved
 
 
-def test_v1beta1_example_profiles_with_the_configured_image_and_discovered_gpus(
-    client, ns, configured_operator
-):
+def test_v1beta1_example_profiles_with_the_configured_image_and_discovered_gpus(client, ns, operator):
     example = yaml.safe_load(EXAMPLE_V1BETA1.read_text())  # applied unchanged, in the test's namespace
     n = example["metadata"]["name"]
     client.create(DGDRS_V1BETA1, {**example, "metadata": {**example["metadata"], "namespace": ns}})
@@ -514,7 +482,7 @@ def test_v1beta1_example_profiles_with_the_configured_image_and_discovered_gpus(
     assert get(client, store.DGD, n, ns)["metadata"]["labels"]["team"] == "inference"
 
 
-def test_a_request_with_only_a_model_gets_the_defaults(client, ns, configured_operator):
+def test_a_request_with_only_a_model_gets_the_defaults(client, ns, operator):
     client.create(DGDRS_V1BETA1, beta_request(ns, "bare", {"model": "Qwen/Qwen3-0.6B"}))
     job = wait_for(lambda: get(client, JOBS, rd.job_name("bare"), ns), WAIT, "the profiling Job")
     assert job["spec"]["template"]["spec"]["containers"][0]["image"] == PROFILER_IMAGE
@@ -533,12 +501,19 @@ def test_a_request_with_only_a_model_gets_the_defaults(client, ns, configured_op
     assert st["phase"] == "Profiling"
 
 
-def test_without_gpu_discovery_a_request_must_name_its_hardware(kube_cluster, client, ns, crds):
-    with running_operator(kube_cluster, {"gpu": {"discoveryEnabled": False}}):
-        client.create(DGDRS_V1BETA1, beta_request(ns, "nohw", {"model": "Qwen/Qwen3-0.6B"}))
-        wait_for(lambda: beta_status(client, ns, "nohw").get("phase") == "Failed", WAIT, "phase Failed")
-        c = condition(get(client, DGDRS_V1BETA1, "nohw", ns), "Validation")
-        assert (c["status"], c["reason"]) == ("False", "InvalidSpec")
-        assert "spec.hardware.gpuSku and spec.hardware.numGpusPerNode" in c["message"]
-        assert "gpu.discoveryEnabled is false" in c["message"]
-        assert get(client, JOBS, rd.job_name("nohw"), ns) is None
+def test_without_gpu_discovery_a_request_must_name_its_hardware(kube_cluster, client, ns, operator):
+    # the module's operator holds its reconciles of this namespace while one restricted to it, configured
+    # without GPU discovery, answers
+    held = {(name, ns) for name in operator.controllers}
+    operator.held |= held
+    try:
+        with Operator(kube_cluster, {"gpu": {"discoveryEnabled": False}}, restricted_namespace=ns):
+            client.create(DGDRS_V1BETA1, beta_request(ns, "nohw", {"model": "Qwen/Qwen3-0.6B"}))
+            wait_for(lambda: beta_status(client, ns, "nohw").get("phase") == "Failed", WAIT, "phase Failed")
+            c = condition(get(client, DGDRS_V1BETA1, "nohw", ns), "Validation")
+            assert (c["status"], c["reason"]) == ("False", "InvalidSpec")
+            assert "spec.hardware.gpuSku and spec.hardware.numGpusPerNode" in c["message"]
+            assert "gpu.discoveryEnabled is false" in c["message"]
+            assert get(client, JOBS, rd.job_name("nohw"), ns) is None
+    finally:
+        operator.held -= held

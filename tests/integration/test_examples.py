@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
+from support import examples
+from support.poll import wait_for
 from support.processes import operator_process
 
 pytestmark = pytest.mark.cluster
@@ -37,9 +38,7 @@ CONFIG = {
 
 
 def test_every_example_is_covered_here_or_by_the_multinode_tests():
-    from test_multinode_cluster import EXAMPLES as MULTINODE
-
-    assert {p.stem for p in ALL_EXAMPLES} == {p.stem for p in EXAMPLES} | set(MULTINODE)
+    assert {p.stem for p in ALL_EXAMPLES} == {p.stem for p in EXAMPLES} | set(examples.MULTINODE)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +70,9 @@ def test_example_applies_and_becomes_successful(example: Path, kube_cluster, ope
         )
         assert r.returncode == 0, r.stderr
         name = yaml.safe_load(example.read_text())["metadata"]["name"]
-        deadline, status = time.monotonic() + 90, {}
-        while time.monotonic() < deadline:
+        last: dict = {}
+
+        def successful() -> dict:
             out = subprocess.run(
                 ["kubectl", "get", "dgd", name, "-n", ns, "-o", "json"],
                 env=env,
@@ -80,14 +80,16 @@ def test_example_applies_and_becomes_successful(example: Path, kube_cluster, ope
                 text=True,
             )
             if out.returncode == 0:
-                status = json.loads(out.stdout).get("status") or {}
-                if status.get("state") == "successful":
-                    break
-            time.sleep(0.5)
-        else:
-            raise AssertionError(
-                f"{example.name}: not successful in 90s: {status}\n{operator.read_text()[-2000:]}"
-            )
+                last.update(status=json.loads(out.stdout).get("status") or {})
+            status = last.get("status") or {}
+            return status if status.get("state") == "successful" else {}
+
+        status = wait_for(
+            successful,
+            90,
+            lambda: f"{example.name} successful: {last}\n{operator.read_text()[-2000:]}",
+            interval=0.5,
+        )
         ready = next(c for c in status["conditions"] if c["type"] == "Ready")
         assert ready["status"] == "True", ready
         doc = yaml.safe_load(example.read_text())

@@ -30,17 +30,17 @@ from collections.abc import Iterator
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
-from dynamo_operator.controllers import setup, store
 from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import INGRESSES, VIRTUALSERVICES, controller_ref
 from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRETS, custom
-from dynamo_operator.runtime.informer import wait_until
-from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client.exceptions import ApiException
+from support import graphs
 from support.crds import wait_established
-from support.crs import events_of, wait_for
+from support.crs import events_of
 from support.dgd import apply_dgd, dgd_status, get
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -132,31 +132,10 @@ def chart(kube_cluster) -> Iterator[dict]:
             kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)
 
 
-@contextlib.contextmanager
-def operator_as(kube_cluster, chart: dict, config: dict | None = None) -> Iterator[Manager]:
-    """The operator's controllers in this process, every request made as the chart's ServiceAccount."""
-    api = kube_cluster.api_client()
-    api.set_default_header("Impersonate-User", chart["user"])
-    mgr = Manager(
-        RuntimeSettings(
-            metrics_bind_address="0",
-            health_probe_bind_address="127.0.0.1:0",
-            metrics_secure=False,
-            leader_elect=False,
-        ),
-        api,
-    )
-    setup(mgr, config if config is not None else chart["config"])
-    mgr.start()
-    try:
-        assert mgr.wait_for_cache_sync(30), (
-            "the chart's ServiceAccount cannot list/watch what the operator caches"
-        )
-        assert wait_until(lambda: all(c.running for c in mgr.controllers.values()), 30)
-        yield mgr
-    finally:
-        mgr.stop()
-        assert mgr.wait(30)
+def operator_as(kube_cluster, chart: dict, config: dict | None = None) -> Operator:
+    """The operator's controllers in this process (a context manager), every request made as the chart's
+    ServiceAccount: its caches sync only if the chart grants the list/watch of everything it caches."""
+    return Operator(kube_cluster, config if config is not None else chart["config"], user=chart["user"])
 
 
 @pytest.fixture
@@ -172,26 +151,14 @@ def fresh_ns(client, crds) -> Iterator[str]:
 
 
 def alpha_graph(ns: str, name: str = "g", frontend: dict | None = None, **spec) -> dict:
+    """A v1alpha1 Frontend (with ``frontend``'s fields) and a one-GPU vLLM Worker; ``spec`` adds fields."""
     services = {
-        "Frontend": {
-            "componentType": "frontend",
-            "extraPodSpec": {
-                "mainContainer": {"image": IMAGE, "command": ["python3", "-m", "dynamo.frontend"]}
-            },
-            **(frontend or {}),
-        },
-        "Worker": {
-            "componentType": "worker",
-            "resources": {"limits": {"gpu": "1"}},
-            "extraPodSpec": {"mainContainer": {"image": IMAGE, "command": ["python3", "-m", "dynamo.vllm"]}},
-        },
+        "Frontend": graphs.alpha_service(
+            "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"], **(frontend or {})
+        ),
+        "Worker": graphs.alpha_service("worker", image=IMAGE, command=graphs.VLLM, gpus=1),
     }
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"backendFramework": "vllm", "services": services, **spec},
-    }
+    return graphs.dgd_v1alpha1(services, name=name, namespace=ns, backendFramework="vllm", **spec)
 
 
 def stored_dgd(client, ns: str, name: str = "g") -> dict:
@@ -328,9 +295,12 @@ def istio_crd(kube_cluster) -> Iterator[None]:
     finally:
         for crd in (ISTIO_CRD, ISTIO_DR_CRD):
             kubectl(env, "delete", "-f", str(crd), "--ignore-not-found")
-        assert wait_until(
-            lambda: "networking.istio.io/" not in kubectl(env, "api-versions"), 90, interval=0.5
-        ), "networking.istio.io still served"
+        wait_for(
+            lambda: "networking.istio.io/" not in kubectl(env, "api-versions"),
+            90,
+            "networking.istio.io no longer served",
+            interval=0.5,
+        )
 
 
 def test_a_virtual_service_where_istio_is_served_and_a_condition_where_it_is_not(

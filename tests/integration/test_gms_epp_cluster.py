@@ -27,8 +27,8 @@ from collections.abc import Iterator
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
-from dynamo_operator.controllers import setup, store
 from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import (
     DESTINATIONRULES,
     DEVICECLASSES,
@@ -36,12 +36,11 @@ from dynamo_operator.controllers.sync import (
     RESOURCECLAIMTEMPLATES,
 )
 from dynamo_operator.runtime.client import DEPLOYMENTS
-from dynamo_operator.runtime.informer import wait_until
-from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
+from support import graphs
 from support.crds import wait_established
-from support.crs import wait_for
 from support.dgd import apply_dgd, dgd_status, get
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -103,29 +102,9 @@ def operator_identity(kube_cluster) -> Iterator[str]:
         )
 
 
-@contextlib.contextmanager
-def operator_as(kube_cluster, user: str, config: dict | None = None) -> Iterator[Manager]:
+def operator_as(kube_cluster, user: str, config: dict | None = None) -> Operator:
     """The operator's controllers in this process, every request made as ``user``."""
-    api_client = kube_cluster.api_client()
-    api_client.set_default_header("Impersonate-User", user)
-    mgr = Manager(
-        RuntimeSettings(
-            metrics_bind_address="0",
-            health_probe_bind_address="127.0.0.1:0",
-            metrics_secure=False,
-            leader_elect=False,
-        ),
-        api_client,
-    )
-    setup(mgr, config)
-    mgr.start()
-    try:
-        assert mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in mgr.controllers.values()), 30)
-        yield mgr
-    finally:
-        mgr.stop()
-        assert mgr.wait(30)
+    return Operator(kube_cluster, config, user=user)
 
 
 def controller_of(obj: dict) -> dict:
@@ -151,31 +130,18 @@ def classes(client) -> Iterator[list[str]]:
 
 
 def gms_graph(ns: str, gpus: str = "2", device: str = "gpu.gms-test.example", gms: bool = True) -> dict:
-    worker: dict = {
-        "name": "Worker",
-        "type": "worker",
-        "podTemplate": {
-            "spec": {
-                "containers": [
-                    {
-                        "name": "main",
-                        "image": IMAGE,
-                        "command": ["python3", "-m", "dynamo.vllm"],
-                        "args": ["--model", "Qwen/Qwen3-0.6B"],
-                        "resources": {"limits": {"nvidia.com/gpu": gpus}},
-                    }
-                ]
-            }
-        },
-    }
-    if gms:
-        worker["experimental"] = {"gpuMemoryService": {"deviceClassName": device}, "failover": {}}
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": ns, "annotations": dict(CONTAINER_MODE)},
-        "spec": {"backendFramework": "vllm", "components": [worker]},
-    }
+    """One vLLM worker asking for ``gpus`` GPUs, with the GPU memory service on ``device`` (and failover)."""
+    experimental = {"gpuMemoryService": {"deviceClassName": device}, "failover": {}} if gms else None
+    worker = graphs.component(
+        "Worker",
+        image=IMAGE,
+        command=graphs.VLLM,
+        args=["--model", "Qwen/Qwen3-0.6B"],
+        gpus=gpus,
+        **({"experimental": experimental} if experimental else {}),
+    )
+    metadata = {"annotations": dict(CONTAINER_MODE)}
+    return graphs.dgd(worker, name="g", namespace=ns, metadata=metadata, backendFramework="vllm")
 
 
 def template_of(client, ns: str) -> dict | None:
@@ -268,55 +234,35 @@ def test_a_gpu_memory_service_worker_claims_its_gpus_from_its_own_template(
 
 
 def epp_graph(ns: str, epp: bool = True, global_ns: bool = False) -> dict:
-    def main(*args: str) -> dict:
-        return {
-            "name": "main",
-            "image": IMAGE,
-            "command": ["python3", "-m", "dynamo.vllm"],
-            "args": list(args),
-        }
-
+    """Disaggregated Decode (with a frontend sidecar) and Prefill workers, behind an EPP if ``epp``."""
+    args = ["--model", "m"]
+    sidecar = {
+        "name": "sidecar-frontend",
+        "image": IMAGE,
+        "args": ["-m", "dynamo.frontend", "--router-mode", "direct"],
+    }
     components = [
-        {
-            "name": "Decode",
-            "type": "decode",
-            "frontendSidecar": "sidecar-frontend",
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        main("--model", "m"),
-                        {
-                            "name": "sidecar-frontend",
-                            "image": IMAGE,
-                            "args": ["-m", "dynamo.frontend", "--router-mode", "direct"],
-                        },
-                    ]
-                }
-            },
-        },
-        {
-            "name": "Prefill",
-            "type": "prefill",
-            "podTemplate": {"spec": {"containers": [main("--model", "m")]}},
-        },
+        graphs.component(
+            "Decode",
+            "decode",
+            image=IMAGE,
+            command=graphs.VLLM,
+            args=args,
+            sidecars=[sidecar],
+            frontendSidecar="sidecar-frontend",
+        ),
+        graphs.component("Prefill", "prefill", image=IMAGE, command=graphs.VLLM, args=args),
     ]
     if epp:
+        plugins = [{"type": "label-filter"}]
+        epp_config = {"config": {"plugins": plugins}}
         components.insert(
             0,
-            {
-                "name": "Epp",
-                "type": "epp",
-                "globalDynamoNamespace": global_ns,
-                "eppConfig": {"config": {"plugins": [{"type": "label-filter"}]}},
-                "podTemplate": {"spec": {"containers": [{"name": "main", "image": "epp:1"}]}},
-            },
+            graphs.component(
+                "Epp", "epp", image="epp:1", globalDynamoNamespace=global_ns, eppConfig=epp_config
+            ),
         )
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "gaie", "namespace": ns},
-        "spec": {"backendFramework": "vllm", "components": components},
-    }
+    return graphs.dgd(*components, name="gaie", namespace=ns, backendFramework="vllm")
 
 
 def test_an_epp_graph_without_the_inference_pool_api_says_so(kube_cluster, client, ns, operator_identity):
@@ -359,7 +305,7 @@ def epp_crds(kube_cluster, crds) -> Iterator[None]:
             )
             return "inference.networking.k8s.io/" in r.stdout or "networking.istio.io/" in r.stdout
 
-        assert wait_until(lambda: not served(), 90, interval=0.5), "the API groups are still served"
+        wait_for(lambda: not served(), 90, "the API groups are still served", interval=0.5)
 
 
 def mesh(tls: str | None = "SIMPLE") -> dict:

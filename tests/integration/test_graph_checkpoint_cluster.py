@@ -26,10 +26,10 @@ from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import names
 from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECKPOINT_ID
 from dynamo_operator.runtime.client import DEPLOYMENTS, PVCS, ResourceDescriptor
-from dynamo_operator.runtime.informer import wait_until
 from kubernetes.client.exceptions import ApiException
-from support.crs import condition, events_of, running_operator, wait_for
+from support.crs import condition, events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -215,8 +215,8 @@ def test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_rea
 
         # deleting the graph takes the checkpoint along (the garbage collector, through the owner reference)
         client.delete(store.DGD, "g", ns)
-        assert wait_until(lambda: not checkpoints_of(client, ns), WAIT, interval=0.5), checkpoints_of(
-            client, ns
+        wait_for(
+            lambda: not checkpoints_of(client, ns), WAIT, lambda: checkpoints_of(client, ns), interval=0.5
         )
 
 
@@ -243,14 +243,15 @@ def test_checkpoint_follows_the_component_and_its_deletion_policy(kube_cluster, 
 
         # what the worker runs changes: a new checkpoint, the old (owned) one goes
         apply_dgd(client, graph(ns, {**cp, "deletionPolicy": "Delete"}, image=IMAGE + "-b"))
-        assert wait_until(
+        wait_for(
             lambda: (
                 set(checkpoints_of(client, ns)) not in (set(), {name})
                 and name not in checkpoints_of(client, ns)
             ),
             WAIT,
+            lambda: checkpoints_of(client, ns),
             interval=0.5,
-        ), checkpoints_of(client, ns)
+        )
         (second,) = checkpoints_of(client, ns).values()
         cid = second["metadata"]["labels"][LABEL_CHECKPOINT_ID]
         wait_status(
@@ -259,12 +260,12 @@ def test_checkpoint_follows_the_component_and_its_deletion_policy(kube_cluster, 
             lambda s: (s.get("checkpoints") or {}).get("Worker", {}).get("checkpointID") == cid,
             timeout=WAIT,
         )
-        assert wait_until(lambda: env_of(worker_pod_spec(client, ns)).get("DYN_CHECKPOINT_HASH") == cid, WAIT)
+        wait_for(lambda: env_of(worker_pod_spec(client, ns)).get("DYN_CHECKPOINT_HASH") == cid, WAIT)
 
         # the component stops asking: its checkpoint is deleted, the pods are no longer restore-shaped
         apply_dgd(client, graph(ns, None, image=IMAGE + "-b"))
-        assert wait_until(lambda: not checkpoints_of(client, ns), WAIT, interval=0.5), checkpoints_of(
-            client, ns
+        wait_for(
+            lambda: not checkpoints_of(client, ns), WAIT, lambda: checkpoints_of(client, ns), interval=0.5
         )
         wait_status(
             client, ns, lambda s: "checkpoints" not in s and s.get("state") == "successful", timeout=WAIT
@@ -311,7 +312,7 @@ def test_checkpoint_ref_restores_an_existing_checkpoint_without_owning_it(kube_c
         assert set(checkpoints_of(client, ns)) == {"warm"}  # nothing created for a checkpointRef
         assert not get(client, CHECKPOINTS, "warm", ns)["metadata"].get("ownerReferences")
         client.delete(store.DGD, "g", ns)
-        assert wait_until(lambda: get(client, store.DGD, "g", ns) is None, WAIT, interval=0.5)
+        wait_for(lambda: get(client, store.DGD, "g", ns) is None, WAIT, interval=0.5)
         assert get(client, CHECKPOINTS, "warm", ns) is not None  # never the graph's to delete
 
 
@@ -324,7 +325,7 @@ def test_a_retained_checkpoint_outlives_its_graph(kube_cluster, client, ns, stor
             client, ns, lambda s: (s.get("checkpoints") or {}).get("Worker", {}).get("checkpointName") == name
         )
         client.delete(store.DGD, "g", ns)
-        assert wait_until(lambda: get(client, store.DGD, "g", ns) is None, WAIT, interval=0.5)
-        assert wait_until(lambda: get(client, DEPLOYMENTS, "g-worker", ns) is None, WAIT, interval=0.5)
+        wait_for(lambda: get(client, store.DGD, "g", ns) is None, WAIT, interval=0.5)
+        wait_for(lambda: get(client, DEPLOYMENTS, "g-worker", ns) is None, WAIT, interval=0.5)
         assert get(client, CHECKPOINTS, name, ns) is not None
         assert dgd_status(client, ns) == {}

@@ -18,11 +18,12 @@ from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import PODCLIQUES, PODCLIQUESETS
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
-from dynamo_operator.runtime.informer import wait_until
 from kubernetes.client.exceptions import ApiException
+from support import graphs
 from support.crds import install_third_party_crds, remove_third_party_crds
 from support.crs import events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -33,6 +34,9 @@ GROVE_ON = {"orchestrators": {"grove": {"enabled": True}}}
 
 @pytest.fixture(scope="module")
 def grove_crds(kube_cluster, crds) -> Iterator[list[str]]:
+    """The vendored CRDs for this module alone, removed after it: not the carried ``third_party_crds``,
+    whose carrying would leave them in place for the first tests of the next module (hardening's first
+    tests expect the Deployment pathway that auto-detection picks without Grove)."""
     try:
         yield install_third_party_crds(kube_cluster)
     finally:
@@ -40,24 +44,11 @@ def grove_crds(kube_cluster, crds) -> Iterator[list[str]]:
 
 
 def graph(ns: str, restart: dict | None = None) -> dict:
-    def comp(name: str, type_: str, command: list[str]) -> dict:
-        main = {"name": "main", "image": IMAGE, "command": command}
-        return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": [main]}}}
-
-    spec: dict = {
-        "components": [
-            comp("Worker", "worker", ["python3", "-m", "dynamo.vllm"]),
-            comp("Frontend", "frontend", ["python3", "-m", "dynamo.frontend"]),
-        ]
-    }
-    if restart is not None:
-        spec["restart"] = restart
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": spec,
-    }
+    worker = graphs.component("Worker", image=IMAGE, command=graphs.VLLM)
+    frontend = graphs.component(
+        "Frontend", "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"]
+    )
+    return graphs.dgd(worker, frontend, namespace=ns, **({"restart": restart} if restart is not None else {}))
 
 
 class FakeGrove:
@@ -131,7 +122,7 @@ def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster
     with running_operator(kube_cluster, GROVE_ON):
         apply_dgd(client, graph(ns))
         grove = FakeGrove(client, ns, rgrove.pcs_name(graph(ns)))
-        assert wait_until(lambda: grove.pcs() is not None, WAIT, interval=0.3), dgd_status(client, ns)
+        wait_for(lambda: grove.pcs() is not None, WAIT, lambda: dgd_status(client, ns), interval=0.3)
         grove.observe()
         wait_status(client, ns, lambda s: s.get("state") == "successful", timeout=WAIT)
         assert clique_restarts(grove) == {"worker": None, "frontend": None}
@@ -153,7 +144,7 @@ def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster
         assert grove.pcs()["metadata"]["generation"] == rolled + 1  # one clique per step
         grove.observe()
         s = wait_status(client, ns, restart_is({"observedID": "r1", "phase": "Completed"}), timeout=WAIT)
-        assert wait_until(lambda: dgd_status(client, ns).get("state") == "successful", WAIT, interval=0.3)
+        wait_for(lambda: dgd_status(client, ns).get("state") == "successful", WAIT, interval=0.3)
         reasons = [e[1] for e in events_of(client, ns, "g", names.DGD_KIND)]
         assert "RestartStarted" in reasons and "RestartCompleted" in reasons, reasons
 
@@ -173,7 +164,7 @@ def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster
         # a finished restart stays on the cliques (removing spec.restart does not roll the pods back)
         apply_dgd(client, graph(ns))
         done = grove.pcs()["metadata"]["generation"]
-        assert wait_until(
+        wait_for(
             lambda: dgd_status(client, ns).get("observedGeneration") == _generation(client, ns),
             WAIT,
             interval=0.3,

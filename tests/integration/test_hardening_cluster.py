@@ -35,9 +35,9 @@ from dynamo_operator.controllers.sync import NETWORKPOLICIES
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, ResourceClient, custom
 from kubernetes import client as k8s
-from support.crds import install_third_party_crds, remove_third_party_crds
-from support.crs import running_operator, wait_for
+from support.crs import running_operator
 from support.dgd import get
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -87,15 +87,6 @@ def kubectl_delete(env: dict, docs: list[dict]) -> None:
 def one(docs: list[dict], kind: str, name_suffix: str) -> dict:
     (found,) = [d for d in docs if d["kind"] == kind and d["metadata"]["name"].endswith(name_suffix)]
     return found
-
-
-@pytest.fixture(scope="module")
-def third_party_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    """LeaderWorkerSet (and the other vendored CRDs) for the multinode graph; removed afterwards."""
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
 
 
 @pytest.fixture(scope="module")
@@ -356,7 +347,12 @@ def test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted
     subprocess.run(["kubectl", "label", "namespace", ns, label], env=env, check=True, capture_output=True)
     dgd = yaml.safe_load((REPO_ROOT / "examples" / "vllm-agg.yaml").read_text())
     dgd["metadata"]["namespace"] = ns
-    cfg = {"security": {"workloads": {"restrictedSecurityContext": True}}}
+    # Grove off explicitly: the Deployment pathway is the one under test, whatever third-party CRDs another
+    # test of the session has installed (with Grove's, auto-detection would render a PodCliqueSet)
+    cfg = {
+        "security": {"workloads": {"restrictedSecurityContext": True}},
+        "orchestrators": {"grove": {"enabled": False}},
+    }
     names = [f"{dgd['metadata']['name']}-{c['name'].lower()}" for c in dgd["spec"]["components"]]
     try:
         with running_operator(kube_cluster, config=cfg):

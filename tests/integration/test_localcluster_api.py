@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from kubernetes import client, watch
+from support.poll import wait_for
 
 pytestmark = pytest.mark.api
 
@@ -40,14 +40,9 @@ CRD = {
 }
 
 
-def _wait_established(ext: client.ApiextensionsV1Api, name: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        crd = ext.read_custom_resource_definition(name)
-        if any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or []):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"CRD {name} not Established after {timeout}s")
+def _established(ext: client.ApiextensionsV1Api, name: str) -> bool:
+    crd = ext.read_custom_resource_definition(name)
+    return any(c.type == "Established" and c.status == "True" for c in crd.status.conditions or [])
 
 
 def test_version_is_stamped(api_cluster):
@@ -60,21 +55,23 @@ def test_crd_object_and_watch(api_cluster):
     api = api_cluster.api_client()
     ext = client.ApiextensionsV1Api(api)
     ext.create_custom_resource_definition(CRD)
-    _wait_established(ext, CRD["metadata"]["name"])
+    wait_for(lambda: _established(ext, CRD["metadata"]["name"]), 30, "the Widget CRD Established")
     co = client.CustomObjectsApi(api)
 
     seen: list[tuple[str, str]] = []
-    started = threading.Event()
+    # watching from the list's resourceVersion, the watch gets every later event whenever it connects
+    listed = co.list_namespaced_custom_object("smoke.example.com", "v1", "default", "widgets")
+    since = listed["metadata"]["resourceVersion"]
 
     def watcher() -> None:
         w = watch.Watch()
-        started.set()
         for ev in w.stream(
             co.list_namespaced_custom_object,
             "smoke.example.com",
             "v1",
             "default",
             "widgets",
+            resource_version=since,
             timeout_seconds=20,
         ):
             seen.append((ev["type"], ev["object"]["metadata"]["name"]))
@@ -83,8 +80,6 @@ def test_crd_object_and_watch(api_cluster):
 
     t = threading.Thread(target=watcher, daemon=True)
     t.start()
-    started.wait(5)
-    time.sleep(0.5)
     body = {
         "apiVersion": "smoke.example.com/v1",
         "kind": "Widget",

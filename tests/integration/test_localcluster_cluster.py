@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from kubernetes import client
-from support.crs import wait_for
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 

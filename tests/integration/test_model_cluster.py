@@ -18,8 +18,10 @@ from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, describe, events_of, running_operator, wait_for
+from support.crs import FakeWorker, condition, describe, events_of
 from support.dgd import get
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -29,10 +31,11 @@ WAIT = 60.0
 EXAMPLE = REPO_ROOT / "examples" / "dynamomodel-lora.yaml"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
-    with running_operator(kube_cluster) as mgr:
-        yield mgr
+    """One in-process operator for the module: each test works in a namespace of its own."""
+    with Operator(kube_cluster) as op:
+        yield op
 
 
 def worker_pod(ns: str, name: str, ctype: str = "decode", group: str = "grp", model: str = BASE) -> dict:
@@ -294,29 +297,11 @@ def test_a_model_the_admission_rules_refuse_is_reported_not_probed(client, ns, o
 def test_endpoints_are_the_pods_of_a_graph_serving_the_base_model(client, ns, operator):
     """End to end with the operator's own pods: a graph whose worker has modelRef.name gets labelled pods,
     and a base DynamoModel lists them (address on the default system port 9090)."""
-    from support.dgd import IMAGE, apply_dgd, wait_successful
+    from support.dgd import apply_dgd, wait_successful
+    from support.graphs import component, dgd
 
-    main = {"name": "main", "image": IMAGE}
-    apply_dgd(
-        client,
-        {
-            "apiVersion": "nvidia.com/v1beta1",
-            "kind": "DynamoGraphDeployment",
-            "metadata": {"name": "g", "namespace": ns},
-            "spec": {
-                "components": [
-                    {"name": "Frontend", "type": "frontend", "podTemplate": {"spec": {"containers": [main]}}},
-                    {
-                        "name": "Worker",
-                        "type": "worker",
-                        "replicas": 2,
-                        "modelRef": {"name": BASE},
-                        "podTemplate": {"spec": {"containers": [main]}},
-                    },
-                ]
-            },
-        },
-    )
+    worker = component("Worker", replicas=2, modelRef={"name": BASE})
+    apply_dgd(client, dgd(component("Frontend", "frontend"), worker, namespace=ns))
     wait_successful(client, ns, timeout=WAIT)
     client.create(DYNAMO_MODELS, dynamo_model(ns, "base", model_type="base"))
     st = wait_for(

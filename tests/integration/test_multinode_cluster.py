@@ -5,8 +5,8 @@
 * A running operator applies each example: on Grove one PodCliqueSet per graph, on LWS one LeaderWorkerSet
   (+ headless Service) per multinode component. kwok runs no Grove or LWS controller, so those components
   can never become ready here, and the DGD status must say exactly that, naming the object.
-* ``helm install`` of the platform with ``grove.enabled=true`` (and Kai) brings the CRDs with it: a
-  rendered PodCliqueSet is accepted right after the install.
+* That ``helm install`` with ``grove.enabled=true`` brings these CRDs is checked by the chart's own install
+  test (test_chart_install.py).
 
 The module removes the third-party CRDs when it ends: operators in other modules auto-detect Grove.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,14 +27,14 @@ from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.cli import dump_yaml
-from dynamo_operator.runtime.informer import wait_until
-from support.crds import install_third_party_crds, remove_third_party_crds
+from support import examples
+from support.poll import wait_for
 from support.processes import operator_process
 
 pytestmark = pytest.mark.cluster
 
 NS_PREFIX = "mn"
-EXAMPLES = ["vllm-disagg-multinode", "sglang-multinode", "trtllm-multinode"]
+EXAMPLES = examples.MULTINODE
 PATHWAYS = ["grove", "lws"]
 MPI = {"sshSecretName": "mpi-run-ssh-secret", "sshSecretNamespace": "dynamo-system"}
 OPERATOR = [str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator")]
@@ -50,77 +49,8 @@ def kubectl(
     return r
 
 
-CHART = REPO_ROOT / "charts" / "platform"
-
-
-@pytest.mark.slow
-def test_platform_install_with_grove_brings_the_crds_podcliquesets_need(kube_cluster, crds):
-    """Runs before the module installs the CRDs itself: here only the chart brings them."""
-    env = kube_cluster.env
-    remove_third_party_crds(env)
-    release = f"mn-{uuid.uuid4().hex[:6]}"
-    namespace, target = f"{release}-ns", f"{release}-graphs"
-    try:
-        r = subprocess.run(
-            [
-                "helm",
-                "install",
-                release,
-                str(CHART),
-                "-n",
-                namespace,
-                "--create-namespace",
-                "--values",
-                str(CHART / "ci" / "cluster-wide-values.yaml"),
-                "--wait",
-                "--timeout",
-                "300s",
-            ],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=400,
-        )
-        assert r.returncode == 0, r.stderr[-3000:]
-        for crd in (
-            "podcliquesets.grove.io",
-            "podcliques.grove.io",
-            "podcliquescalinggroups.grove.io",
-            "queues.scheduling.run.ai",
-        ):
-            assert _get(env, "crd", crd) is not None, crd
-        assert _get(env, "queue", "dynamo") is not None  # the Kai subchart's queues, created after install
-        kubectl(env, "create", "namespace", target)
-        doc = example("sglang-multinode")
-        doc["metadata"]["namespace"] = target
-        ctx = RenderContext(detected=frozenset({"grove", "kaiScheduler"}))
-        (pcs,) = [o for o in render_all(doc, ctx) if o["kind"] == "PodCliqueSet"]
-        kubectl(env, "create", "--validate=strict", "-f", "-", input=dump_yaml([pcs]))
-        assert _get(env, "podcliqueset", pcs["metadata"]["name"], "-n", target) is not None
-    finally:
-        subprocess.run(
-            ["helm", "uninstall", release, "-n", namespace, "--wait", "--timeout", "300s"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=400,
-        )
-        for ns in (namespace, target):
-            kubectl(env, "delete", "namespace", ns, "--wait=false", "--ignore-not-found", check=False)
-        remove_third_party_crds(env)
-
-
-@pytest.fixture(scope="module")
-def orchestrator_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    """The vendored Grove, Kai and LWS CRDs for this module; removed (API groups gone) when it ends."""
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
-
-
 @pytest.fixture
-def namespace(kube_cluster, orchestrator_crds) -> Iterator[str]:
+def namespace(kube_cluster, third_party_crds) -> Iterator[str]:
     name = f"{NS_PREFIX}-{uuid.uuid4().hex[:6]}"
     kubectl(kube_cluster.env, "create", "namespace", name)
     yield name
@@ -173,15 +103,17 @@ def _config(tmp_path: Path, orchestrators: dict) -> Path:
 
 def _ready_condition(env: dict, ns: str, dgd: str, contains: str, timeout: float = 90) -> dict:
     """The DGD's status once its Ready condition's message contains ``contains`` (bounded wait)."""
-    deadline, status = time.monotonic() + timeout, {}
-    while time.monotonic() < deadline:
+    last: dict = {}
+
+    def mentioned() -> dict:
         obj = _get(env, "dgd", dgd, "-n", ns)
-        status = (obj or {}).get("status") or {}
+        last["status"] = status = (obj or {}).get("status") or {}
         ready = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), None)
-        if ready and contains in ready.get("message", ""):
-            return status
-        time.sleep(0.5)
-    raise AssertionError(f"DGD {ns}/{dgd}: Ready never mentioned {contains!r} in {timeout}s: {status}")
+        return status if ready and contains in ready.get("message", "") else {}
+
+    return wait_for(
+        mentioned, timeout, lambda: f"DGD {ns}/{dgd}: Ready mentioning {contains!r}: {last}", interval=0.5
+    )
 
 
 @contextlib.contextmanager
@@ -204,7 +136,7 @@ def _apply(env: dict, ns: str, name: str) -> None:
 
 
 def test_on_grove_each_example_is_one_podcliqueset_and_status_says_grove_is_missing(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     env = kube_cluster.env
     namespaces = {n: f"{NS_PREFIX}-g-{uuid.uuid4().hex[:6]}" for n in EXAMPLES}
@@ -240,7 +172,7 @@ def test_on_grove_each_example_is_one_podcliqueset_and_status_says_grove_is_miss
 
 
 def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lws_is_missing(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     env = kube_cluster.env
     namespaces = {n: f"{NS_PREFIX}-l-{uuid.uuid4().hex[:6]}" for n in EXAMPLES}
@@ -255,7 +187,7 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
                     c for c in doc["spec"]["components"] if (c.get("multinode") or {}).get("nodeCount")
                 ]
                 # the single-node Frontend is a Deployment kwok makes ready: only multinode parts stay missing
-                assert wait_until(
+                wait_for(
                     lambda ns=ns, name=name: (
                         (_get(env, "dgd", name, "-n", ns) or {})
                         .get("status", {})
@@ -265,8 +197,9 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
                         == 1
                     ),
                     90,
+                    lambda: proc.log_tail(),
                     interval=0.5,
-                ), proc.log_tail()
+                )
                 first = f"{name}-{multinode[0]['name'].lower()}-0"
                 status = _ready_condition(
                     env,
@@ -314,7 +247,7 @@ def _status(env: dict, kind: str, name: str, ns: str, status: dict) -> None:
 
 
 def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
-    kube_cluster, orchestrator_crds, tmp_path
+    kube_cluster, third_party_crds, tmp_path
 ):
     """This test plays the Grove operator kwok lacks (creating the PodClique and scaling group Grove would,
     and reporting their status), to prove the readback: the graph turns ready when Grove says so, and not
@@ -391,19 +324,20 @@ def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
                     in ready.get("message", "")
                 )
 
-            assert wait_until(both_reported, 60, interval=0.5), proc.log_tail()
+            wait_for(both_reported, 60, lambda: proc.log_tail(), interval=0.5)
             status = _get(env, "dgd", name, "-n", ns)["status"]
             assert status["state"] == "pending"
             assert "Frontend" not in next(c for c in status["conditions"] if c["type"] == "Ready")["message"]
             _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 1})
-            assert wait_until(
+            wait_for(
                 lambda: (
                     ((_get(env, "dgd", name, "-n", ns) or {}).get("status") or {}).get("state")
                     == "successful"
                 ),
                 60,
+                lambda: proc.log_tail(),
                 interval=0.5,
-            ), proc.log_tail()
+            )
             status = _get(env, "dgd", name, "-n", ns)["status"]
             ready = next(c for c in status["conditions"] if c["type"] == "Ready")
             assert (ready["status"], ready["reason"]) == ("True", "all_resources_are_ready")

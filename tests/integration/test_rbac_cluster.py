@@ -38,13 +38,12 @@ from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, swee
 from dynamo_operator.api.registry import KINDS
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS, FINALIZER
 from dynamo_operator.runtime.client import NAMESPACES, ResourceClient, custom
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
 from support import lifecycle, rbac
-from support.conversion import serve_crds
-from support.crds import install_crds, install_integration_crds, install_third_party_crds
+from support.crds import install_crds, install_integration_crds, install_third_party_crds, serve_crds
 from support.lifecycle import run
+from support.poll import wait_for
 from support.processes import OperatorProcess, http_get, spawn_operator
 from support.release import LOCAL_VALUES
 
@@ -302,7 +301,7 @@ def install_probe_targets(cluster: LocalCluster) -> None:
         {"metadata": {"name": "policy-engine"}, "webhooks": []},
     )
     kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", foreign_crd())
-    assert wait_until(lambda: _listable(client, FOREIGN), 60, interval=0.3)
+    wait_for(lambda: _listable(client, FOREIGN), 60, interval=0.3)
     client.create(
         FOREIGN,
         {
@@ -468,7 +467,7 @@ def scrape_metrics(rel: ChartRelease, metrics_port: int) -> None:
     )
     token = run(env, "kubectl", "create", "token", "-n", rel.namespace, "prometheus").stdout.strip()
     url = f"https://127.0.0.1:{metrics_port}/metrics"
-    assert wait_until(lambda: http_get(url, token)[0] == 200, 30), http_get(url, token)
+    wait_for(lambda: http_get(url, token)[0] == 200, 30, lambda: http_get(url, token))
     run(env, "kubectl", "delete", "clusterrolebinding", f"{rel.name}-scrape")
 
 

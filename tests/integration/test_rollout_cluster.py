@@ -22,8 +22,10 @@ from dynamo_operator.render import names
 from dynamo_operator.render.graph import ANN_RESTART_AT
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import DEPLOYMENTS, EVENTS, PODS
-from dynamo_operator.runtime.informer import wait_until
-from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, wait_status, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, dgd_status, wait_status, wait_successful
+from support.operator import Operator
+from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -31,38 +33,21 @@ NS_PREFIX = "roll"
 WAIT = 120.0
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
+    """One in-process operator for the module: each test works in a namespace of its own."""
     with Operator(kube_cluster) as op:
         yield op
 
 
 def graph(ns: str) -> dict:
-    def comp(name: str, type_: str, replicas: int, args: list[str] | None = None) -> dict:
-        main: dict = {"name": "main", "image": IMAGE}
-        if type_ in names.WORKER_TYPES:
-            main["command"] = ["python3", "-m", "dynamo.vllm"]
-            if args:
-                main["args"] = args
-        return {
-            "name": name,
-            "type": type_,
-            "replicas": replicas,
-            "podTemplate": {"spec": {"containers": [main]}},
-        }
-
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": {
-            "components": [
-                comp("Frontend", "frontend", 1),
-                comp("Prefill", "prefill", 1, ["--is-prefill-worker"]),
-                comp("Decode", "decode", 2),
-            ]
-        },
-    }
+    """A Frontend, one vLLM prefill worker and two decode workers."""
+    return graphs.dgd(
+        graphs.component("Frontend", "frontend", replicas=1),
+        graphs.component("Prefill", "prefill", replicas=1, command=graphs.VLLM, args=["--is-prefill-worker"]),
+        graphs.component("Decode", "decode", replicas=2, command=graphs.VLLM),
+        namespace=ns,
+    )
 
 
 # -- the recorded history ------------------------------------------------------------------------------------
@@ -235,7 +220,7 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     apply_dgd(client, g)
     wait_successful(client, ns, generation=1, timeout=WAIT)
     h1 = worker_hash(g)
-    assert wait_until(
+    wait_for(
         lambda: (
             client.get(store.DGD, "g", ns)["metadata"].get("annotations", {}).get(ANN_CURRENT_WORKER_HASH)
             == h1

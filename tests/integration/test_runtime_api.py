@@ -15,7 +15,7 @@ import uuid
 import pytest
 from dynamo_operator.runtime.client import CONFIGMAPS, LEASES, NAMESPACES, SERVICEACCOUNTS, ResourceClient
 from dynamo_operator.runtime.controller import Controller, Request, Result
-from dynamo_operator.runtime.informer import ClientListWatcher, Informer, wait_until
+from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.nsscope import MARKER_LEASE_NAME
@@ -23,6 +23,7 @@ from dynamo_operator.runtime.settings import RuntimeSettings, RuntimeTunables
 from dynamo_operator.runtime.testing import ECHO_SUFFIX, TEST_LABEL, setup_echo_controller
 from dynamo_operator.runtime.workqueue import ItemExponentialFailureRateLimiter
 from kubernetes.client.exceptions import ApiException
+from support.poll import stays, wait_for
 from support.processes import http_get, run_argv, spawn_operator
 
 pytestmark = pytest.mark.api
@@ -47,7 +48,11 @@ def make_ns(client):
 
     yield make
     for ns in created:
+        # the api profile runs no namespace controller: a deleted namespace keeps its objects, and a Lease
+        # left there reads as a Dynamo operator to every later conflict check on this cluster
         with contextlib.suppress(ApiException):
+            for lease in client.list(LEASES, ns).get("items") or []:
+                client.delete(LEASES, lease["metadata"]["name"], ns)
             client.delete(NAMESPACES, ns)
 
 
@@ -136,17 +141,28 @@ def test_watch_stream_and_close_from_another_thread(client, make_ns):
     t.start()
     client.create(CONFIGMAPS, {"metadata": {"name": "w1", "namespace": ns}})
     client.delete(CONFIGMAPS, "w1", ns)
-    assert wait_until(lambda: len(got) == 2, 10)
+    wait_for(lambda: len(got) == 2, 10)
     assert got == [("ADDED", "w1"), ("DELETED", "w1")]
     w.close()  # from another thread: the consumer ends promptly
     t.join(5)
     assert not t.is_alive()
 
 
+class CountingListWatcher(ClientListWatcher):
+    """Counts the watches opened: the one way to see, from outside, that an informer resumed."""
+
+    watches = 0
+
+    def watch(self, resource_version: str):
+        self.watches += 1
+        return super().watch(resource_version)
+
+
 def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
     ns = make_ns()
     events = []
-    inf = Informer(CONFIGMAPS, ClientListWatcher(client, CONFIGMAPS, ns, watch_timeout=(5, 6)))
+    lw = CountingListWatcher(client, CONFIGMAPS, ns, watch_timeout=(5, 6))
+    inf = Informer(CONFIGMAPS, lw)
     inf.add_event_handler(
         on_add=lambda o: events.append(("add", o["metadata"]["name"])),
         on_update=lambda a, b: events.append(("update", b["metadata"]["name"], b.get("data"))),
@@ -158,16 +174,16 @@ def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
         assert inf.wait_for_sync(10)
         assert ("add", "before") in events
         client.create(CONFIGMAPS, {"metadata": {"name": "a", "namespace": ns}, "data": {"x": "1"}})
-        assert wait_until(lambda: ("add", "a") in events, 10)
+        wait_for(lambda: ("add", "a") in events, 10)
         client.patch(CONFIGMAPS, "a", {"data": {"x": "2"}}, ns)
-        assert wait_until(lambda: ("update", "a", {"x": "2"}) in events, 10)
+        wait_for(lambda: ("update", "a", {"x": "2"}) in events, 10)
         client.delete(CONFIGMAPS, "a", ns)
-        assert wait_until(lambda: ("delete", "a") in events, 10)
+        wait_for(lambda: ("delete", "a") in events, 10)
         assert inf.store.get(ns, "a") is None and inf.store.get(ns, "before") is not None
         # the server ends the watch after timeoutSeconds (5-6s): the informer resumes without losing events
-        time.sleep(7)
+        wait_for(lambda: lw.watches >= 2, 15, "the informer's next watch after the server ended the first")
         client.create(CONFIGMAPS, {"metadata": {"name": "after-resume", "namespace": ns}})
-        assert wait_until(lambda: ("add", "after-resume") in events, 10)
+        wait_for(lambda: ("add", "after-resume") in events, 10)
         assert inf.relists == 1
     finally:
         inf.stop()
@@ -189,25 +205,28 @@ def test_two_managers_one_leader_and_handover_on_release(api_cluster, client, ma
     a.start()
     b.start()
     try:
-        assert wait_until(lambda: a.is_leader() or b.is_leader(), 15)
-        time.sleep(1.5)
-        assert a.is_leader() != b.is_leader(), "exactly one leader"
+        wait_for(lambda: a.is_leader() or b.is_leader(), 15)
+        stays(lambda: a.is_leader() != b.is_leader(), 1.5, "exactly one leader")
         leader, follower = (a, b) if a.is_leader() else (b, a)
         lease = client.get(LEASES, "dynamo.nvidia.com", ns)
         assert lease["spec"]["holderIdentity"] == leader.identity
         parent_cm(client, ns)
-        assert wait_until(lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader.identity, 15)
+        wait_for(
+            lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader.identity,
+            15,
+        )
         # the follower has caches (ready) but no workers
         assert follower.controllers["configmap-echo"].reconciles == 0
         assert follower.wait_for_cache_sync(10)
         # a clean stop releases the lease: the follower takes over well before the lease would expire
         t0 = time.monotonic()
         leader.stop()
-        assert wait_until(follower.is_leader, FAST_LEASE["lease_duration"])
+        wait_for(follower.is_leader, FAST_LEASE["lease_duration"])
         assert time.monotonic() - t0 < FAST_LEASE["lease_duration"]
         client.patch(CONFIGMAPS, "p", {"data": {"k": "changed"}}, ns)
-        assert wait_until(
-            lambda: child_data(client, ns) == {"k": "changed", "reconciledBy": follower.identity}, 15
+        wait_for(
+            lambda: child_data(client, ns) == {"k": "changed", "reconciledBy": follower.identity},
+            15,
         )
     finally:
         for m in mgrs:
@@ -223,9 +242,12 @@ def test_owned_child_edit_is_put_back_and_metrics_count(api_cluster, client, mak
     with running(mgr):
         assert mgr.wait_for_cache_sync(15)
         parent_cm(client, ns)
-        assert wait_until(lambda: child_data(client, ns) is not None, 15)
+        wait_for(lambda: child_data(client, ns) is not None, 15)
         client.patch(CONFIGMAPS, "p" + ECHO_SUFFIX, {"data": {"k": "hand-edit"}}, ns)
-        assert wait_until(lambda: (child_data(client, ns) or {}).get("k") == "v", 15)
+        wait_for(
+            lambda: (child_data(client, ns) or {}).get("k") == "v",
+            15,
+        )
         got = mgr.registry.get_sample_value(
             "dynamo_operator_reconcile_total",
             {"resource_type": "ConfigMap", "namespace": ns, "result": "success"},
@@ -271,13 +293,15 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
             except ApiException:
                 return ""
 
-        assert wait_until(lambda: holder().split("_")[0] in procs, 20)
+        wait_for(lambda: holder().split("_")[0] in procs, 20)
         leader_name = holder().split("_")[0]
         other = "op-b" if leader_name == "op-a" else "op-a"
         parent_cm(client, ns)
-        assert wait_until(lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader_name, 20)
-        time.sleep(1.5)
-        assert child_data(client, ns)["reconciledBy"] == leader_name  # the follower never wrote
+        wait_for(
+            lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader_name,
+            20,
+        )
+        stays(lambda: child_data(client, ns)["reconciledBy"] == leader_name, 1.5, "the follower never wrote")
         status, body = http_get(f"http://127.0.0.1:{procs[leader_name].metrics}/metrics")
         assert status == 200
         assert any(
@@ -288,10 +312,14 @@ def test_processes_one_leader_and_kill9_takeover(api_cluster, client, make_ns, t
         procs[leader_name].send_signal(signal.SIGKILL)
         t0 = time.monotonic()
         client.patch(CONFIGMAPS, "p", {"data": {"k": "while-leaderless"}}, ns)  # changed meanwhile
-        assert wait_until(lambda: holder().split("_")[0] == other, FAST_LEASE["lease_duration"] + 3)
+        wait_for(
+            lambda: holder().split("_")[0] == other,
+            FAST_LEASE["lease_duration"] + 3,
+        )
         assert time.monotonic() - t0 <= FAST_LEASE["lease_duration"] + 3
-        assert wait_until(
-            lambda: child_data(client, ns) == {"k": "while-leaderless", "reconciledBy": other}, 15
+        wait_for(
+            lambda: child_data(client, ns) == {"k": "while-leaderless", "reconciledBy": other},
+            15,
         )
         # SIGTERM releases the lease: holder becomes empty at once, exit code 0
         procs[other].send_signal(signal.SIGTERM)
@@ -327,29 +355,36 @@ def test_restricted_and_cluster_wide_coexist_and_takeover(api_cluster, client, m
         assert marker["spec"]["leaseDurationSeconds"] == 3
         cluster.start()
         assert cluster.wait_for_cache_sync(15)
-        assert wait_until(lambda: cluster.is_namespace_excluded(team), 5)
+        wait_for(lambda: cluster.is_namespace_excluded(team), 5)
         assert not cluster.is_namespace_excluded(shared)
         assert restricted.is_namespace_excluded(shared) and not restricted.is_namespace_excluded(team)
         parent_cm(client, team)
         parent_cm(client, shared)
-        assert wait_until(
-            lambda: (child_data(client, shared) or {}).get("reconciledBy") == cluster.identity, 15
+        wait_for(
+            lambda: (child_data(client, shared) or {}).get("reconciledBy") == cluster.identity,
+            15,
         )
-        assert wait_until(
-            lambda: (child_data(client, team) or {}).get("reconciledBy") == restricted.identity, 15
+        wait_for(
+            lambda: (child_data(client, team) or {}).get("reconciledBy") == restricted.identity,
+            15,
         )
-        # renewals keep the claim alive past one lease duration
-        time.sleep(4)
-        assert cluster.is_namespace_excluded(team)
+        # renewals keep the claim alive past one lease duration (3 s)
+        stays(
+            lambda: cluster.is_namespace_excluded(team), 4, "the namespace claimed by the restricted operator"
+        )
         assert child_data(client, team)["reconciledBy"] == restricted.identity
         # the restricted operator dies without cleaning up: its marker expires and the namespace comes back
         restricted.stop(release=False)
         assert restricted.wait(30)
         client.patch(CONFIGMAPS, "p", {"data": {"k": "orphaned"}}, team)
         t0 = time.monotonic()
-        assert wait_until(lambda: not cluster.is_namespace_excluded(team), 3.0 + 3)
-        assert wait_until(
-            lambda: child_data(client, team) == {"k": "orphaned", "reconciledBy": cluster.identity}, 15
+        wait_for(
+            lambda: not cluster.is_namespace_excluded(team),
+            3.0 + 3,
+        )
+        wait_for(
+            lambda: child_data(client, team) == {"k": "orphaned", "reconciledBy": cluster.identity},
+            15,
         )
         assert time.monotonic() - t0 < 15
     finally:
@@ -366,15 +401,16 @@ def test_clean_restricted_stop_deletes_marker_and_returns_namespace_at_once(api_
     restricted.start()
     cluster.start()
     try:
-        assert wait_until(lambda: cluster.is_namespace_excluded(team), 10)
+        wait_for(lambda: cluster.is_namespace_excluded(team), 10)
         parent_cm(client, team)
-        time.sleep(1)
-        assert child_data(client, team) is None  # nobody reconciles it: restricted has no controller here
+        # nobody reconciles it: restricted has no controller here
+        stays(lambda: child_data(client, team) is None, 1, "no child in the claimed namespace")
         restricted.stop()  # deletes the marker
         assert restricted.wait(30)
-        assert wait_until(lambda: not cluster.is_namespace_excluded(team), 5)  # not 30s
-        assert wait_until(
-            lambda: (child_data(client, team) or {}).get("reconciledBy") == cluster.identity, 15
+        wait_for(lambda: not cluster.is_namespace_excluded(team), 5)  # not 30s
+        wait_for(
+            lambda: (child_data(client, team) or {}).get("reconciledBy") == cluster.identity,
+            15,
         )
     finally:
         restricted.stop()
@@ -422,9 +458,12 @@ def test_secure_metrics_refuses_anonymous_and_serves_authorized(api_cluster, cli
         with running(mgr):
             url = mgr.metrics_server.url + "/metrics"
             assert url.startswith("https://127.0.0.1:")
-            assert wait_until(lambda: http_get(mgr.health.url + "/readyz")[0] == 200, 15)
+            wait_for(
+                lambda: http_get(mgr.health.url + "/readyz")[0] == 200,
+                15,
+            )
             parent_cm(client, ns)
-            assert wait_until(lambda: child_data(client, ns) is not None, 15)
+            wait_for(lambda: child_data(client, ns) is not None, 15)
             assert http_get(url)[0] == 401
             assert http_get(url, "not-a-token")[0] == 401
             assert http_get(url, nobody)[0] == 403
@@ -435,7 +474,7 @@ def test_secure_metrics_refuses_anonymous_and_serves_authorized(api_cluster, cli
                 status, body = http_get(url, reader)
                 return status == 200 and f'namespace="{ns}"' in body
 
-            assert wait_until(scraped, 15), (status, body[:500])
+            wait_for(scraped, 15, lambda: (status, body[:500]))
             line = next(
                 ln
                 for ln in body.splitlines()
@@ -523,9 +562,8 @@ def test_controller_requeues_errors_with_backoff_and_counts_them(client, make_ns
     ctl.rate_limiter_factory = lambda: ItemExponentialFailureRateLimiter(0.05, 1)
     ctl.start()
     try:
-        assert wait_until(lambda: len(calls) >= 3, 10)
-        time.sleep(0.3)
-        assert len(calls) == 3  # success → forgotten, no more requeues
+        wait_for(lambda: len(calls) >= 3, 10)
+        stays(lambda: len(calls) == 3, 0.3, "no requeue after the success (forgotten)")
         assert calls[2][1] - calls[1][1] >= 0.09  # second retry waited ~0.1s
         lbl = {"resource_type": "ConfigMap", "namespace": ns}
         r = m.registry
@@ -551,7 +589,7 @@ def test_controller_requeue_after(client, make_ns):
     ctl, m, infs = _controller(client, reconcile, label)
     ctl.start()
     try:
-        assert wait_until(lambda: len(calls) >= 2, 10)
+        wait_for(lambda: len(calls) >= 2, 10)
         assert calls[1] - calls[0] >= 0.18
         lbl = {"resource_type": "ConfigMap", "namespace": ns, "result": "requeue"}
         assert m.registry.get_sample_value("dynamo_operator_reconcile_total", lbl) == 1
@@ -568,7 +606,7 @@ def test_owned_child_enqueues_controller_owner_and_exclusions_drop(client, make_
     ctl, _m, infs = _controller(client, seen.append, label, excluded={claimed})
     ctl.start()
     try:
-        assert wait_until(lambda: Request(ns, "parent") in seen, 10)
+        wait_for(lambda: Request(ns, "parent") in seen, 10)
         seen.clear()
         ref = {
             "apiVersion": "v1",
@@ -579,9 +617,9 @@ def test_owned_child_enqueues_controller_owner_and_exclusions_drop(client, make_
         }
         client.create(CONFIGMAPS, _labelled("child", ns, f"{label}-owned", ownerReferences=[ref]))
         # the owned child's event enqueues its controller owner, not itself
-        assert wait_until(lambda: Request(ns, "parent") in seen, 10)
-        time.sleep(0.3)
-        assert Request(ns, "child") not in seen  # an owned object maps to its owner only
+        wait_for(lambda: Request(ns, "parent") in seen, 10)
+        # an owned object maps to its owner only
+        stays(lambda: Request(ns, "child") not in seen, 0.3, "the owned child never enqueued itself")
         # the primary cache holds `other` (cluster-wide watch), but its namespace is another operator's
         assert infs[0].store.get(claimed, "other") is not None
         assert Request(claimed, "other") not in seen

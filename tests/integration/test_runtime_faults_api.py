@@ -21,9 +21,10 @@ from collections.abc import Iterator
 
 import pytest
 from dynamo_operator.runtime.client import CONFIGMAPS, NAMESPACES, ResourceClient
-from dynamo_operator.runtime.informer import ClientListWatcher, Informer, wait_until
+from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
+from support.poll import wait_for
 from support.processes import spawn_operator
 
 pytestmark = pytest.mark.api
@@ -144,14 +145,18 @@ def test_a_blackholed_watch_is_re_established_within_its_inactivity_timeout(api_
         try:
             assert inf.wait_for_sync(30)
             direct.create(CONFIGMAPS, {"metadata": {"name": "before", "namespace": namespace}})
-            assert wait_until(lambda: inf.store.get(namespace, "before") is not None, 15)
+            wait_for(lambda: inf.store.get(namespace, "before") is not None, 15)
             links_before = len(proxy.links)
             assert proxy.freeze_open() >= 1  # the watch's connection, held open and silent from now on
             frozen_at = time.monotonic()
             direct.create(CONFIGMAPS, {"metadata": {"name": "after", "namespace": namespace}})
             # the frozen watch would never deliver it; a re-established one must, one silence limit later
-            assert wait_until(lambda: inf.store.get(namespace, "after") is not None, 3 * inactivity + 15), (
-                f"the blackholed watch was not replaced (silent watches noticed: {inf.silent_watches})"
+            wait_for(
+                lambda: inf.store.get(namespace, "after") is not None,
+                3 * inactivity + 15,
+                lambda: (
+                    f"the blackholed watch was not replaced (silent watches noticed: {inf.silent_watches})"
+                ),
             )
             took = time.monotonic() - frozen_at
             assert inf.silent_watches >= 1, "the new object arrived without the silence being noticed?"

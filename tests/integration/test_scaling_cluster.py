@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import subprocess
 import threading
-import time
 
 import pytest
 import yaml
@@ -30,8 +29,10 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     custom,
 )
-from dynamo_operator.runtime.informer import wait_until
-from support.dgd import IMAGE, Operator, apply_dgd, dgd_status, get, wait_successful
+from support import graphs
+from support.dgd import apply_dgd, dgd_status, get, wait_successful
+from support.operator import Operator
+from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -41,30 +42,19 @@ EXAMPLES = REPO_ROOT / "examples"
 DGDSA_BETA = custom(names.GROUP, "v1beta1", DGDSA.plural, DGDSA.kind)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def operator(kube_cluster, crds):
+    """One in-process operator for the module: each test works in a namespace of its own."""
     with Operator(kube_cluster) as op:
         yield op
 
 
 def graph(ns: str, decode_replicas: int = 2) -> dict:
-    def comp(name: str, type_: str, **extra) -> dict:
-        main = {"name": "main", "image": IMAGE}
-        if type_ == "decode":
-            main["command"] = ["python3", "-m", "dynamo.vllm"]
-        return {"name": name, "type": type_, "podTemplate": {"spec": {"containers": [main]}}, **extra}
-
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": "g", "namespace": ns},
-        "spec": {
-            "components": [
-                comp("Frontend", "frontend"),
-                comp("Decode", "decode", replicas=decode_replicas, scalingAdapter={}),
-            ]
-        },
-    }
+    """A Frontend and vLLM decode workers scaled through an adapter."""
+    decode = graphs.component(
+        "Decode", "decode", replicas=decode_replicas, command=graphs.VLLM, scalingAdapter={}
+    )
+    return graphs.dgd(graphs.component("Frontend", "frontend"), decode, namespace=ns)
 
 
 def run_kubectl(kube_cluster, *args: str) -> subprocess.CompletedProcess[str]:
@@ -100,9 +90,7 @@ def wait_ready_replicas(client, ns: str, n: int, component: str = "Decode", dgd:
         comp = (s.get("components") or {}).get(component) or {}
         return s.get("state") == st.STATE_SUCCESSFUL and comp.get("readyReplicas") == n
 
-    assert wait_until(lambda: ok(dgd_status(client, ns, dgd)), WAIT, interval=0.3), dgd_status(
-        client, ns, dgd
-    )
+    wait_for(lambda: ok(dgd_status(client, ns, dgd)), WAIT, lambda: dgd_status(client, ns, dgd), interval=0.3)
     return dgd_status(client, ns, dgd)
 
 
@@ -111,7 +99,10 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     wait_successful(client, ns, generation=1, timeout=WAIT)
 
     # one adapter, for the component that asked for it, owned by the DGD, seeded with its replicas
-    assert wait_until(lambda: get(client, DGDSA_BETA, "g-decode", ns) is not None, WAIT)
+    wait_for(
+        lambda: get(client, DGDSA_BETA, "g-decode", ns) is not None,
+        WAIT,
+    )
     assert get(client, DGDSA_BETA, "g-frontend", ns) is None
     adapter = client.get(DGDSA_BETA, "g-decode", ns)
     ref = adapter["metadata"]["ownerReferences"][0]
@@ -122,7 +113,7 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     )
     assert adapter["spec"] == {"replicas": 2, "dgdRef": {"name": "g", "componentName": "Decode"}}
     selector = f"{names.LABEL_DGD_NAME}=g,{names.LABEL_COMPONENT}=Decode"
-    assert wait_until(
+    wait_for(
         lambda: (get(client, DGDSA_BETA, "g-decode", ns).get("status") or {}).get("selector") == selector,
         WAIT,
     )
@@ -138,13 +129,16 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
 
     # kubectl scale dgdsa flows to the DGD, the Deployment and the pods
     kubectl(kube_cluster, "-n", ns, "scale", "dgdsa", "g-decode", "--replicas=3")
-    assert wait_until(lambda: component_replicas(client, ns) == 3, WAIT)
-    assert wait_until(lambda: deployment_replicas(client, ns) == 3, WAIT)
+    wait_for(lambda: component_replicas(client, ns) == 3, WAIT)
+    wait_for(lambda: deployment_replicas(client, ns) == 3, WAIT)
     s = wait_ready_replicas(client, ns, 3)
     assert s["observedGeneration"] == 2
     scaled = client.get(DGDSA_BETA, "g-decode", ns)
     assert scaled["status"]["replicas"] == 3 and scaled["status"].get("lastScaleTime")
-    assert wait_until(lambda: "Scaled" in event_reasons(client, ns, DGDSA.kind), 30)
+    wait_for(
+        lambda: "Scaled" in event_reasons(client, ns, DGDSA.kind),
+        30,
+    )
     described = kubectl(kube_cluster, "-n", ns, "describe", "dgdsa", "g-decode")
     assert "Scaled component Decode of g from 2 to 3 replicas" in described
 
@@ -156,26 +150,32 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     def sample() -> None:
         while not stop.is_set():
             seen.append(deployment_replicas(client, ns))
-            time.sleep(0.1)
+            stop.wait(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
         client.patch(store.DGD, "g", {"spec": {"services": {"Decode": {"scalingAdapter": None}}}}, ns)
-        assert wait_until(lambda: get(client, DGDSA_BETA, "g-decode", ns) is None, WAIT)
+        wait_for(
+            lambda: get(client, DGDSA_BETA, "g-decode", ns) is None,
+            WAIT,
+        )
         wait_successful(client, ns, generation=3, timeout=WAIT)
-        time.sleep(2)
+        stays(lambda: deployment_replicas(client, ns) == 3, 2, "the Deployment at 3 replicas")
     finally:
         stop.set()
         sampler.join(10)
     assert seen and set(seen) == {3}, seen
     assert component_replicas(client, ns) == 3
-    assert wait_until(lambda: "AdapterDeleted" in event_reasons(client, ns, names.DGD_KIND), 30)
+    wait_for(
+        lambda: "AdapterDeleted" in event_reasons(client, ns, names.DGD_KIND),
+        30,
+    )
     # the component's replicas are the DGD's own again: editing them scales directly
     live = store.to_internal(client.get(store.DGD, "g", ns))
     next(c for c in live["spec"]["components"] if c["name"] == "Decode")["replicas"] = 1
     apply_dgd(client, live)
-    assert wait_until(lambda: deployment_replicas(client, ns) == 1, WAIT)
+    wait_for(lambda: deployment_replicas(client, ns) == 1, WAIT)
 
 
 def test_example_hpa_drives_the_example_graph_through_scale(client, ns, operator):
@@ -188,8 +188,9 @@ def test_example_hpa_drives_the_example_graph_through_scale(client, ns, operator
     assert target == f"{name}-vllmdecodeworker"
     apply_dgd(client, graph_doc)
     wait_successful(client, ns, name=name, generation=1, timeout=WAIT)
-    assert wait_until(
-        lambda: ((get(client, DGDSA, target, ns) or {}).get("status") or {}).get("selector"), WAIT
+    wait_for(
+        lambda: ((get(client, DGDSA, target, ns) or {}).get("status") or {}).get("selector"),
+        WAIT,
     )
     assert get(client, DGDSA, f"{name}-vllmprefillworker", ns) is not None
     assert get(client, DGDSA, f"{name}-frontend", ns) is None
@@ -200,14 +201,22 @@ def test_example_hpa_drives_the_example_graph_through_scale(client, ns, operator
         return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_), {})
 
     # kube-controller-manager's HPA controller resolved the adapter through /scale ...
-    assert wait_until(lambda: hpa_condition("AbleToScale").get("status") == "True", WAIT), client.get(
-        HPAS, hpa["metadata"]["name"], ns
-    ).get("status")
+    wait_for(
+        lambda: hpa_condition("AbleToScale").get("status") == "True",
+        WAIT,
+        lambda: client.get(HPAS, hpa["metadata"]["name"], ns).get("status"),
+    )
     # ... and, the graph being below minReplicas (2), scaled it: adapter -> DGD -> Deployment -> ready pods
-    assert wait_until(lambda: client.get(DGDSA, target, ns)["spec"]["replicas"] == 2, WAIT)
-    assert wait_until(lambda: component_replicas(client, ns, "VllmDecodeWorker", name) == 2, WAIT)
+    wait_for(
+        lambda: client.get(DGDSA, target, ns)["spec"]["replicas"] == 2,
+        WAIT,
+    )
+    wait_for(
+        lambda: component_replicas(client, ns, "VllmDecodeWorker", name) == 2,
+        WAIT,
+    )
     wait_ready_replicas(client, ns, 2, "VllmDecodeWorker", name)
-    assert wait_until(
+    wait_for(
         lambda: (
             (client.get(HPAS, hpa["metadata"]["name"], ns).get("status") or {}).get("currentReplicas") == 2
         ),
@@ -253,14 +262,18 @@ def test_planner_service_account_may_scale_through_the_adapter(client, ns, opera
     )
     apply_dgd(client, graph(ns, decode_replicas=1))
     wait_successful(client, ns, generation=1, timeout=WAIT)
-    assert wait_until(lambda: get(client, DGDSA, "g-decode", ns) is not None, WAIT)
+    wait_for(
+        lambda: get(client, DGDSA, "g-decode", ns) is not None,
+        WAIT,
+    )
     as_planner = f"--as=system:serviceaccount:{ns}:{sa}"
     can_i = ("auth", "can-i", "update", "dynamographdeploymentscalingadapters", "--subresource=scale")
-    assert wait_until(
-        lambda: run_kubectl(kube_cluster, as_planner, "-n", ns, *can_i).stdout.strip() == "yes", 30
+    wait_for(
+        lambda: run_kubectl(kube_cluster, as_planner, "-n", ns, *can_i).stdout.strip() == "yes",
+        30,
     )
     kubectl(kube_cluster, as_planner, "-n", ns, "scale", "dgdsa", "g-decode", "--replicas=2")
-    assert wait_until(lambda: deployment_replicas(client, ns) == 2, WAIT)
+    wait_for(lambda: deployment_replicas(client, ns) == 2, WAIT)
     patch = '{"spec":{"services":{"Decode":{"replicas":5}}}}'
     denied = run_kubectl(kube_cluster, as_planner, "-n", ns, "patch", "dgd", "g", "--type=merge", "-p", patch)
     assert denied.returncode != 0 and "forbidden" in denied.stderr.lower(), denied.stderr

@@ -17,11 +17,11 @@ import subprocess
 import pytest
 import yaml
 from dynamo_operator.controllers import store
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
 from support.dgd import get, wait_successful
 from support.helm import PLUGIN, helm, hooks
+from support.poll import wait_for
 from support.release import CHART, preserved_crds, release, run
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -124,13 +124,14 @@ def test_uninstall_after_the_operator_died_strands_nothing(
             "--wait=true",
             "--timeout=120s",
         )
-        assert wait_until(
+        wait_for(
             lambda: (
                 not json.loads(run(env, "kubectl", "get", "deploy", "-n", ns, "-o", "json").stdout)["items"]
             ),
             120,
+            "the graph's Deployments were not garbage-collected",
             interval=1.0,
-        ), "the graph's Deployments were not garbage-collected"
+        )
 
         again = helm(plugin_env, "dynamo", "uninstall", rel.name, "-n", ns, timeout=400)
         assert again.returncode == 0, again.stdout + again.stderr  # idempotent

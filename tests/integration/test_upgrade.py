@@ -21,9 +21,9 @@ import pytest
 import yaml
 from dynamo_operator.controllers import store
 from dynamo_operator.runtime.client import custom
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from support.dgd import wait_successful
+from support.poll import wait_for
 from support.release import CHART, PREVIOUS_CHART, preserved_crds, release, run
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -125,11 +125,18 @@ def test_upgrade_from_the_previous_chart_keeps_every_child(kube_cluster, client,
         for example in EXAMPLES:
             wait_successful(client, ns, _names(example), timeout=120)
         # settle: a reconcile after the restart has had time to write whatever it would write
-        assert wait_until(lambda: _children(env, ns) == before, 20, interval=1.0), (
-            "children changed across the upgrade:\n"
-            + "\n".join(
-                f"{k}: {before.get(k)} -> {v}" for k, v in _children(env, ns).items() if before.get(k) != v
-            )
+        wait_for(
+            lambda: _children(env, ns) == before,
+            20,
+            lambda: (
+                "children changed across the upgrade:\n"
+                + "\n".join(
+                    f"{k}: {before.get(k)} -> {v}"
+                    for k, v in _children(env, ns).items()
+                    if before.get(k) != v
+                )
+            ),
+            interval=1.0,
         )
 
         _migrate_storage(client, ns)

@@ -21,7 +21,6 @@ import datetime as dt
 import json
 import re
 import threading
-import time
 import uuid
 
 import pytest
@@ -38,7 +37,9 @@ from dynamo_operator.webhooks import CertPolicy, admission_routes, setup_webhook
 from dynamo_operator.webhooks.certs import CRDS, MUTATING, VALIDATING
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from support import graphs
 from support.crds import crd_docs, install_crds
+from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
@@ -49,20 +50,6 @@ OPNS = f"wh-op-{UID}"
 OPERATOR_SA = f"system:serviceaccount:{OPNS}:dynamo-operator"
 PLANNER_SA = f"system:serviceaccount:{NS}:planner-serviceaccount"
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
-
-
-def wait_for(fn, timeout: float = 30.0, interval: float = 0.2, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            got = fn()
-            if got:
-                return got
-        except Exception as e:  # keep polling; report the last error
-            last = e
-        time.sleep(interval)
-    raise AssertionError(f"timed out waiting for {what} (last error: {last})")
 
 
 def _webhook_configs(port: int) -> tuple[dict, dict]:
@@ -167,7 +154,11 @@ def env(api_cluster):
         # Replacing the conversion above dropped each CRD's caBundle: conversions of that kind fail ("x509:
         # certificate signed by unknown authority") until the operator re-injects it (at once, through its
         # CRD watch). Wait for every patched CRD, not only the DGD the probe below converts.
-        wait_for(lambda: _conversions_injected(rc, OPNS, port), what="the caBundle in every CRD's conversion")
+        wait_for(
+            lambda: _conversions_injected(rc, OPNS, port),
+            what="the caBundle in every CRD's conversion",
+            retry_on=(ApiException,),
+        )
         e = Env(api_cluster, mgr, wh, rc)
         probe = dgd("probe")
         wait_for(
@@ -176,6 +167,7 @@ def env(api_cluster):
             ),
             timeout=60,
             what="admission and conversion through the webhook",
+            retry_on=(ApiException,),
         )
         yield e
     finally:
@@ -276,47 +268,24 @@ def main_container(image: str = "vllm:1") -> dict:
 
 
 def dgd(name: str, components: list | None = None, **spec) -> dict:
-    return {
-        "apiVersion": f"{GROUP}/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name},
-        "spec": {
-            "backendFramework": "vllm",
-            "components": components
-            if components is not None
-            else [
-                {"name": "Frontend", "type": "frontend"},
-                {"name": "VllmWorker", "type": "worker", "podTemplate": main_container()},
-            ],
-            **spec,
-        },
-    }
+    """A vLLM graph as a user applies it (no namespace): a Frontend and a VllmWorker unless ``components``."""
+    if components is None:
+        components = [
+            {"name": "Frontend", "type": "frontend"},
+            graphs.component("VllmWorker", image="vllm:1"),
+        ]
+    return graphs.dgd(*components, name=name, namespace=None, **{"backendFramework": "vllm", **spec})
 
 
 def dgd_alpha(name: str, services: dict) -> dict:
-    return {
-        "apiVersion": f"{GROUP}/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name},
-        "spec": {"backendFramework": "vllm", "services": services},
-    }
+    return graphs.dgd_v1alpha1(services, name=name, namespace=None, backendFramework="vllm")
 
 
 def multinode_worker(backend: str, args: list[str], gpus: str | None = "8", nodes: int = 2) -> dict:
-    main = {
-        "name": "main",
-        "image": f"{backend}:1",
-        "command": ["python3", "-m", f"dynamo.{backend}"],
-        "args": args,
-    }
-    if gpus:
-        main["resources"] = {"limits": {"nvidia.com/gpu": gpus}}
-    return {
-        "name": "Worker",
-        "type": "worker",
-        "multinode": {"nodeCount": nodes},
-        "podTemplate": {"spec": {"containers": [main]}},
-    }
+    command = ["python3", "-m", f"dynamo.{backend}"]
+    return graphs.component(
+        "Worker", image=f"{backend}:1", command=command, args=args, gpus=gpus, nodes=nodes
+    )
 
 
 def epp(**extra) -> dict:
@@ -955,6 +924,15 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
     )
     certs = CertManager(rc, opns, ["127.0.0.1"], TLSContextHolder(), inject_crds=False)
     assert certs.policy.check_interval >= 60
+    # the first reconcile is over once the leader loop waits: an injection after that is the watch's
+    periodic_wait = threading.Event()
+    wait_between_checks = certs._sleep
+
+    def observed_wait(stop: threading.Event, seconds: float) -> None:
+        periodic_wait.set()
+        wait_between_checks(stop, seconds)
+
+    certs._sleep = observed_wait
     stop = threading.Event()
     threads = [
         threading.Thread(target=fn, args=(stop,), daemon=True) for fn in (certs.run_leader, certs.run_watcher)
@@ -968,7 +946,7 @@ def test_a_new_or_reset_webhook_configuration_gets_the_bundle_at_once(api_cluste
     name = f"wh-watch-{UID}"
     try:
         wait_for(lambda: certs.bundle, what="the CA of the first reconcile")
-        time.sleep(1)  # the leader loop is now in its minute-long sleep
+        wait_for(periodic_wait.is_set, 10, "the leader loop in its minute-long wait")
         b64 = base64.b64encode(certs.bundle).decode()
 
         def bundle_of() -> str | None:

@@ -15,15 +15,14 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+from realnode_helpers import NAMESPACE, Platform, kubectl
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
-NAMESPACE = "dynamo-system"
 RELEASE = "dynamo-platform"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 
@@ -44,25 +43,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(pytest.mark.realnode)
         if reason:
             item.add_marker(pytest.mark.skip(reason=reason))
-
-
-@dataclass
-class Platform:
-    """The chart installed for real on the node: what the install did, for the tests to check."""
-
-    cluster: LocalCluster
-    install_seconds: float
-    hook_jobs: dict[str, dict] = field(default_factory=dict)  # name -> last status seen during install
-
-    def kubectl(self, *args: str, check: bool = True, timeout: float = 120) -> str:
-        return kubectl(self.cluster, *args, check=check, timeout=timeout)
-
-
-def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: float = 120) -> str:
-    r = subprocess.run(["kubectl", *args], env=cluster.env, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}{r.stdout}")
-    return r.stdout
 
 
 @pytest.fixture(scope="session")
@@ -134,7 +114,7 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
                     if stop.is_set():
                         break
             except Exception:
-                time.sleep(0.2)  # the namespace may not exist yet
+                time.sleep(0.2)  # not a wait: the Job watch thread's pause before re-opening its stream
 
 
 @pytest.fixture(scope="session")

@@ -3,34 +3,45 @@
 from __future__ import annotations
 
 import json
-import time
+import subprocess
 import urllib.request
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
 
 EXAMPLES = REPO_ROOT / "examples"
+NAMESPACE = "dynamo-system"
+OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
+# how the real-node tests poll (support.poll.wait_for): a real process answers in seconds, not in tenths,
+# and while it starts its port refuses connections, which counts as "not yet"
+SLOW = {"interval": 1.0, "retry_on": (Exception,)}
 
 
-def wait_for(
-    check: Callable[[], object], timeout: float, what: str | Callable[[], str], interval: float = 1.0
-):
-    """Polls ``check`` until it returns something truthy (returned) or ``timeout`` passes (AssertionError
-    naming ``what``, a callable evaluated then for the diagnosis, and the last exception seen)."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-            if value:
-                return value
-        except Exception as e:
-            last = e
-        time.sleep(interval)
-    what = what() if callable(what) else what
-    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}" + (f": {last}" if last else ""))
+@dataclass
+class Platform:
+    """The chart installed for real on the node: what the install did, for the tests to check."""
+
+    cluster: LocalCluster
+    install_seconds: float
+    hook_jobs: dict[str, dict] = field(default_factory=dict)  # name -> last status seen during install
+
+    def kubectl(self, *args: str, check: bool = True, timeout: float = 120) -> str:
+        return kubectl(self.cluster, *args, check=check, timeout=timeout)
+
+
+def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: float = 120) -> str:
+    r = subprocess.run(["kubectl", *args], env=cluster.env, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}{r.stdout}")
+    return r.stdout
+
+
+def operator_pods(platform: Platform) -> list[dict]:
+    return json.loads(
+        platform.kubectl("get", "pods", "-n", NAMESPACE, "-l", OPERATOR_SELECTOR, "-o", "json")
+    )["items"]
 
 
 def example(name: str) -> dict:

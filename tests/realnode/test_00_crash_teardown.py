@@ -16,7 +16,8 @@ from pathlib import Path
 
 from dynamo_localcluster.realnode import network, teardown
 from dynamo_localcluster.realnode.node import RealNode
-from realnode_helpers import wait_for
+from realnode_helpers import SLOW
+from support.poll import wait_for
 
 OWNER = """
 import sys, time
@@ -35,7 +36,9 @@ def _start_owner(directory: Path, log: Path) -> subprocess.Popen:
         [sys.executable, "-c", OWNER, str(directory)], stdout=out, stderr=subprocess.STDOUT, text=True
     )
     out.close()
-    wait_for(lambda: "UP" in log.read_text() or proc.poll() is not None, 360, "the owner's node to come up")
+    wait_for(
+        lambda: "UP" in log.read_text() or proc.poll() is not None, 360, "the owner's node to come up", **SLOW
+    )
     assert proc.poll() is None, log.read_text()[-3000:]
     return proc
 
@@ -57,10 +60,14 @@ def test_a_killed_owner_is_cleaned_up_by_the_reaper(tmp_path):
     assert network.bridge_exists() and network.guard_is_first("iptables")
     os.kill(owner.pid, signal.SIGKILL)
     owner.wait(10)
-    wait_for(lambda: not teardown.leftovers(), 120, "the reaper to tear the node down", interval=0.5)
+    wait_for(
+        lambda: not teardown.leftovers(), 120, "the reaper to tear the node down", **{**SLOW, "interval": 0.5}
+    )
     assert network.read_sysctls() == before
     # the reaper exits once done (a zombie until init reaps it: not alive)
-    wait_for(lambda: not teardown._alive(state.reaper_pid), 30, "the reaper to exit", interval=0.2)
+    wait_for(
+        lambda: not teardown._alive(state.reaper_pid), 30, "the reaper to exit", **{**SLOW, "interval": 0.2}
+    )
 
 
 def test_a_start_clears_what_a_killed_run_left(tmp_path):

@@ -9,10 +9,9 @@ import subprocess
 import time
 import uuid
 
-from conftest import NAMESPACE
 from dynamo_localcluster.graphs import graph
-from realnode_helpers import dgd_state, wait_for
-from test_platform import operator_pods
+from realnode_helpers import NAMESPACE, SLOW, dgd_state, operator_pods
+from support.poll import wait_for
 
 LEASE = ("dynamo.nvidia.com", "kube-system")
 
@@ -50,7 +49,7 @@ def _apply_through_handover(platform, ns: str, name: str, within: float = 30) ->
         assert "failed calling webhook" in r.stderr, r.stderr  # any other refusal fails at once
         refused += 1
         assert time.monotonic() < deadline, f"{name} not admitted {within:.0f}s after the kill: {r.stderr}"
-        time.sleep(0.5)  # poll interval between bounded attempts
+        time.sleep(0.5)  # not a wait: pacing between bounded re-applies (the loop's deadline bounds it)
     return refused
 
 
@@ -67,7 +66,10 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
         r = _apply(platform, ns, "before")
         assert r.returncode == 0, r.stderr
         wait_for(
-            lambda: dgd_state(platform.cluster, ns, "before").get("state") == "successful", 120, "before"
+            lambda: dgd_state(platform.cluster, ns, "before").get("state") == "successful",
+            120,
+            "before",
+            **SLOW,
         )
         settled = _children(platform, ns)
         leader = _leader_pod(platform)
@@ -77,10 +79,18 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
         killed_at = time.monotonic()
         platform.kubectl("delete", "pod", leader, "-n", NAMESPACE, "--grace-period=0", "--force")
         refused = _apply_through_handover(platform, ns, "during")  # the standby serves admission meanwhile
-        wait_for(lambda: standby in _holder(platform), 90, f"{standby} to take the Lease over", interval=0.5)
+        wait_for(
+            lambda: standby in _holder(platform),
+            90,
+            f"{standby} to take the Lease over",
+            **{**SLOW, "interval": 0.5},
+        )
         took_over = time.monotonic() - killed_at
         wait_for(
-            lambda: dgd_state(platform.cluster, ns, "during").get("state") == "successful", 120, "during"
+            lambda: dgd_state(platform.cluster, ns, "during").get("state") == "successful",
+            120,
+            "during",
+            **SLOW,
         )
         after = _children(platform, ns)
         # nothing duplicated: each graph has exactly its three components' DCD, Deployment and Service
@@ -94,6 +104,7 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
             lambda: len([p for p in operator_pods(platform) if _ready(p)]) == 2,
             180,
             "a replacement operator pod",
+            **SLOW,
         )
         print(f"lease handed over {took_over:.1f}s after the kill; {refused} call(s) hit the dead pod")
     finally:

@@ -15,16 +15,17 @@ import time
 import uuid
 
 import pytest
-from conftest import Platform
 from realnode_helpers import (
     EXAMPLES,
+    SLOW,
+    Platform,
     chat_completion,
     dgd_state,
     is_completion,
     models,
     service_url,
-    wait_for,
 )
+from support.poll import wait_for
 
 # The frontend's default readiness probe starts after 60 s (seed 000) and runs every 60 s.
 READY_TIMEOUT = float(os.environ.get("DYNAMO_REALNODE_READY_TIMEOUT", "360"))
@@ -47,7 +48,7 @@ def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
         lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
         READY_TIMEOUT,
         lambda: f"{name} to become successful\n{_diagnosis(platform, ns)}",
-        interval=2,
+        **{**SLOW, "interval": 2},
     )
     return name, time.monotonic() - started
 
@@ -76,8 +77,8 @@ def pod_list(platform: Platform, ns: str, component: str) -> list[dict]:
 
 def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]:
     url = service_url(platform.cluster, ns, f"{name}-frontend", 8000)
-    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", interval=1)
-    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", interval=2)
+    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **{**SLOW, "interval": 1})
+    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **{**SLOW, "interval": 2})
     return doc, url
 
 
@@ -129,12 +130,13 @@ def test_a_worker_scaled_to_two_serves_from_both(platform, graph_ns):
         lambda: len([p for p in pod_list(platform, graph_ns, "MockerWorker") if _ready(p)]) == 2,
         180,
         "two ready workers",
-        interval=2,
+        **{**SLOW, "interval": 2},
     )
     wait_for(
         lambda: len(json.loads(platform.kubectl("get", "dwm", "-n", graph_ns, "-o", "json"))["items"]) == 2,
         60,
         "two DynamoWorkerMetadata",
+        **SLOW,
     )
     url = service_url(platform.cluster, graph_ns, f"{name}-frontend", 8000)
     workers = [p["metadata"]["name"] for p in pod_list(platform, graph_ns, "MockerWorker")]
@@ -144,7 +146,7 @@ def test_a_worker_scaled_to_two_serves_from_both(platform, graph_ns):
             assert is_completion(chat_completion(url))
         return all(_served(platform, graph_ns, w) for w in workers)
 
-    wait_for(served_by_both, 120, "requests served by both workers", interval=1)
+    wait_for(served_by_both, 120, "requests served by both workers", **{**SLOW, "interval": 1})
 
 
 def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns):

@@ -9,7 +9,8 @@ import sys
 import uuid
 
 from dynamo_localcluster.cluster import REPO_ROOT
-from realnode_helpers import config_digest, wait_for
+from realnode_helpers import SLOW, config_digest
+from support.poll import wait_for
 
 MAX_COMPRESSED = 80 * 1000 * 1000
 
@@ -89,6 +90,7 @@ def test_the_image_runs_as_65532_with_only_the_operator_and_the_hooks(node, buil
                 lambda: core.read_namespaced_pod(name, "default").status.phase == "Succeeded",
                 120,
                 "the image check pod to succeed",
+                **SLOW,
             )
             out = core.read_namespaced_pod_log(name, "default")  # the API server asks the kubelet
             status = core.read_namespaced_pod(name, "default").status.container_statuses[0]

@@ -9,18 +9,10 @@ import subprocess
 import uuid
 
 import pytest
-from conftest import NAMESPACE, Platform
 from dynamo_localcluster.realnode import layout
-from realnode_helpers import config_digest
+from realnode_helpers import NAMESPACE, config_digest, operator_pods
 
-OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
 HOOK_JOBS = ("check-conflicts", "ensure-mpi-ssh-secret", "ensure-webhook-certs")
-
-
-def operator_pods(platform: Platform) -> list[dict]:
-    return json.loads(
-        platform.kubectl("get", "pods", "-n", NAMESPACE, "-l", OPERATOR_SELECTOR, "-o", "json")
-    )["items"]
 
 
 def test_the_operator_runs_as_pods_ready_through_the_kubelets_probes(platform, built_images):

@@ -13,7 +13,9 @@ import pytest
 import yaml
 from dynamo_operator.api.config import DEFAULTS, effective
 from dynamo_operator.render import dgdr as rd
-from test_chart_values import CHART, docs, template, warnings
+from support.chart import CHART, docs, template, warnings
+
+pytestmark = pytest.mark.tools  # helm template
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DIGEST = "sha256:" + "0123456789abcdef" * 4

@@ -2,56 +2,19 @@
 coalescing `helm install` runs, without a cluster): garbage is refused with a message naming the file or
 the offending key, and every accepted render prints no Helm warning at all.
 
-Needs the pinned helm on PATH (`make pytest` puts .tools/bin there); no cluster.
+Needs the pinned helm on PATH (the Makefile puts .tools/bin there); no cluster: the ``tools`` tier, which
+`make charts-check` runs beside helm lint and helm unittest.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 import yaml
+from support.chart import CHART, REPO_ROOT, docs, template, warnings
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-CHART = REPO_ROOT / "charts" / "platform"
-# Helm reports the chart's subchart and crds symlinks on every render of the chart directory (a packaged
-# chart has none); everything else on stderr is a real warning.
-SYMLINK_NOTICE = re.compile(r"^walk\.go:\d+: found symbolic link in path: .*$")
-
-
-def _helm() -> str:
-    helm = shutil.which("helm")
-    if helm is None:
-        pytest.fail("helm is not on PATH: run the tests through `make pytest` (it builds the pinned tools)")
-    return helm
-
-
-def template(tmp_path: Path, values: str | None = None, *sets: str) -> subprocess.CompletedProcess[str]:
-    args = [_helm(), "template", "dp", str(CHART), "--namespace", "dynamo-system"]
-    if values is not None:
-        path = tmp_path / "my-values.yaml"
-        path.write_text(values)
-        args += ["--values", str(path)]
-    for s in sets:
-        args += ["--set", s]
-    env = {
-        **os.environ,
-        "HELM_CONFIG_HOME": str(tmp_path / "helm"),
-        "HELM_CACHE_HOME": str(tmp_path / "helm"),
-    }
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, env=env, check=False)
-
-
-def warnings(proc: subprocess.CompletedProcess[str]) -> list[str]:
-    return [line for line in proc.stderr.splitlines() if line.strip() and not SYMLINK_NOTICE.match(line)]
-
-
-def docs(proc: subprocess.CompletedProcess[str]) -> list[dict]:
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
+pytestmark = pytest.mark.tools
 
 
 GARBAGE = [

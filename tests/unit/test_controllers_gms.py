@@ -11,7 +11,7 @@ from dynamo_operator.controllers.discovery import check_required_integrations
 from dynamo_operator.controllers.gms import missing_device_classes, owners_of_class
 from dynamo_operator.runtime.controller import Request
 from dynamo_operator.runtime.informer import Indexer
-from test_render_gms import epp_graph, gms_graph
+from support.graphs import epp_graph, gms_graph
 
 
 def spec(device: str | None = None) -> dict:

@@ -6,6 +6,7 @@ import threading
 import time
 
 from dynamo_operator.runtime.discovery import ApiGroupDetector
+from support.poll import wait_for
 
 
 class NotFound(Exception):
@@ -29,15 +30,6 @@ class Discovery:
             raise self.fail
         if not self.served:
             raise NotFound(path)
-
-
-def eventually(check, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_first_answer_asks_then_caches_within_ttl():
@@ -64,9 +56,9 @@ def test_stale_answer_is_served_while_discovery_is_slow():
     assert d() is True  # the previous answer, at once
     assert d() is True
     assert time.monotonic() - started < 1.0
-    assert eventually(lambda: api.calls == 2)  # one background re-check, not one per caller
+    wait_for(lambda: api.calls == 2)  # one background re-check, not one per caller
     api.gate.set()
-    assert eventually(lambda: d() is False)  # the re-check's answer replaces the old one
+    wait_for(lambda: d() is False)  # the re-check's answer replaces the old one
 
 
 def test_errors_other_than_not_found_keep_the_previous_answer():
@@ -76,7 +68,7 @@ def test_errors_other_than_not_found_keep_the_previous_answer():
     api.fail = RuntimeError("apiserver restarting")
     calls = api.calls
     assert d() is True
-    assert eventually(lambda: api.calls > calls and not d._refreshing)
+    wait_for(lambda: api.calls > calls and not d._refreshing)
     assert d() is True
     api.fail = NotFound("/apis/grove.io")
-    assert eventually(lambda: d() is False)
+    wait_for(lambda: d() is False)

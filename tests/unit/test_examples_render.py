@@ -1,14 +1,18 @@
 """The examples a user starts from preview cleanly with `dynamo-operator render` (no cluster needed); the
-multinode ones on both pathways (Grove PodCliqueSet, LeaderWorkerSet)."""
+multinode ones on both pathways (Grove PodCliqueSet, LeaderWorkerSet).
+
+The command runs in this process (click's runner, the same entry point as the installed script): a
+process per example would spend most of its time importing the operator."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner, Result
 from dynamo_localcluster.cluster import REPO_ROOT
+from dynamo_operator.cli import main
 
 # graphs only: demo-values.yaml is Helm values, hpa-*.yaml are autoscalers that target a graph's adapters,
 # dgdr-*.yaml and dynamomodel-*.yaml are requests and models (applied in test_dgdr/test_model_cluster)
@@ -27,14 +31,13 @@ CONFIG = {
 }
 
 
+def _run(example: Path, *args: str) -> Result:
+    return CliRunner().invoke(main, ["render", "-f", str(example), *args])
+
+
 def _stdout(example: Path, *args: str) -> str:
-    r = subprocess.run(
-        [str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"), "render", "-f", str(example), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
+    r = _run(example, *args)
+    assert r.exit_code == 0, r.stderr
     return r.stdout
 
 
@@ -114,18 +117,6 @@ def test_multinode_example_on_lws_is_one_leaderworkerset_per_multinode_component
 
 @pytest.mark.parametrize("example", MULTINODE, ids=lambda p: p.stem)
 def test_multinode_example_without_an_orchestrator_is_a_clear_error(example: Path, config: str):
-    r = subprocess.run(
-        [
-            str(REPO_ROOT / ".venv" / "bin" / "dynamo-operator"),
-            "render",
-            "-f",
-            str(example),
-            "--config",
-            config,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode != 0
+    r = _run(example, "--config", config)
+    assert r.exit_code != 0
     assert "spec.multinode.nodeCount" in r.stderr and "orchestrators.lws.enabled" in r.stderr

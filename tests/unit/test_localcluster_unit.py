@@ -5,11 +5,11 @@ from __future__ import annotations
 import ipaddress
 import subprocess
 import sys
-import time
 
 from cryptography import x509
 from dynamo_localcluster import pki
 from dynamo_localcluster.cluster import LocalCluster, _pid_alive, free_port, leftover_processes
+from support.poll import wait_for
 
 
 def test_pki_serving_cert_names_loopback_and_admin_is_master(tmp_path):
@@ -51,10 +51,12 @@ def test_leftover_processes_finds_by_marker(tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "import time,sys; time.sleep(30)", marker])
     try:
         # Right after fork the child still shows the parent's command line until it execs: poll, bounded.
-        deadline = time.monotonic() + 10
-        while not any(pid == proc.pid for pid, _ in leftover_processes(marker)):
-            assert time.monotonic() < deadline, "the sleeper naming the marker was never found"
-            time.sleep(0.05)
+        wait_for(
+            lambda: any(pid == proc.pid for pid, _ in leftover_processes(marker)),
+            10,
+            "the sleeper naming the marker",
+            interval=0.05,
+        )
     finally:
         proc.kill()
         proc.wait()

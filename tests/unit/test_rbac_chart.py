@@ -18,6 +18,8 @@ from dynamo_operator.api.registry import KINDS
 from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
 from dynamo_operator.render.mpisecret import LABEL_MPI_SSH_COPY, MPI_SSH_KEYS
 
+pytestmark = pytest.mark.tools  # helm template
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "platform"
 CI = {p.stem.removesuffix("-values"): p for p in sorted((CHART / "ci").glob("*-values.yaml"))}

@@ -27,8 +27,9 @@ import pytest
 import yaml
 from dynamo_operator import controllers
 from dynamo_operator.render import RenderContext, ours, render_all
-from test_render_gms import epp_graph, gms_graph
-from test_render_ingress import FULL, alpha_graph
+from support.graphs import FULL_INGRESS as FULL
+from support.graphs import epp_graph, gms_graph
+from support.graphs import exposed_alpha_graph as alpha_graph
 
 VS = {k: v for k, v in FULL.items() if k not in ("ingressControllerClassName", "tls")}  # no class, no cert
 

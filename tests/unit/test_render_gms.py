@@ -9,82 +9,12 @@ import copy
 import pytest
 from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
 from dynamo_operator.render import gms as rgms
+from support import graphs
+from support.graphs import epp_graph, gms_graph
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
+IMAGE = graphs.IMAGE
+main = graphs.gpu_main
 ALL = frozenset({"dra", "inferencePool", "istio"})
-
-
-def main(gpus: str | None = "2", **extra) -> dict:
-    out = {
-        "name": "main",
-        "image": IMAGE,
-        "command": ["python3", "-m", "dynamo.vllm"],
-        "args": ["--model", "m"],
-    }
-    if gpus:
-        out["resources"] = {
-            "limits": {"nvidia.com/gpu": gpus, "cpu": "4"},
-            "requests": {"nvidia.com/gpu": gpus},
-        }
-    return {**out, **extra}
-
-
-def gms_graph(
-    failover: bool = False, gms: dict | None = None, sidecars=(), worker: dict | None = None
-) -> dict:
-    experimental: dict = {"gpuMemoryService": gms if gms is not None else {}}
-    if failover:
-        experimental["failover"] = {}
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {
-            "name": "g",
-            "namespace": "team",
-            "annotations": {"nvidia.com/dynamo-kube-discovery-mode": "container"},
-        },
-        "spec": {
-            "components": [
-                {
-                    "name": "Frontend",
-                    "type": "frontend",
-                    "podTemplate": {"spec": {"containers": [main(None)]}},
-                },
-                {
-                    "name": "Worker",
-                    "type": "worker",
-                    "experimental": experimental,
-                    "podTemplate": {"spec": {"containers": [main(), *sidecars]}},
-                    **(worker or {}),
-                },
-            ]
-        },
-    }
-
-
-def epp_graph() -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "gaie", "namespace": "team"},
-        "spec": {
-            "components": [
-                {
-                    "name": "Epp",
-                    "type": "epp",
-                    "eppConfig": {"config": {"plugins": [{"type": "label-filter"}]}},
-                    "podTemplate": {"spec": {"containers": [{"name": "main", "image": "epp:1"}]}},
-                },
-                {"name": "Decode", "type": "decode", "podTemplate": {"spec": {"containers": [main("1")]}}},
-                {"name": "Prefill", "type": "prefill", "podTemplate": {"spec": {"containers": [main("1")]}}},
-                {
-                    "name": "Frontend",
-                    "type": "frontend",
-                    "podTemplate": {"spec": {"containers": [main(None)]}},
-                },
-            ]
-        },
-    }
 
 
 def ctx(config=None, detected=ALL) -> RenderContext:

@@ -10,29 +10,13 @@ import yaml
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
 from dynamo_operator.render.hashing import content_hash
+from support.graphs import component, dgd
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dgd"
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 
 
 def load(name: str) -> dict:
     return yaml.safe_load((FIXTURES / name).read_text())
-
-
-def comp(name, ctype="worker", env=None, **kw):
-    main = {"name": "main", "image": IMAGE}
-    if env is not None:
-        main["env"] = env
-    return {"name": name, "type": ctype, "podTemplate": {"spec": {"containers": [main]}}, **kw}
-
-
-def dgd(*components, name="g", ns="ns", **spec):
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"components": list(components), **spec},
-    }
 
 
 def main_env(dcd):
@@ -41,7 +25,7 @@ def main_env(dcd):
 
 
 def test_one_dcd_per_component_named_dgd_dash_lowercased_component():
-    out = render_graph(dgd(comp("Frontend", "frontend"), comp("VllmDecodeWorker", "decode")))
+    out = render_graph(dgd(component("Frontend", "frontend"), component("VllmDecodeWorker", "decode")))
     assert [d["metadata"]["name"] for d in out] == ["g-frontend", "g-vllmdecodeworker"]
     assert all(
         d["kind"] == "DynamoComponentDeployment" and d["apiVersion"] == "nvidia.com/v1beta1" for d in out
@@ -51,22 +35,22 @@ def test_one_dcd_per_component_named_dgd_dash_lowercased_component():
 
 
 def test_dcds_carry_no_owner_references_but_a_content_hash():
-    for d in render_graph(dgd(comp("a"))):
+    for d in render_graph(dgd(component("a"))):
         assert "ownerReferences" not in d["metadata"]
         assert d["metadata"]["annotations"]["nvidia.com/dynamo-spec-hash"] == content_hash(d)
 
 
 def test_backend_framework_carried_and_detected():
-    out = render_graph(dgd(comp("a"), backendFramework="sglang"))
+    out = render_graph(dgd(component("a"), backendFramework="sglang"))
     assert out[0]["spec"]["backendFramework"] == "sglang"
-    w = comp("w")
+    w = component("w")
     w["podTemplate"]["spec"]["containers"][0]["command"] = ["python3", "-m", "dynamo.trtllm"]
-    assert render_graph(dgd(w, comp("f", "frontend")))[0]["spec"]["backendFramework"] == "trtllm"
-    assert "backendFramework" not in render_graph(dgd(comp("a")))[0]["spec"]
+    assert render_graph(dgd(w, component("f", "frontend")))[0]["spec"]["backendFramework"] == "trtllm"
+    assert "backendFramework" not in render_graph(dgd(component("a")))[0]["spec"]
 
 
 def test_backend_framework_conflicting_with_worker_command_is_an_error():
-    w = comp("w")
+    w = component("w")
     w["podTemplate"]["spec"]["containers"][0]["command"] = ["python3", "-m", "dynamo.vllm"]
     with pytest.raises(RenderError, match=r"DynamoGraphDeployment ns/g: spec.backendFramework"):
         render_graph(dgd(w, backendFramework="sglang"))
@@ -75,7 +59,10 @@ def test_backend_framework_conflicting_with_worker_command_is_an_error():
 def test_graph_env_prepended_component_env_wins_once():
     graph_env = [{"name": "A", "value": "graph"}, {"name": "B", "value": "graph"}]
     out = render_graph(
-        dgd(comp("x", env=[{"name": "B", "value": "comp"}, {"name": "C", "value": "$(A)"}]), env=graph_env)
+        dgd(
+            component("x", env=[{"name": "B", "value": "comp"}, {"name": "C", "value": "$(A)"}]),
+            env=graph_env,
+        )
     )
     assert main_env(out[0]) == [
         {"name": "A", "value": "graph"},
@@ -85,7 +72,9 @@ def test_graph_env_prepended_component_env_wins_once():
     # ...and the rendered Deployment keeps them over the operator defaults, once each
     dep = next(
         o
-        for o in render_all(dgd(comp("x", env=[{"name": "DYN_NAMESPACE", "value": "mine"}]), env=graph_env))
+        for o in render_all(
+            dgd(component("x", env=[{"name": "DYN_NAMESPACE", "value": "mine"}]), env=graph_env)
+        )
         if o["kind"] == "Deployment"
     )
     env = dep["spec"]["template"]["spec"]["containers"][0]["env"]
@@ -95,12 +84,12 @@ def test_graph_env_prepended_component_env_wins_once():
 
 
 def test_graph_env_creates_main_env_when_component_has_none():
-    out = render_graph(dgd(comp("x"), env=[{"name": "A", "value": "1"}]))
+    out = render_graph(dgd(component("x"), env=[{"name": "A", "value": "1"}]))
     assert main_env(out[0]) == [{"name": "A", "value": "1"}]
 
 
 def test_labels_and_annotations_propagate_component_wins():
-    c = comp("x")
+    c = component("x")
     c["podTemplate"]["metadata"] = {"labels": {"team": "comp"}, "annotations": {"a": "comp"}}
     g = dgd(c, labels={"team": "graph", "tier": "gold"}, annotations={"a": "graph", "b": "graph"})
     g["metadata"]["annotations"] = {"nvidia.com/enable-metrics": "false", "unrelated": "x"}
@@ -126,7 +115,7 @@ def test_labels_and_annotations_propagate_component_wins():
 
 
 def test_system_labels_cannot_be_overridden_on_pods():
-    c = comp("x")
+    c = component("x")
     c["podTemplate"]["metadata"] = {
         "labels": {"nvidia.com/selector": "evil", "nvidia.com/dynamo-component": "y"}
     }
@@ -137,7 +126,7 @@ def test_system_labels_cannot_be_overridden_on_pods():
 
 
 def test_dyn_namespace_global_and_dots():
-    out = render_graph(dgd(comp("a"), comp("b", globalDynamoNamespace=True), name="my.graph"))
+    out = render_graph(dgd(component("a"), component("b", globalDynamoNamespace=True), name="my.graph"))
     assert out[0]["metadata"]["labels"]["nvidia.com/dynamo-namespace"] == "ns-my-graph"
     assert out[1]["metadata"]["labels"]["nvidia.com/dynamo-namespace"] == "dynamo"
     assert out[0]["metadata"]["name"] == "my-graph-a"
@@ -205,7 +194,7 @@ def test_v1alpha1_shared_memory_disabled_renders_without_shm():
     ("mutate", "path"),
     [
         (lambda g: g["spec"].update(components=[]), "spec.components"),
-        (lambda g: g["spec"]["components"].append(comp("A")), r"spec.components\[1\].name"),
+        (lambda g: g["spec"]["components"].append(component("A")), r"spec.components\[1\].name"),
         (lambda g: g["spec"]["components"][0].update(type="wrker"), r"spec.components\[0\].type"),
         (
             lambda g: g["spec"]["components"][0]["podTemplate"]["spec"]["containers"][0].pop("image"),
@@ -213,7 +202,10 @@ def test_v1alpha1_shared_memory_disabled_renders_without_shm():
         ),
         (
             lambda g: g["spec"]["components"].extend(
-                [comp("e1", "epp", eppConfig={"config": {}}), comp("e2", "epp", eppConfig={"config": {}})]
+                [
+                    component("e1", "epp", eppConfig={"config": {}}),
+                    component("e2", "epp", eppConfig={"config": {}}),
+                ]
             ),
             r"spec.components\[2\].type",
         ),
@@ -224,7 +216,7 @@ def test_v1alpha1_shared_memory_disabled_renders_without_shm():
     ],
 )
 def test_bad_input_names_object_and_field(mutate, path):
-    g = dgd(comp("a"))
+    g = dgd(component("a"))
     mutate(g)
     with pytest.raises(RenderError, match=r"DynamoGraphDeployment ns/g: " + path) as err:
         render_all(g)
@@ -235,7 +227,7 @@ def test_unknown_kind_and_version_are_errors():
     with pytest.raises(RenderError, match="kind"):
         render_all({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}})
     with pytest.raises(RenderError, match="apiVersion"):
-        render_all({**dgd(comp("a")), "apiVersion": "nvidia.com/v2"})
+        render_all({**dgd(component("a")), "apiVersion": "nvidia.com/v2"})
 
 
 def test_input_not_mutated_and_context_optional():

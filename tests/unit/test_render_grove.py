@@ -6,6 +6,8 @@ import pytest
 from dynamo_operator.controllers import grove as grove_status
 from dynamo_operator.render import RenderContext, RenderError, names, render_all, render_graph
 from dynamo_operator.render import grove as rgrove
+from support import graphs
+from support.graphs import dgd
 
 MPI = {"mpi": {"sshSecretName": "mpi-ssh", "sshSecretNamespace": "dynamo-system"}}
 
@@ -14,29 +16,11 @@ def ctx(detected=("grove",), **config) -> RenderContext:
     return RenderContext(operator_config={**MPI, **config}, detected=frozenset(detected))
 
 
-def component(name, ctype="worker", args=(), nodes=1, **extra):
-    backend = extra.pop("backend", "sglang")
-    main = {"name": "main", "image": "img:1", "command": ["python3", "-m", f"dynamo.{backend}"]}
-    if args:
-        main["args"] = list(args)
-    if ctype == "frontend":
-        main["command"] = ["python3", "-m", "dynamo.frontend"]
-    comp = {"name": name, "type": ctype, "podTemplate": {"spec": {"containers": [main]}}, **extra}
-    if nodes > 1:
-        comp["multinode"] = {"nodeCount": nodes}
-    return comp
-
-
-def dgd(*components, name="g", annotations=None, **spec):
-    meta = {"name": name, "namespace": "ns"}
-    if annotations:
-        meta["annotations"] = annotations
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": meta,
-        "spec": {"components": list(components), **spec},
-    }
+def component(name, ctype="worker", args=(), nodes=1, backend="sglang", **fields):
+    """A component launching ``dynamo.<backend>`` (a frontend: ``dynamo.frontend``) from ``img:1``."""
+    module = "frontend" if ctype == "frontend" else backend
+    command = ["python3", "-m", f"dynamo.{module}"]
+    return graphs.component(name, ctype, image="img:1", command=command, args=args, nodes=nodes, **fields)
 
 
 def pcs_of(out):
@@ -50,7 +34,9 @@ def test_pathway_is_decided_by_config_detection_and_the_opt_out_annotation():
     assert ctx().uses_grove(g)  # detected
     assert not ctx(orchestrators={"grove": {"enabled": False}}).uses_grove(g)  # config wins over detection
     assert ctx(detected=(), orchestrators={"grove": {"enabled": True}}).uses_grove(g)
-    opted_out = dgd(component("Frontend", "frontend"), annotations={names.ANN_ENABLE_GROVE: "False"})
+    opted_out = dgd(
+        component("Frontend", "frontend"), metadata={"annotations": {names.ANN_ENABLE_GROVE: "False"}}
+    )
     assert not ctx().uses_grove(opted_out)
     kinds = [o["kind"] for o in render_graph(opted_out, ctx())]
     assert kinds == ["DynamoComponentDeployment"]
@@ -141,7 +127,7 @@ def test_multinode_component_is_a_scaling_group_of_leader_and_worker_cliques(
 
 
 def test_kai_scheduler_name_and_queue_when_kai_is_enabled():
-    g = dgd(component("Worker"), annotations={names.ANN_KAI_QUEUE: "team-a"})
+    g = dgd(component("Worker"), metadata={"annotations": {names.ANN_KAI_QUEUE: "team-a"}})
     pcs = pcs_of(render_graph(g, ctx(detected=("grove", "kaiScheduler"))))
     assert pcs["metadata"]["labels"]["kai.scheduler/queue"] == "team-a"
     (clique,) = pcs["spec"]["template"]["cliques"]

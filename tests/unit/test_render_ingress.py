@@ -16,27 +16,10 @@ from dynamo_operator.render.graph import graph_exposure_report
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.validate import to_v1beta1
+from support.graphs import FULL_INGRESS as FULL
+from support.graphs import exposed_alpha_graph as alpha_graph
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
-
-
-def alpha_graph(ingress: dict | None = None, worker_ingress: dict | None = None) -> dict:
-    frontend: dict = {"componentType": "frontend", "extraPodSpec": {"mainContainer": {"image": IMAGE}}}
-    if ingress is not None:
-        frontend["ingress"] = ingress
-    worker: dict = {
-        "componentType": "worker",
-        "resources": {"limits": {"gpu": "1"}},
-        "extraPodSpec": {"mainContainer": {"image": IMAGE, "command": ["python3", "-m", "dynamo.vllm"]}},
-    }
-    if worker_ingress is not None:
-        worker["ingress"] = worker_ingress
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "llm", "namespace": "team"},
-        "spec": {"services": {"Frontend": frontend, "VllmWorker": worker}},
-    }
 
 
 def beta_graph() -> dict:
@@ -49,18 +32,6 @@ def exposed(objs: list[dict]) -> dict[tuple[str, str], dict]:
 
 def ctx(config: dict | None = None, istio: bool = False) -> RenderContext:
     return RenderContext(operator_config=config, detected=frozenset({"istio"} if istio else ()))
-
-
-FULL = {
-    "enabled": True,
-    "host": "api",
-    "hostPrefix": "llm-",
-    "hostSuffix": "example.com",
-    "ingressControllerClassName": "nginx",
-    "tls": {"secretName": "llm-tls"},
-    "annotations": {"nginx.ingress.kubernetes.io/proxy-read-timeout": "600"},
-    "labels": {"team": "a"},
-}
 
 
 def test_a_v1alpha1_ingress_becomes_an_ingress_to_the_frontend_service():

@@ -10,35 +10,15 @@ from dynamo_operator.render import names, render_graph
 from dynamo_operator.render import scaling as sc
 from dynamo_operator.render.graph import ANN_RESTART_AT, restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_SPEC_HASH, worker_hash
-
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
-
-
-def comp(name: str, type_: str, **extra) -> dict:
-    c = {
-        "name": name,
-        "type": type_,
-        "podTemplate": {"spec": {"containers": [{"name": "main", "image": IMAGE}]}},
-    }
-    c.update(extra)
-    return c
-
-
-def dgd(*components: dict, name: str = "g") -> dict:
-    return {
-        "apiVersion": names.V1BETA1,
-        "kind": names.DGD_KIND,
-        "metadata": {"name": name, "namespace": "ns"},
-        "spec": {"components": list(components)},
-    }
+from support.graphs import component, dgd
 
 
 def graph(decode_replicas: int = 2, adapter: bool = True) -> dict:
     extra = {"scalingAdapter": {}} if adapter else {}
     return dgd(
-        comp("Frontend", "frontend"),
-        comp("Prefill", "prefill"),
-        comp("Decode", "decode", replicas=decode_replicas, **extra),
+        component("Frontend", "frontend"),
+        component("Prefill", "prefill"),
+        component("Decode", "decode", replicas=decode_replicas, **extra),
     )
 
 
@@ -66,7 +46,7 @@ def test_one_adapter_per_component_with_scaling_adapter_seeded_with_its_replicas
 
 
 def test_adapter_defaults_to_one_replica_and_none_without_scaling_adapter():
-    g = dgd(comp("W", "worker", scalingAdapter={}))
+    g = dgd(component("W", "worker", scalingAdapter={}))
     assert sc.render_adapters(g)[0]["spec"]["replicas"] == 1
     assert sc.render_adapters(graph(adapter=False)) == []
 

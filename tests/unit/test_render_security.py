@@ -11,6 +11,7 @@ from dynamo_operator.api.config import OPERATOR_IMAGE
 from dynamo_operator.render import RenderContext, dgdr_job, render_all, security
 from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render import dgdr as rd
+from support import graphs
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 MPI = {"sshSecretName": "mpi-run-ssh-secret"}
@@ -36,12 +37,7 @@ def component(name: str, ctype: str = "worker", pod: dict | None = None, **extra
 
 
 def graph(*components: dict, backend: str = "vllm") -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "ns"},
-        "spec": {"backendFramework": backend, "components": list(components)},
-    }
+    return graphs.dgd(*components, backendFramework=backend)
 
 
 def trtllm_multinode() -> dict:

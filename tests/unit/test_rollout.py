@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dynamo_operator.controllers import rollout as ro
 from dynamo_operator.controllers import status as st
+from support import graphs
 
 NOW = "2026-01-01T00:00:00Z"
 LATER = "2026-01-01T00:05:00Z"
@@ -138,14 +139,9 @@ def test_a_new_restart_id_starts_over():
 
 
 def _dgd(restart=None, status=None) -> dict:
-    obj = {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team"},
-        "spec": {
-            "components": [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}],
-        },
-    }
+    obj = graphs.dgd(
+        {"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}, namespace="team"
+    )
     if restart is not None:
         obj["spec"]["restart"] = restart
     if status is not None:

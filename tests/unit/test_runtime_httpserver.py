@@ -13,7 +13,7 @@ import time
 import pytest
 from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.httpserver import HTTPServer, Limits, Request, Response, parse_head
-from dynamo_operator.runtime.informer import wait_until
+from support.poll import stays, wait_for
 
 KiB = 1024
 
@@ -187,7 +187,7 @@ def test_connection_cap_closes_the_idle_first(app):
     srv = serve(app, max_connections=4)
     try:
         idle = [connect(srv) for _ in range(3)]  # never send a byte
-        wait_until(lambda: srv.connections == 3, 5)
+        wait_for(lambda: srv.connections == 3, 5)
         kept = connect(srv)
         assert request(srv, sock=kept).endswith(b"POST /x 2")  # a kept-alive connection, idle again
         fresh = []
@@ -211,20 +211,21 @@ def test_at_the_cap_a_slow_sender_goes_before_a_new_request_and_busy_ones_stay(a
         slow.sendall(b"POST /x HTTP/1.1\r\nX-Slow: a")  # headers never finish
         busy = connect(srv)
         busy.sendall(b"POST /block HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
-        assert wait_until(lambda: srv.stats()["busy"] == 1 and srv.stats()["receiving"] == 1, 5)
-        time.sleep(0.3)  # the slow sender is now older than evict_receiving_after
+        wait_for(lambda: srv.stats()["busy"] == 1 and srv.stats()["receiving"] == 1, 5)
+        # still receiving (not evicted: the cap is not reached) until it is older than evict_receiving_after
+        stays(lambda: srv.stats()["receiving"] == 1 and srv.stats()["evicted_slow"] == 0, 0.3)
         assert request(srv).endswith(b"POST /x 2")
         assert closed(slow, 5) and srv.stats()["evicted_slow"] == 1
         # two requests in work: a third connection is refused and the server says it is saturated
         busy2 = connect(srv)
         busy2.sendall(b"POST /block HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
-        assert wait_until(lambda: [r.path for r in app.seen].count("/block") == 2, 5)  # both in the handler
+        wait_for(lambda: [r.path for r in app.seen].count("/block") == 2, 5)  # both in the handler
         with connect(srv) as third:
             assert closed(third, 5)
         assert srv.saturated() and srv.stats()["refused"] == 1
         app.gate.set()
         assert all(read_response(s).endswith(b"POST /block 0") for s in (busy, busy2))
-        assert wait_until(lambda: not srv.saturated(), 5)
+        wait_for(lambda: not srv.saturated(), 5)
         for s in (slow, busy, busy2):
             s.close()
     finally:
@@ -241,13 +242,13 @@ def test_bytes_in_flight_drop_the_largest_unfinished_body_first(app):
     srv = serve(app, max_inflight_bytes=1024 * KiB)
     try:
         big = _send_partial(srv, "/upload", 4 * 1024 * KiB, 900 * KiB)
-        assert wait_until(lambda: srv.inflight >= 900 * KiB, 5)
+        wait_for(lambda: srv.inflight >= 900 * KiB, 5)
         small = _send_partial(srv, "/upload2", 400 * KiB, 300 * KiB)  # over the cap: the largest goes
         assert read_response(big).startswith(b"HTTP/1.1 503")
         small.sendall(b"x" * (100 * KiB))
         assert read_response(small).endswith(b"POST /upload2 409600")
         assert srv.stats()["dropped_big"] == 1
-        assert wait_until(lambda: srv.inflight == 0, 5)
+        wait_for(lambda: srv.inflight == 0, 5)
         for s in (big, small):
             s.close()
     finally:
@@ -258,13 +259,13 @@ def test_a_request_waits_for_bytes_held_by_requests_in_work(app):
     srv = serve(app, max_inflight_bytes=1024 * KiB)
     try:
         working = _send_partial(srv, "/upload/block", 800 * KiB, 800 * KiB)  # complete: in the handler
-        assert wait_until(lambda: srv.stats()["busy"] == 1, 5)
+        wait_for(lambda: srv.stats()["busy"] == 1, 5)
         waiting = _send_partial(srv, "/upload", 500 * KiB, 500 * KiB)
-        assert wait_until(srv.saturated, 5)  # paused: nothing larger to drop
+        wait_for(srv.saturated, 5)  # paused: nothing larger to drop
         app.gate.set()
         assert read_response(working).endswith(b"POST /upload/block 819200")
         assert read_response(waiting).endswith(b"POST /upload 512000")
-        assert wait_until(lambda: not srv.saturated() and srv.inflight == 0, 5)
+        wait_for(lambda: not srv.saturated() and srv.inflight == 0, 5)
         for s in (working, waiting):
             s.close()
     finally:
@@ -278,8 +279,8 @@ def test_a_response_the_client_does_not_read_is_dropped(app):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
         s.connect(("127.0.0.1", srv.port))
         s.sendall(b"POST /big HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
-        assert wait_until(lambda: srv.inflight >= 8 * 1024 * KiB, 5)  # the unread response counts
-        assert wait_until(lambda: srv.connections == 0 and srv.inflight == 0, 10)
+        wait_for(lambda: srv.inflight >= 8 * 1024 * KiB, 5)  # the unread response counts
+        wait_for(lambda: srv.connections == 0 and srv.inflight == 0, 10)
         s.close()
     finally:
         srv.stop()
@@ -313,8 +314,9 @@ def test_tls_requests_and_idle_handshakes(app, tls):
             assert request(srv, body=b"", sock=s).endswith(b"POST /x 0")
         # handshaken but silent connections are idle, not slow requests: evicted at the cap, not timed out
         idle = [client_ctx.wrap_socket(connect(srv), server_hostname="localhost") for _ in range(3)]
-        time.sleep(1.5)  # longer than request_timeout
-        assert srv.stats()["idle"] == 3 and srv.stats()["deadline"] == 0
+        # idle, not slow: none is ended by the deadline over longer than request_timeout
+        wait_for(lambda: srv.stats()["idle"] == 3, 5, "the three handshakes done")
+        stays(lambda: srv.stats()["idle"] == 3 and srv.stats()["deadline"] == 0, 1.5)
         with client_ctx.wrap_socket(connect(srv), server_hostname="localhost") as s:
             assert request(srv, sock=s).endswith(b"POST /x 2")
         assert srv.stats()["evicted_idle"] == 1

@@ -5,16 +5,10 @@ from __future__ import annotations
 import threading
 
 from dynamo_operator.runtime.client import CONFIGMAPS
-from dynamo_operator.runtime.informer import Indexer, Informer, wait_until
-from fakewatch import FakeWatch
+from dynamo_operator.runtime.informer import Indexer, Informer
 from kubernetes.client.exceptions import ApiException
-
-
-def cm(name, rv, ns="default", owner_uid=None, data=None):
-    md = {"name": name, "namespace": ns, "resourceVersion": str(rv), "uid": f"uid-{name}"}
-    if owner_uid:
-        md["ownerReferences"] = [{"uid": owner_uid, "kind": "ConfigMap", "name": "o", "controller": True}]
-    return {"metadata": md, "data": data or {}}
+from support.fakewatch import FakeWatch, Recorder, cm
+from support.poll import wait_for
 
 
 class ScriptedLW:
@@ -39,20 +33,6 @@ class ScriptedLW:
         if isinstance(script, Exception):
             raise script
         return FakeWatch(script or [], block=script is None)
-
-
-class Recorder:
-    def __init__(self):
-        self.events = []
-
-    def handlers(self):
-        return {
-            "on_add": lambda o: self.events.append(("add", o["metadata"]["name"])),
-            "on_update": lambda a, b: self.events.append(
-                ("resync" if a is b else "update", b["metadata"]["name"])
-            ),
-            "on_delete": lambda o: self.events.append(("delete", o["metadata"]["name"])),
-        }
 
 
 def test_list_watch_bookmark_and_410_relist():
@@ -80,7 +60,10 @@ def test_list_watch_bookmark_and_410_relist():
     inf.start()
     try:
         assert inf.wait_for_sync(2)
-        assert wait_until(lambda: lw.list_calls >= 2 and len(lw.watch_rvs) >= 2, 3)
+        wait_for(
+            lambda: lw.list_calls >= 2 and len(lw.watch_rvs) >= 2,
+            3,
+        )
         assert lw.watch_rvs[:2] == ["10", "20"]  # resumed from the relist's resourceVersion
         assert inf.relists == 2
         assert rec.events[:6] == [
@@ -106,7 +89,7 @@ def test_bookmark_advances_resource_version_for_resume():
     inf = Informer(CONFIGMAPS, lw)
     inf.start()
     try:
-        assert wait_until(lambda: len(lw.watch_rvs) >= 2, 3)
+        wait_for(lambda: len(lw.watch_rvs) >= 2, 3)
         assert lw.watch_rvs[:2] == ["5", "42"]  # a normal watch end resumes, no relist
         assert lw.list_calls == 1
     finally:
@@ -121,7 +104,7 @@ def test_http_410_on_watch_start_relists_and_errors_back_off():
     inf = Informer(CONFIGMAPS, lw, backoff=(0.05, 0.1))
     inf.start()
     try:
-        assert wait_until(lambda: len(lw.watch_rvs) >= 3, 3)
+        wait_for(lambda: len(lw.watch_rvs) >= 3, 3)
         assert lw.list_calls == 2
         assert lw.watch_rvs[:3] == ["1", "7", "7"]
     finally:
@@ -137,7 +120,7 @@ def test_handler_added_late_gets_replay_and_resync():
         rec = Recorder()
         inf.add_event_handler(**rec.handlers())
         assert sorted(rec.events) == [("add", "a"), ("add", "b")]
-        assert wait_until(lambda: ("resync", "a") in rec.events, 2)
+        wait_for(lambda: ("resync", "a") in rec.events, 2)
     finally:
         inf.stop()
 
@@ -152,7 +135,7 @@ def test_handler_exception_does_not_kill_informer():
     inf.add_event_handler(on_add=bad)
     inf.start()
     try:
-        assert wait_until(lambda: inf.store.get("default", "b") is not None, 2)
+        wait_for(lambda: inf.store.get("default", "b") is not None, 2)
     finally:
         inf.stop()
 

@@ -8,7 +8,6 @@ import threading
 
 import pytest
 from dynamo_operator.runtime.client import LEASES
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.leaderelection import (
     LeaderElectionRecord,
     LeaderElector,
@@ -25,6 +24,7 @@ from dynamo_operator.runtime.nsscope import (
     validate_scope_durations,
 )
 from kubernetes.client.exceptions import ApiException
+from support.poll import wait_for
 
 
 class FakeLeaseClient:
@@ -291,9 +291,9 @@ def test_marker_recovers_from_a_single_failure():
     m.start()
     try:
         c.fail = True
-        assert wait_until(lambda: m.failures == 1, 1, interval=0.01)
+        wait_for(lambda: m.failures == 1, 1, interval=0.01)
         c.fail = False
-        assert wait_until(lambda: m.failures == 0, 1)
+        wait_for(lambda: m.failures == 0, 1)
         assert not fatal.is_set()
     finally:
         m.stop()

@@ -10,11 +10,12 @@ import time
 import pytest
 from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import CONFIGMAPS, WatchSilent, WatchStream
-from dynamo_operator.runtime.informer import ClientListWatcher, Informer, wait_until
+from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings, RuntimeTunables
 from kubernetes.client import ApiClient, Configuration
-from test_runtime_informer import Recorder, cm
+from support.fakewatch import Recorder, cm
+from support.poll import wait_for
 from urllib3.exceptions import ReadTimeoutError
 
 
@@ -50,7 +51,7 @@ def test_a_controller_added_while_leading_starts_only_on_synced_caches():
     mgr._leading.set()  # as if this replica led already
     mgr._started = True
     ctl = mgr.add_controller("late", CONFIGMAPS, lambda req: None)
-    assert wait_until(lambda: mgr.exit_code == 1, 20)
+    wait_for(lambda: mgr.exit_code == 1, 20)
     assert ctl.queue is None
     mgr.stop()
 
@@ -94,7 +95,7 @@ def test_a_silent_watch_is_re_established_at_once_from_its_resource_version():
     inf.add_event_handler(**rec.handlers())
     inf.start()
     try:
-        assert wait_until(lambda: ("add", "c") in rec.events, 5), rec.events
+        wait_for(lambda: ("add", "c") in rec.events, 5, lambda: rec.events)
         assert inf.silent_watches == 1 and lw.lists == 1  # resumed, not relisted
         assert inf.resource_version == "3"
     finally:

@@ -14,9 +14,9 @@ import urllib.request
 import pytest
 from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.httpserver import Request
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.servers import Authenticator, HealthServer, MetricsServer, probe_hosts
+from support.poll import wait_for
 
 
 class Reviews:
@@ -46,7 +46,7 @@ def test_made_up_tokens_cost_a_bounded_number_of_reviews_and_never_lock_out_a_kn
         codes[code] = codes.get(code, 0) + 1
     assert reviews.token_reviews <= 1 + 20 + 5 * 2  # the burst, plus the refill while the loop ran
     assert codes.get(429, 0) >= 1900 and set(codes) <= {401, 429}
-    assert wait_until(lambda: auth.check("Bearer reader", "/metrics")[0] == 200, 2)  # cache expired: exempt
+    wait_for(lambda: auth.check("Bearer reader", "/metrics")[0] == 200, 2)  # cache expired: exempt
 
 
 def test_decisions_are_an_lru_keyed_by_token_hash_with_negative_caching():
@@ -111,7 +111,7 @@ def test_idle_connections_neither_pile_up_nor_cost_threads(count):
     try:
         for _ in range(count):  # more than the cap (64), none sending a byte
             idle.append(socket.create_connection(("127.0.0.1", hs.port), timeout=5))
-        assert wait_until(lambda: hs._srv.stats()["evicted_idle"] >= count - 64, 10)
+        wait_for(lambda: hs._srv.stats()["evicted_idle"] >= count - 64, 10)
         assert hs._srv.connections <= 64
         assert threading.active_count() <= threads_before + 1 + 2  # the loop thread, the pool's workers
         with urllib.request.urlopen(f"{hs.url}/readyz", timeout=5) as r:  # the probe still gets through

@@ -8,7 +8,6 @@ import time
 import pytest
 from dynamo_operator.runtime.client import ResourceDescriptor
 from dynamo_operator.runtime.controller import Request, owner_requests
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.workqueue import (
     BucketRateLimiter,
@@ -16,6 +15,7 @@ from dynamo_operator.runtime.workqueue import (
     MaxOfRateLimiter,
     WorkQueue,
 )
+from support.poll import stays, wait_for
 
 
 @pytest.fixture
@@ -96,11 +96,10 @@ def test_controller_success_cancels_its_own_earlier_requeue():
     ctl.start()
     try:
         ctl.enqueue(Request("ns", "a"))
-        assert wait_until(lambda: len(seen) == 1, 5)
+        wait_for(lambda: len(seen) == 1, 5)
         ctl.enqueue(Request("ns", "a"))  # an event: this pass succeeds, so the 0.3 s wake-up is moot
-        assert wait_until(lambda: len(seen) == 2, 5)
-        time.sleep(0.6)
-        assert len(seen) == 2
+        wait_for(lambda: len(seen) == 2, 5)
+        stays(lambda: len(seen) == 2, 0.6, "no wake-up 0.3 s after the successful pass")
     finally:
         ctl.stop()
 
@@ -142,12 +141,13 @@ def test_add_rate_limited_uses_backoff(q):
 
 
 def test_shutdown_wakes_getters_and_rejects_adds():
-    wq = WorkQueue("s")
+    reads = []  # the getter reads the clock under the queue's lock, just before it waits (and so lets go)
+    wq = WorkQueue("s", clock=lambda: reads.append(1) or time.monotonic())
     out = []
-    t = threading.Thread(target=lambda: out.append(wq.get()))
+    t = threading.Thread(target=lambda: out.append(wq.get(timeout=30)))
     t.start()
-    time.sleep(0.05)
-    wq.shutdown()
+    wait_for(lambda: len(reads) >= 2, 5, "the getter about to wait")
+    wq.shutdown()  # takes the lock, so only once the getter waits
     t.join(2)
     assert not t.is_alive()
     assert out == [(None, True)]

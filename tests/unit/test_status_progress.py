@@ -15,6 +15,7 @@ from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.common import Deferred, ProgressClock, StatusWriter
 from dynamo_operator.tunables import ControllerTunables
+from support import graphs
 
 SEL = {"nvidia.com/selector": "g-frontend"}
 WAITING = st.Readiness(False, st.PODS_NOT_READY, "0/1 replicas ready, 0/1 available")
@@ -157,14 +158,12 @@ def test_progress_clock_forgets_long_quiet_objects():
 
 
 def wire_graph() -> dict:
-    internal = {
-        "apiVersion": f"{store.GROUP}/{store.INTERNAL_VERSION}",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "ns", "uid": "u-g", "resourceVersion": "7"},
-        "spec": {"components": [{"name": "Frontend", "type": "frontend", "replicas": 1}]},
-        "status": {"state": "pending"},
-    }
-    return store.to_wire(internal)
+    internal = graphs.dgd(
+        {"name": "Frontend", "type": "frontend", "replicas": 1},
+        version=store.INTERNAL_VERSION,
+        metadata={"uid": "u-g", "resourceVersion": "7"},
+    )
+    return store.to_wire({**internal, "status": {"state": "pending"}})
 
 
 def test_conversion_is_reused_for_the_same_live_dict_only():

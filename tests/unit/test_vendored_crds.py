@@ -25,6 +25,15 @@ MULTINODE_EXAMPLES = ["vllm-disagg-multinode", "sglang-multinode", "trtllm-multi
 MPI = {"mpi": {"sshSecretName": "mpi-run-ssh-secret", "sshSecretNamespace": "dynamo-system"}}
 
 
+# libyaml: the vendored CRDs are megabytes of YAML (seconds each with the pure-Python loader)
+FAST_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@functools.cache
+def load(path: Path) -> dict:
+    return yaml.load(path.read_text(), Loader=FAST_LOADER)
+
+
 def crd_dir(root: Path) -> Path:
     return root / "crds" if (root / "crds").is_dir() else root
 
@@ -60,8 +69,7 @@ def test_vendored_files_match_their_pinned_checksums_and_carry_a_license(root: P
     assert present == set(pin["files"]), "every vendored file is pinned, and only those"
     for name, digest in pin["files"].items():
         assert hashlib.sha256((d / name).read_bytes()).hexdigest() == digest, f"{d / name} was edited"
-        doc = yaml.safe_load((d / name).read_text())
-        assert doc["kind"] == "CustomResourceDefinition"
+        assert load(d / name)["kind"] == "CustomResourceDefinition"
     assert "Apache License" in (d / "LICENSE").read_text()
 
 
@@ -77,7 +85,7 @@ def _schemas() -> dict[tuple[str, str], dict]:
     out = {}
     for root in [*VENDORED, KAI]:
         for p in crd_dir(root).glob("*.yaml"):
-            doc = yaml.load(p.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            doc = load(p)
             if doc.get("kind") != "CustomResourceDefinition":
                 continue
             for v in doc["spec"]["versions"]:
@@ -161,7 +169,7 @@ def test_the_schema_walk_finds_a_field_grove_does_not_have():
 def test_epp_and_gpu_memory_service_objects_fit_the_vendored_schemas():
     """The EPP's InferencePool and DestinationRule, and a GPU memory service failover worker on Grove (init
     sidecar with restartPolicy, resource claims), are what the vendored schemas declare."""
-    from test_render_gms import epp_graph, gms_graph  # the renderer tests' graphs
+    from support.graphs import epp_graph, gms_graph  # the renderer tests' graphs
 
     schemas = _schemas()
     ctx = RenderContext(

@@ -10,6 +10,7 @@ import json
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp
 from dynamo_operator.webhooks.validation import Context, denial_message, validate
+from support import graphs
 
 IMAGE = "img"
 CACHE = {
@@ -22,18 +23,10 @@ CACHE = {
 
 
 def alpha_dgd(ingress=None, pvcs=None, ctype="frontend") -> dict:
-    front: dict = {"componentType": ctype, "extraPodSpec": {"mainContainer": {"image": IMAGE}}}
-    if ingress is not None:
-        front["ingress"] = ingress
-    spec: dict = {"services": {"Frontend": front}}
-    if pvcs is not None:
-        spec["pvcs"] = pvcs
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team"},
-        "spec": spec,
-    }
+    """v1alpha1 graph ``team/g``: one service, Frontend, of ``ctype`` with ``ingress``; ``pvcs``: claims."""
+    front = graphs.alpha_service(ctype, image=IMAGE, **({"ingress": ingress} if ingress is not None else {}))
+    spec = {"pvcs": pvcs} if pvcs is not None else {}
+    return graphs.dgd_v1alpha1({"Frontend": front}, name="g", namespace="team", **spec)
 
 
 def errors(obj, old=None, ctx=None, version="v1alpha1", kind="DynamoGraphDeployment") -> list[str]:

@@ -12,7 +12,7 @@ import threading
 from dynamo_operator.certsecret import Material, signed_by
 from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.webhooks.certs import CertManager, CertPolicy, TLSContextHolder, load_bundle
-from test_webhooks_certs import HOSTS, FakeClient, crd, webhook_config
+from support.fakecerts import HOSTS, FakeClient, crd, webhook_config
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 OVERLAP = dt.timedelta(minutes=5)

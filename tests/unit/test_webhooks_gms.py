@@ -7,6 +7,7 @@ import copy
 
 import pytest
 from dynamo_operator.webhooks.validation import Context, validate
+from support import graphs
 
 CONTAINER_MODE = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
 
@@ -30,12 +31,7 @@ def worker(gms: dict | None = None, failover: dict | None = None, gpus: str | No
 
 
 def dgd(*components, annotations=None) -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team", "annotations": annotations or {}},
-        "spec": {"components": list(components)},
-    }
+    return graphs.dgd(*components, namespace="team", metadata={"annotations": annotations or {}})
 
 
 def errors(obj, ctx=None, old=None, kind="DynamoGraphDeployment", version="v1beta1") -> list[str]:
@@ -200,12 +196,9 @@ def alpha(svc: dict) -> dict:
         "resources": {"limits": {"gpu": "1"}},
         "extraPodSpec": {"mainContainer": {"image": "img", "command": ["python3", "-m", "dynamo.vllm"]}},
     }
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team", "annotations": CONTAINER_MODE},
-        "spec": {"services": {"Worker": {**base, **svc}}},
-    }
+    return graphs.dgd_v1alpha1(
+        {"Worker": {**base, **svc}}, namespace="team", metadata={"annotations": CONTAINER_MODE}
+    )
 
 
 def test_v1alpha1_paths():

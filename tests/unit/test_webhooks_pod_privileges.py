@@ -9,7 +9,8 @@ import pytest
 from dynamo_operator.api.config import ConfigError, effective, parse_operator_config
 from dynamo_operator.webhooks.server import AdmissionSettings, WebhookApp
 from dynamo_operator.webhooks.validation import Context, PodTemplatePolicy, validate
-from test_webhooks_server import VALIDATE, app_call, review
+from support import graphs
+from support.admission import VALIDATE, app_call, review
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 
@@ -22,12 +23,7 @@ def worker(pod_extra: dict | None = None, main_sc: dict | None = None, ctype="wo
 
 
 def dgd(*components: dict) -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team"},
-        "spec": {"backendFramework": "vllm", "components": list(components)},
-    }
+    return graphs.dgd(*components, namespace="team", backendFramework="vllm")
 
 
 def policy(**checks) -> PodTemplatePolicy:

@@ -16,7 +16,6 @@ import pytest
 from cryptography import x509
 from dynamo_operator.api.registry import KINDS
 from dynamo_operator.runtime.httpserver import Limits
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import TLSContextHolder, issue_ca, issue_serving
 from dynamo_operator.webhooks.server import (
     AdmissionSettings,
@@ -27,32 +26,15 @@ from dynamo_operator.webhooks.server import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import graphs
+from support.admission import MUTATE, VALIDATE, app_call, review
+from support.poll import wait_for
 
 YEAR = dt.timedelta(days=365)
 
 
-def review(obj, operation="CREATE", old=None, kind="DynamoGraphDeployment", version="v1beta1", **req):
-    r = {
-        "uid": "u-1",
-        "kind": {"group": "nvidia.com", "version": version, "kind": kind},
-        "operation": operation,
-        "namespace": "team",
-        "object": obj,
-        "userInfo": {"username": "admin"},
-        **req,
-    }
-    if old is not None:
-        r["oldObject"] = old
-    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": r}
-
-
 def dgd(components):
-    return {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "team"},
-        "spec": {"backendFramework": "vllm", "components": components},
-    }
+    return graphs.dgd(*components, namespace="team", backendFramework="vllm")
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -78,15 +60,6 @@ def test_routes_are_the_charts_paths():
     assert admission_path("validate", "v1beta1", "DynamoGraphDeployment") == (
         "/validate-nvidia-com-v1beta1-dynamographdeployment"
     )
-
-
-def app_call(app, path, payload):
-    body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return app.handle(path, body)
-
-
-VALIDATE = "/validate-nvidia-com-v1beta1-dynamographdeployment"
-MUTATE = "/mutate-nvidia-com-v1beta1-dynamographdeployment"
 
 
 @pytest.mark.parametrize(
@@ -361,7 +334,7 @@ def test_connection_cap_closes_the_idle_first_and_readiness_reports_saturation(p
             assert refused.recv(10) == b""
         assert not srv.ready() and srv.stats()["refused"] == 1
         busy.close()
-        assert wait_until(srv.ready, 5)
+        wait_for(srv.ready, 5)
         first.close()
     finally:
         srv.stop()

@@ -7,33 +7,21 @@ import copy
 import pytest
 from dynamo_operator.webhooks import defaulting
 from dynamo_operator.webhooks.validation import Context, denial_message, validate
+from support import graphs
 
 NS = "team"
 OPERATOR = "system:serviceaccount:dynamo-system:dynamo-operator"
 
 
 def dgd(components=None, version="v1beta1", **spec) -> dict:
-    return {
-        "apiVersion": f"nvidia.com/{version}",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": NS},
-        "spec": {
-            "backendFramework": "vllm",
-            "components": components
-            if components is not None
-            else [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}],
-            **spec,
-        },
-    }
+    """A vLLM graph in ``NS``: a Frontend and a Worker (no pod template) unless ``components`` are given."""
+    if components is None:
+        components = [{"name": "Frontend", "type": "frontend"}, {"name": "Worker", "type": "worker"}]
+    return graphs.dgd(*components, namespace=NS, version=version, **{"backendFramework": "vllm", **spec})
 
 
 def dgd_alpha(services: dict) -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": NS},
-        "spec": {"backendFramework": "vllm", "services": services},
-    }
+    return graphs.dgd_v1alpha1(services, namespace=NS, backendFramework="vllm")
 
 
 def mn_main(backend="vllm", args=("--tensor-parallel-size", "16"), gpus="8", **extra) -> dict:

@@ -27,7 +27,6 @@ from __future__ import annotations
 import random
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -422,12 +421,3 @@ class Informer:
 
 def _rv(obj: dict) -> str:
     return (obj.get("metadata") or {}).get("resourceVersion", "")
-
-
-def wait_until(pred: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(interval)
-    return pred()

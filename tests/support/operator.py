@@ -1,5 +1,5 @@
-"""DynamoGraphDeployments on the local cluster: apply, read, wait for a status; and ``Operator``, the
-in-process operator (a Manager with ``controllers.setup``) that the controller tests run.
+"""The in-process operator the controller tests run: ``Operator``, a Manager with ``controllers.setup``
+(leader election off, health and metrics on 127.0.0.1), the one way a test builds one.
 
 Two thin test seams sit on top of the real client and controllers, never in place of the apiserver:
 
@@ -12,86 +12,23 @@ Two thin test seams sit on top of the real client and controllers, never in plac
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
 import time
 from dataclasses import dataclass
 
-from dynamo_operator.controllers import setup, store
-from dynamo_operator.controllers import status as st
+from dynamo_operator.controllers import setup
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.controller import Request, Result
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client.exceptions import ApiException
 
-IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
+from support.poll import wait_for
+
 WAIT = 60.0
-
-
-# -- reading and writing DGDs --------------------------------------------------------------------------------
-
-
-def apply_dgd(client, dgd: dict) -> dict:
-    """Create the DGD, or replace the spec of the live one (retried on a 409)."""
-    wire = store.to_wire(dgd)
-    md = dgd["metadata"]
-    for _ in range(5):
-        try:
-            cur = client.get(store.DGD, md["name"], md["namespace"])
-        except ApiException as e:
-            if e.status != 404:
-                raise
-            return client.create(store.DGD, wire)
-        cur["spec"] = wire["spec"]
-        try:
-            return client.replace(store.DGD, cur)
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError("could not update the DGD")
-
-
-def get(client, res, name, ns=None):
-    """The object, or None when the apiserver answers 404."""
-    try:
-        return client.get(res, name, ns)
-    except ApiException as e:
-        if e.status == 404:
-            return None
-        raise
-
-
-def dgd_status(client, ns, name="g") -> dict:
-    obj = get(client, store.DGD, name, ns)
-    return (store.to_internal(obj).get("status") or {}) if obj else {}
-
-
-def ready(status: dict) -> dict:
-    """The ``Ready`` condition of a status ({} when there is none)."""
-    return st.condition(status, st.READY) or {}
-
-
-def wait_status(client, ns, pred, name="g", timeout=WAIT) -> dict:
-    assert wait_until(lambda: pred(dgd_status(client, ns, name)), timeout, interval=0.3), dgd_status(
-        client, ns, name
-    )
-    return dgd_status(client, ns, name)
-
-
-def wait_successful(client, ns, name="g", generation=None, timeout=WAIT) -> dict:
-    return wait_status(
-        client,
-        ns,
-        lambda s: (
-            s.get("state") == st.STATE_SUCCESSFUL
-            and (generation is None or s.get("observedGeneration") == generation)
-        ),
-        name,
-        timeout,
-    )
 
 
 # -- the recording client ------------------------------------------------------------------------------------
@@ -185,21 +122,29 @@ class Outcome:
 
 class Operator:
     """An in-process operator (leader election off, health and metrics on 127.0.0.1) whose client is a
-    ``FaultClient`` and whose reconciles are recorded. ``start``/``stop``, or use it as a context manager."""
+    ``FaultClient`` and whose reconciles are recorded. ``config``: its OperatorConfiguration (a dict);
+    ``user``: an identity every request impersonates (its ServiceAccount, to prove its RBAC grants);
+    ``settings``: any other ``RuntimeSettings`` field. ``start``/``stop``, or use it as a context manager."""
 
-    def __init__(self, kube_cluster):
+    def __init__(self, kube_cluster, config: dict | None = None, user: str | None = None, **settings):
+        api_client = kube_cluster.api_client()
+        if user is not None:
+            api_client.set_default_header("Impersonate-User", user)
         self.mgr = Manager(
             RuntimeSettings(
-                metrics_bind_address="0",
-                health_probe_bind_address="127.0.0.1:0",
-                metrics_secure=False,
-                leader_elect=False,
+                **{
+                    "metrics_bind_address": "0",
+                    "health_probe_bind_address": "127.0.0.1:0",
+                    "metrics_secure": False,
+                    "leader_elect": False,
+                    **settings,
+                }
             ),
-            kube_cluster.api_client(),
+            api_client,
         )
         self.client = FaultClient(self.mgr.api_client)
         self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
-        self.controllers = setup(self.mgr)
+        self.controllers = setup(self.mgr, config)
         self.outcomes: list[Outcome] = []
         self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
         self._active: dict[str, int] = {}
@@ -209,9 +154,8 @@ class Operator:
 
     def _recording(self, name, fn):
         def run(req: Request):
-            deadline = time.monotonic() + WAIT
-            while (name, req.namespace) in self.held and time.monotonic() < deadline:
-                time.sleep(0.05)
+            with contextlib.suppress(AssertionError):  # held at most WAIT seconds, then it runs
+                wait_for(lambda: (name, req.namespace) not in self.held, WAIT, interval=0.05)
             with self._lock:
                 self._active[req.namespace] = self._active.get(req.namespace, 0) + 1
             result, error = None, None
@@ -231,7 +175,10 @@ class Operator:
     def start(self) -> None:
         self.mgr.start()
         assert self.mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in self.controllers.values()), 30)
+        wait_for(
+            lambda: all(c.running for c in self.controllers.values()),
+            30,
+        )
 
     def stop(self) -> None:
         self.held.clear()
@@ -278,7 +225,9 @@ class Operator:
                 busy = now
             return now - max(last, busy) >= quiet
 
-        return wait_until(quiet_now, timeout, interval=0.2)
+        return wait_for(
+            quiet_now, timeout, f"no reconcile in {ns or 'any namespace'} for {quiet}s", interval=0.2
+        )
 
     def enqueue(self, controller: str, ns: str, name: str) -> None:
         self.controllers[controller].enqueue(Request(ns, name))

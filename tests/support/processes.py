@@ -16,7 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dynamo_localcluster.cluster import free_port
-from dynamo_operator.runtime.informer import wait_until
+
+from support.poll import wait_for
 
 # `python -m dynamo_operator.cli` in this interpreter: the same entry point as the `dynamo-operator` script
 OPERATOR = (sys.executable, "-m", "dynamo_operator.cli")
@@ -57,8 +58,10 @@ class OperatorProcess(subprocess.Popen):
 
     def wait_ready(self, timeout: float = 30) -> None:
         """``/readyz`` answers 200 (caches synced; the webhook server serves, if it runs)."""
-        assert wait_until(lambda: http_get(f"http://127.0.0.1:{self.health}/readyz")[0] == 200, timeout), (
-            f"operator not ready after {timeout}s:\n{self.log_tail()}"
+        wait_for(
+            lambda: http_get(f"http://127.0.0.1:{self.health}/readyz")[0] == 200,
+            timeout,
+            lambda: f"operator not ready after {timeout}s:\n{self.log_tail()}",
         )
 
     def stop(self, timeout: float = 20) -> int:

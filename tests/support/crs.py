@@ -18,34 +18,17 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
-from dynamo_operator.controllers import setup
 from dynamo_operator.runtime.client import EVENTS
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.runtime.manager import Manager
-from dynamo_operator.runtime.settings import RuntimeSettings
+
+from support.operator import Operator
 
 
 @contextlib.contextmanager
 def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manager]:
-    """The operator's controllers in this process (leader election off, servers on 127.0.0.1)."""
-    mgr = Manager(
-        RuntimeSettings(
-            metrics_bind_address="0",
-            health_probe_bind_address="127.0.0.1:0",
-            metrics_secure=False,
-            leader_elect=False,
-        ),
-        kube_cluster.api_client(),
-    )
-    setup(mgr, config)
-    mgr.start()
-    try:
-        assert mgr.wait_for_cache_sync(30)
-        assert wait_until(lambda: all(c.running for c in mgr.controllers.values()), 30)
-        yield mgr
-    finally:
-        mgr.stop()
-        assert mgr.wait(30)
+    """The Manager of an ``Operator`` (support.operator, the one builder), for the tests that want only it."""
+    with Operator(kube_cluster, config) as op:
+        yield op.mgr
 
 
 def condition(obj: dict | None, type_: str) -> dict:
@@ -77,18 +60,6 @@ def describe(kube_cluster, kind: str, name: str, ns: str) -> str:
     )
     assert r.returncode == 0, r.stderr
     return r.stdout
-
-
-def wait_for(fn, timeout: float, what: str, interval: float = 0.3):
-    """Poll ``fn`` until it returns a truthy value (returned); fail naming ``what`` and the last value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
 class BackgroundServer:
@@ -158,7 +129,7 @@ class FakeWorker(BackgroundServer):
         if kind == "flaky" and method == "POST" and posts <= int(arg):
             return 503
         if kind == "slow":
-            time.sleep(float(arg))
+            time.sleep(float(arg))  # not a wait: the stand-in worker's simulated latency
         return 200
 
     def posts(self) -> list[dict | None]:

@@ -27,8 +27,10 @@ from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICES, ResourceClient, custom
-from dynamo_operator.runtime.informer import wait_until
 from kubernetes.client.exceptions import ApiException
+
+from support import graphs
+from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
 WAIT = 120.0
@@ -96,16 +98,20 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
     multinode graph becomes LeaderWorkerSets."""
     off = {"nvidia.com/enable-grove": "false"}
     _kubectl_create(env, _example("vllm-disagg-planner", ns, off))
-    assert wait_until(lambda: _state(client, ns, "vllm-planner") == "successful", WAIT), _state(
-        client, ns, "vllm-planner"
+    wait_for(
+        lambda: _state(client, ns, "vllm-planner") == "successful",
+        WAIT,
+        lambda: _state(client, ns, "vllm-planner"),
     )
     run(env, "kubectl", "scale", "-n", ns, "dgdsa", "vllm-planner-vllmdecodeworker", "--replicas=2")
 
     def replicas() -> int | None:
         return _at(get_or_none(client, DEPLOYMENTS, "vllm-planner-vllmdecodeworker", ns), "spec", "replicas")
 
-    assert wait_until(lambda: replicas() == 2, WAIT), (
-        f"the adapter's scale never reached the Deployment ({replicas()})"
+    wait_for(
+        lambda: replicas() == 2,
+        WAIT,
+        lambda: f"the adapter's scale never reached the Deployment ({replicas()})",
     )
     for _ in range(5):
         graph = client.get(BETA_DGD, "vllm-planner", ns)
@@ -118,7 +124,7 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
         except ApiException as e:
             if e.status != 409:
                 raise
-    assert wait_until(lambda: get_or_none(client, DGDSA, "vllm-planner-vllmprefillworker", ns) is None, WAIT)
+    wait_for(lambda: get_or_none(client, DGDSA, "vllm-planner-vllmprefillworker", ns) is None, WAIT)
     # a second planner in the namespace shares planner-serviceaccount (and its RoleBinding): one more owner
     second = _example("vllm-disagg-planner", ns, off)
     second["metadata"]["name"] = "second-planner"
@@ -133,7 +139,7 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
         )
         return len(_at(sa, "metadata", "ownerReferences") or [])
 
-    assert wait_until(lambda: owners() >= 2, WAIT), f"planner-serviceaccount has {owners()} owner(s)"
+    wait_for(lambda: owners() >= 2, WAIT, lambda: f"planner-serviceaccount has {owners()} owner(s)")
     multinode = _example("vllm-disagg-multinode", ns, off)
     for comp in multinode["spec"]["components"]:  # one GPU a node: the kwok nodes have 16 in all
         for container in comp["podTemplate"]["spec"]["containers"]:
@@ -142,7 +148,7 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
                 container["args"] = [a if a != "16" else "2" for a in container.get("args", [])]
     _kubectl_create(env, multinode)
     lws = "vllm-disagg-multinode-decode-0"
-    assert wait_until(lambda: get_or_none(client, LWS, lws, ns) is not None, WAIT), "no LeaderWorkerSet"
+    wait_for(lambda: get_or_none(client, LWS, lws, ns) is not None, WAIT, "no LeaderWorkerSet")
 
 
 EPP_GRAPH = {
@@ -206,18 +212,12 @@ def graph_with_epp(env: dict[str, str], client: ResourceClient, ns: str) -> None
     second UpdateService Event is an aggregated patch)."""
     _kubectl_create(env, {**EPP_GRAPH, "metadata": {**EPP_GRAPH["metadata"], "namespace": ns}})
     config, model_svc = "epp-graph-epp-epp-config", "epp-graph-worker-model"
-    assert wait_until(lambda: get_or_none(client, CONFIGMAPS, config, ns) is not None, WAIT), (
-        "no EPP ConfigMap"
-    )
-    assert wait_until(lambda: get_or_none(client, SERVICES, model_svc, ns) is not None, WAIT), (
-        "no model Service"
-    )
+    wait_for(lambda: get_or_none(client, CONFIGMAPS, config, ns) is not None, WAIT, "no EPP ConfigMap")
+    wait_for(lambda: get_or_none(client, SERVICES, model_svc, ns) is not None, WAIT, "no model Service")
     _edit_graph(
         client, ns, "epp-graph", lambda g: _component(g, "Epp")["eppConfig"]["config"].update(plugins=[])
     )
-    assert wait_until(
-        lambda: "plugins: []" in str(_at(get_or_none(client, CONFIGMAPS, config, ns), "data")), WAIT
-    )
+    wait_for(lambda: "plugins: []" in str(_at(get_or_none(client, CONFIGMAPS, config, ns), "data")), WAIT)
     client.create(
         CONFIGMAPS, {"metadata": {"name": "my-epp", "namespace": ns}, "data": {"epp.yaml": "plugins: []\n"}}
     )
@@ -227,20 +227,18 @@ def graph_with_epp(env: dict[str, str], client: ResourceClient, ns: str) -> None
         _component(graph, "Worker").pop("modelRef")
 
     _edit_graph(client, ns, "epp-graph", own_config)
-    assert wait_until(lambda: get_or_none(client, CONFIGMAPS, config, ns) is None, WAIT), (
-        "our EPP ConfigMap stayed"
-    )
-    assert wait_until(lambda: get_or_none(client, SERVICES, model_svc, ns) is None, WAIT), (
-        "the model Service stayed"
-    )
+    wait_for(lambda: get_or_none(client, CONFIGMAPS, config, ns) is None, WAIT, "our EPP ConfigMap stayed")
+    wait_for(lambda: get_or_none(client, SERVICES, model_svc, ns) is None, WAIT, "the model Service stayed")
     for _ in range(2):
         drifted = client.get(SERVICES, "epp-graph-worker", ns)
         selector = dict(drifted["spec"]["selector"])
         drifted["spec"]["selector"] = {k: "by-hand" for k in selector}
         client.replace(SERVICES, drifted)
-        assert wait_until(
-            lambda sel=selector: client.get(SERVICES, "epp-graph-worker", ns)["spec"]["selector"] == sel, WAIT
-        ), "the operator did not write the Service back"
+        wait_for(
+            lambda sel=selector: client.get(SERVICES, "epp-graph-worker", ns)["spec"]["selector"] == sel,
+            WAIT,
+            "the operator did not write the Service back",
+        )
     epp_pool_and_rule(client, ns)
 
 
@@ -249,10 +247,8 @@ def epp_pool_and_rule(client: ResourceClient, ns: str) -> None:
     ``SERVICE_MESH``): hand edits of either are written back. (Both go with the graph, by the garbage
     collector: admission keeps a graph's set of components fixed, so the operator never prunes them here.)"""
     pool, rule = "epp-graph-pool", "epp-graph-epp"
-    assert wait_until(lambda: get_or_none(client, INFERENCEPOOLS, pool, ns) is not None, WAIT), "no pool"
-    assert wait_until(lambda: get_or_none(client, DESTINATIONRULES, rule, ns) is not None, WAIT), (
-        "no DestinationRule"
-    )
+    wait_for(lambda: get_or_none(client, INFERENCEPOOLS, pool, ns) is not None, WAIT, "no pool")
+    wait_for(lambda: get_or_none(client, DESTINATIONRULES, rule, ns) is not None, WAIT, "no DestinationRule")
     _drift(client, INFERENCEPOOLS, pool, ns, lambda spec: spec.update(targetPorts=[{"number": 1}]))
     _drift(client, DESTINATIONRULES, rule, ns, lambda spec: spec.update(host="elsewhere.example"))
 
@@ -269,8 +265,10 @@ def _drift(client: ResourceClient, res, name: str, ns: str, change) -> None:
         except ApiException as e:
             if e.status != 409:
                 raise
-    assert wait_until(lambda: _at(get_or_none(client, res, name, ns), "spec") == wanted, WAIT), (
-        f"the operator did not write {res.kind} {name} back"
+    wait_for(
+        lambda: _at(get_or_none(client, res, name, ns), "spec") == wanted,
+        WAIT,
+        lambda: f"the operator did not write {res.kind} {name} back",
     )
 
 
@@ -282,53 +280,39 @@ def gpu_memory_service(client: ResourceClient, ns: str, cluster_wide: bool) -> N
         client.create(DEVICECLASSES, {"metadata": {"name": GMS_DEVICE_CLASS}, "spec": {}})
 
     def graph(gpus: str, gms: bool = True) -> dict:
-        worker: dict = {
-            "name": "Worker",
-            "type": "worker",
-            "podTemplate": {
-                "spec": {
-                    "containers": [
-                        {"name": "main", "image": IMAGE, "resources": {"limits": {"nvidia.com/gpu": gpus}}}
-                    ]
-                }
-            },
+        experimental = {"gpuMemoryService": {"deviceClassName": GMS_DEVICE_CLASS}, "failover": {}}
+        worker = graphs.component(
+            "Worker", image=IMAGE, gpus=gpus, **({"experimental": experimental} if gms else {})
+        )
+        annotations = {
+            "nvidia.com/enable-grove": "false",
+            "nvidia.com/dynamo-kube-discovery-mode": "container",
         }
-        if gms:
-            worker["experimental"] = {
-                "gpuMemoryService": {"deviceClassName": GMS_DEVICE_CLASS},
-                "failover": {},
-            }
-        return {
-            "apiVersion": BETA_DGD.api_version,
-            "kind": "DynamoGraphDeployment",
-            "metadata": {
-                "name": "gms",
-                "namespace": ns,
-                "annotations": {
-                    "nvidia.com/enable-grove": "false",
-                    "nvidia.com/dynamo-kube-discovery-mode": "container",
-                },
-            },
-            "spec": {"backendFramework": "vllm", "components": [worker]},
-        }
+        metadata = {"annotations": annotations}
+        return graphs.dgd(worker, name="gms", namespace=ns, metadata=metadata, backendFramework="vllm")
 
     template = "gms-worker-gpu"
     client.create(BETA_DGD, graph("2"))
-    assert wait_until(lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is not None, WAIT), (
-        "no ResourceClaimTemplate"
+    wait_for(
+        lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is not None,
+        WAIT,
+        "no ResourceClaimTemplate",
     )
     first = client.get(RESOURCECLAIMTEMPLATES, template, ns)["metadata"]["uid"]
     _edit_graph(client, ns, "gms", lambda g: g.update(spec=graph("4")["spec"]))
-    assert wait_until(
+    wait_for(
         lambda: (
             _at(get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns), "metadata", "uid")
             not in (None, first)
         ),
         WAIT,
-    ), "the ResourceClaimTemplate was not replaced"
+        "the ResourceClaimTemplate was not replaced",
+    )
     _edit_graph(client, ns, "gms", lambda g: g.update(spec=graph("4", gms=False)["spec"]))
-    assert wait_until(lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is None, WAIT), (
-        "the ResourceClaimTemplate stayed"
+    wait_for(
+        lambda: get_or_none(client, RESOURCECLAIMTEMPLATES, template, ns) is None,
+        WAIT,
+        "the ResourceClaimTemplate stayed",
     )
     client.delete(BETA_DGD, "gms", ns)
     with contextlib.suppress(ApiException):
@@ -342,9 +326,11 @@ def leaderworkerset_drift(client: ResourceClient, ns: str) -> None:
     size = live["spec"]["leaderWorkerTemplate"]["size"]
     live["spec"]["leaderWorkerTemplate"]["size"] = size + 1
     client.replace(LWS, live)
-    assert wait_until(
-        lambda: client.get(LWS, lws, ns)["spec"]["leaderWorkerTemplate"]["size"] == size, WAIT
-    ), "the operator did not write the LeaderWorkerSet back"
+    wait_for(
+        lambda: client.get(LWS, lws, ns)["spec"]["leaderWorkerTemplate"]["size"] == size,
+        WAIT,
+        "the operator did not write the LeaderWorkerSet back",
+    )
 
 
 def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None:
@@ -352,9 +338,7 @@ def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None
     Grove."""
     _kubectl_create(env, _example("vllm-agg", ns))
     pcs = rgrove.pcs_name(_example("vllm-agg", ns))
-    assert wait_until(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is not None, WAIT), (
-        "no PodCliqueSet"
-    )
+    wait_for(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is not None, WAIT, "no PodCliqueSet")
     generation = client.get(PODCLIQUESETS, pcs, ns)["metadata"]["generation"]
     run(
         env,
@@ -368,9 +352,11 @@ def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None
         "-p",
         '[{"op": "replace", "path": "/spec/components/1/replicas", "value": 2}]',
     )
-    assert wait_until(
-        lambda: client.get(PODCLIQUESETS, pcs, ns)["metadata"]["generation"] > generation, WAIT
-    ), "the PodCliqueSet was not updated"
+    wait_for(
+        lambda: client.get(PODCLIQUESETS, pcs, ns)["metadata"]["generation"] > generation,
+        WAIT,
+        "the PodCliqueSet was not updated",
+    )
     # the user takes the graph off Grove: its PodCliqueSet is pruned, DCDs appear
     off = {"nvidia.com/enable-grove": "false"}
 
@@ -380,12 +366,8 @@ def graph_on_grove(env: dict[str, str], client: ResourceClient, ns: str) -> None
             comp.pop("minAvailable", None)  # defaulted on Grove; refused off it
 
     _edit_graph(client, ns, "vllm-agg", off_grove)
-    assert wait_until(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is None, WAIT), (
-        "the PodCliqueSet stayed"
-    )
-    assert wait_until(lambda: get_or_none(client, store.DCD, "vllm-agg-frontend", ns) is not None, WAIT), (
-        "no DCD"
-    )
+    wait_for(lambda: get_or_none(client, PODCLIQUESETS, pcs, ns) is None, WAIT, "the PodCliqueSet stayed")
+    wait_for(lambda: get_or_none(client, store.DCD, "vllm-agg-frontend", ns) is not None, WAIT, "no DCD")
 
 
 def request_profiling(env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool) -> None:
@@ -398,9 +380,7 @@ def request_profiling(env: dict[str, str], client: ResourceClient, ns: str, clus
         doc["spec"]["profilingConfig"]["config"]["hardware"] = {"gpuType": "h100_sxm", "numGpusPerNode": 8}
     name = doc["metadata"]["name"]
     _kubectl_create(env, doc)
-    assert wait_until(lambda: get_or_none(client, JOBS, rd.job_name(name), ns) is not None, WAIT), (
-        "no profiling Job"
-    )
+    wait_for(lambda: get_or_none(client, JOBS, rd.job_name(name), ns) is not None, WAIT, "no profiling Job")
     graph = yaml.safe_load((EXAMPLES / "vllm-agg.yaml").read_text())
     graph["metadata"] = {"name": "profiled", "annotations": {"nvidia.com/enable-grove": "false"}}
     client.create(
@@ -418,7 +398,7 @@ def request_profiling(env: dict[str, str], client: ResourceClient, ns: str, clus
     def state() -> str | None:
         return _at(get_or_none(client, DGDRS, name, ns), "status", "state")
 
-    assert wait_until(lambda: state() == "Ready", WAIT), f"DGDR state {state()}"
+    wait_for(lambda: state() == "Ready", WAIT, lambda: f"DGDR state {state()}")
     missing = copy.deepcopy(doc)
     missing["metadata"]["name"] = "needs-config"
     missing["spec"]["profilingConfig"] = {
@@ -427,10 +407,11 @@ def request_profiling(env: dict[str, str], client: ResourceClient, ns: str, clus
     }
     missing["spec"]["profilingConfig"].pop("config", None)
     _kubectl_create(env, missing)
-    assert wait_until(
+    wait_for(
         lambda: "absent" in json.dumps(_at(get_or_none(client, DGDRS, "needs-config", ns), "status") or {}),
         WAIT,
-    ), "the DGDR did not report its missing ConfigMap"
+        "the DGDR did not report its missing ConfigMap",
+    )
 
 
 def request_with_model_cache(
@@ -461,8 +442,13 @@ def request_with_model_cache(
             "spec": spec,
         },
     )
-    assert wait_until(lambda: get_or_none(client, JOBS, rd.job_name("cached"), ns) is not None, WAIT), (
-        f"no profiling Job for the cached request: {_at(get_or_none(client, DGDRS, 'cached', ns), 'status')}"
+    wait_for(
+        lambda: get_or_none(client, JOBS, rd.job_name("cached"), ns) is not None,
+        WAIT,
+        lambda: (
+            "no profiling Job for the cached request: "
+            f"{_at(get_or_none(client, DGDRS, 'cached', ns), 'status')}"
+        ),
     )
 
 
@@ -476,7 +462,7 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
             "metadata": {"name": "lora", "namespace": ns},
         },
     )
-    assert wait_until(
+    wait_for(
         lambda: (
             FINALIZER
             in ((get_or_none(client, DYNAMO_MODELS, "lora", ns) or {}).get("metadata") or {}).get(
@@ -484,7 +470,8 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
             )
         ),
         WAIT,
-    ), "the LoRA model never got its finalizer"
+        "the LoRA model never got its finalizer",
+    )
     ckpt = {
         "apiVersion": CHECKPOINTS.api_version,
         "kind": "DynamoCheckpoint",
@@ -507,10 +494,8 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
     def phase() -> str | None:
         return _at(get_or_none(client, CHECKPOINTS, "warm", ns), "status", "phase")
 
-    assert wait_until(lambda: phase() == "Ready", WAIT), f"checkpoint phase {phase()}"
-    assert wait_until(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT), (
-        "checkpoint Job kept"
-    )
+    wait_for(lambda: phase() == "Ready", WAIT, lambda: f"checkpoint phase {phase()}")
+    wait_for(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT, "checkpoint Job kept")
 
 
 def checkpoint_storage(client: ResourceClient, ns: str) -> None:
@@ -618,32 +603,36 @@ def graph_with_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) 
     the worker's image (a new checkpoint is created, the old owned one deleted)."""
     checkpoint_storage(client, ns)
     _kubectl_create(env, _checkpoint_graph(ns, IMAGE, "Retain"))
-    assert wait_until(lambda: len(_graph_checkpoints(client, ns)) == 1, WAIT), "no graph checkpoint"
+    wait_for(lambda: len(_graph_checkpoints(client, ns)) == 1, WAIT, "no graph checkpoint")
     (first,) = _graph_checkpoints(client, ns)
     deployment = f"{CKPT_GRAPH}-worker"
 
     def replicas() -> int | None:
         return _at(get_or_none(client, DEPLOYMENTS, deployment, ns), "spec", "replicas")
 
-    assert wait_until(lambda: replicas() == 0, WAIT), f"the worker was not held ({replicas()})"
+    wait_for(lambda: replicas() == 0, WAIT, lambda: f"the worker was not held ({replicas()})")
     _mark_ready(client, ns, first)
-    assert wait_until(lambda: replicas() == 1, WAIT), f"the worker was not released ({replicas()})"
+    wait_for(lambda: replicas() == 1, WAIT, lambda: f"the worker was not released ({replicas()})")
 
     def delete_policy(graph: dict) -> None:
         _component(graph, "Worker")["experimental"]["checkpoint"]["deletionPolicy"] = "Delete"
 
     _edit_graph(client, ns, CKPT_GRAPH, delete_policy)
-    assert wait_until(
-        lambda: bool(_at(get_or_none(client, CHECKPOINTS, first, ns), "metadata", "ownerReferences")), WAIT
-    ), "the graph did not take ownership of its checkpoint"
+    wait_for(
+        lambda: bool(_at(get_or_none(client, CHECKPOINTS, first, ns), "metadata", "ownerReferences")),
+        WAIT,
+        "the graph did not take ownership of its checkpoint",
+    )
 
     def new_image(graph: dict) -> None:
         _component(graph, "Worker")["podTemplate"]["spec"]["containers"][0]["image"] = IMAGE + "-b"
 
     _edit_graph(client, ns, CKPT_GRAPH, new_image)
-    assert wait_until(
-        lambda: (cps := set(_graph_checkpoints(client, ns))) != set() and first not in cps, WAIT
-    ), f"the old checkpoint was not replaced: {sorted(_graph_checkpoints(client, ns))}"
+    wait_for(
+        lambda: (cps := set(_graph_checkpoints(client, ns))) != set() and first not in cps,
+        WAIT,
+        lambda: f"the old checkpoint was not replaced: {sorted(_graph_checkpoints(client, ns))}",
+    )
 
 
 def pull_secret(env: dict[str, str], ns: str) -> None:
@@ -700,23 +689,16 @@ SECRETS = custom("", "v1", "secrets", "Secret")
 
 def _exposed_graph(name: str, ns: str, ingress: dict) -> dict:
     """A v1alpha1 graph (off Grove) whose frontend has the (v1alpha1-only) ``ingress``."""
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": ns, "annotations": {"nvidia.com/enable-grove": "false"}},
-        "spec": {
-            "backendFramework": "vllm",
-            "services": {
-                "Frontend": {
-                    "componentType": "frontend",
-                    "extraPodSpec": {
-                        "mainContainer": {"image": IMAGE, "command": ["python3", "-m", "dynamo.frontend"]}
-                    },
-                    "ingress": ingress,
-                },
-            },
-        },
-    }
+    frontend = graphs.alpha_service(
+        "frontend", image=IMAGE, command=["python3", "-m", "dynamo.frontend"], ingress=ingress
+    )
+    return graphs.dgd_v1alpha1(
+        {"Frontend": frontend},
+        name=name,
+        namespace=ns,
+        metadata={"annotations": {"nvidia.com/enable-grove": "false"}},
+        backendFramework="vllm",
+    )
 
 
 def _edit_alpha(client: ResourceClient, ns: str, name: str, change) -> None:
@@ -748,11 +730,11 @@ def graph_behind_ingress(env: dict[str, str], client: ResourceClient, ns: str) -
         rules = _at(get_or_none(client, INGRESSES, ing, ns), "spec", "rules") or [{}]
         return rules[0].get("host")
 
-    assert wait_until(lambda: host() == "chat.example.com", WAIT), f"no Ingress ({host()})"
+    wait_for(lambda: host() == "chat.example.com", WAIT, lambda: f"the Ingress (host {host()})")
     _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(host="talk"))
-    assert wait_until(lambda: host() == "talk.example.com", WAIT), f"the Ingress kept {host()}"
+    wait_for(lambda: host() == "talk.example.com", WAIT, lambda: f"the Ingress updated (kept {host()})")
     _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(enabled=False))
-    assert wait_until(lambda: get_or_none(client, INGRESSES, ing, ns) is None, WAIT), "the Ingress stayed"
+    wait_for(lambda: get_or_none(client, INGRESSES, ing, ns) is None, WAIT, "the Ingress deleted")
 
 
 def graph_behind_virtual_service(env: dict[str, str], client: ResourceClient, ns: str) -> None:
@@ -771,13 +753,11 @@ def graph_behind_virtual_service(env: dict[str, str], client: ResourceClient, ns
     def hosts() -> list | None:
         return _at(get_or_none(client, VIRTUALSERVICES, vs, ns), "spec", "hosts")
 
-    assert wait_until(lambda: hosts() == ["mesh.example.com"], WAIT), f"no VirtualService ({hosts()})"
+    wait_for(lambda: hosts() == ["mesh.example.com"], WAIT, lambda: f"the VirtualService ({hosts()})")
     _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(host="grid"))
-    assert wait_until(lambda: hosts() == ["grid.example.com"], WAIT), f"the VirtualService kept {hosts()}"
+    wait_for(lambda: hosts() == ["grid.example.com"], WAIT, lambda: f"the VirtualService updated ({hosts()})")
     _edit_alpha(client, ns, name, lambda s: _frontend_ingress(s).update(enabled=False))
-    assert wait_until(lambda: get_or_none(client, VIRTUALSERVICES, vs, ns) is None, WAIT), (
-        "the VirtualService stayed"
-    )
+    wait_for(lambda: get_or_none(client, VIRTUALSERVICES, vs, ns) is None, WAIT, "the VirtualService deleted")
 
 
 def graph_with_claims(env: dict[str, str], client: ResourceClient, ns: str) -> None:
@@ -822,10 +802,10 @@ def graph_with_claims(env: dict[str, str], client: ResourceClient, ns: str) -> N
     def storage() -> str | None:
         return _at(get_or_none(client, PVCS, "cache", ns), "spec", "resources", "requests", "storage")
 
-    assert wait_until(lambda: storage() == "1Gi", WAIT), "no claim"
-    assert wait_until(lambda: _at(get_or_none(client, PVCS, "cache", ns), "status", "phase") == "Bound", WAIT)
+    wait_for(lambda: storage() == "1Gi", WAIT, "the claim")
+    wait_for(lambda: _at(get_or_none(client, PVCS, "cache", ns), "status", "phase") == "Bound", WAIT, "bound")
     _edit_alpha(client, ns, "claims", lambda s: s["pvcs"][0].update(size="2Gi"))
-    assert wait_until(lambda: storage() == "2Gi", WAIT), f"the claim was not grown ({storage()})"
+    wait_for(lambda: storage() == "2Gi", WAIT, lambda: f"the claim grown (requests {storage()})")
 
 
 def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: str) -> None:
@@ -844,10 +824,10 @@ def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: 
     def key() -> str | None:
         return _at(get_or_none(client, SECRETS, name, ns), "data", "private.key")
 
-    assert wait_until(lambda: key() is not None, WAIT), "no copy of the MPI SSH Secret"
+    wait_for(lambda: key() is not None, WAIT, "a copy of the MPI SSH Secret")
     original = key()
     client.patch(SECRETS, name, {"data": {"private.key": "Ym9ndXM="}}, ns)
-    assert wait_until(lambda: key() == original, WAIT), "the copy was not written back"
+    wait_for(lambda: key() == original, WAIT, "the copy written back")
 
 
 def exercise(

@@ -21,9 +21,10 @@ from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, free_port
-from dynamo_operator.runtime.informer import wait_until
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
+
+from support.poll import wait_for
 
 from .crds import wait_established
 from .processes import OperatorProcess, spawn_operator
@@ -155,8 +156,11 @@ class Release:
         proc.wait_ready(timeout=90)
         # /readyz means the webhook server serves; its CA reaches the webhook configurations (and, for a
         # cluster-wide operator, the CRDs' conversion) a moment later, and only then do writes get through.
-        assert wait_until(self._webhooks_wired, 60, interval=0.5), (
-            f"the operator's CA never reached its webhook configurations:\n{proc.log_tail()}"
+        wait_for(
+            self._webhooks_wired,
+            60,
+            lambda: f"the operator's CA never reached its webhook configurations:\n{proc.log_tail()}",
+            interval=0.5,
         )
         return proc
 
@@ -275,8 +279,7 @@ def preserved_crds(client) -> Iterator[list[dict]]:
                 except ApiException as e:
                     if e.status != 404:
                         raise
-                    if wait_until(lambda n=name: _gone(client, n), 120, interval=0.5):
-                        client.create(CRDS, copy.deepcopy(want))
+                    client.create(CRDS, copy.deepcopy(want))  # deleted (404): a terminating CRD still answers
                     break
                 if live["spec"].get("conversion") == want["spec"].get("conversion"):
                     break
@@ -289,11 +292,3 @@ def preserved_crds(client) -> Iterator[list[dict]]:
                         raise
         for want in saved:
             wait_established(client.api_client, want["metadata"]["name"], timeout=60)
-
-
-def _gone(client, name: str) -> bool:
-    try:
-        client.get(CRDS, name)
-        return False
-    except ApiException as e:
-        return e.status == 404
