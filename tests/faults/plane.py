@@ -30,6 +30,7 @@ from dynamo_localcluster.graphs import graph as shared_graph
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.controllers import store
 from dynamo_operator.render import render_component, render_graph
+from dynamo_operator.render.discovery import is_discovery_rbac
 from dynamo_operator.runtime.client import LEASES, NAMESPACES, ResourceClient
 from dynamo_operator.webhooks import admission_routes
 from dynamo_operator.webhooks.certs import MUTATING, VALIDATING
@@ -285,7 +286,12 @@ class Plane:
             out.append(f"{len(extra)} unexpected children (duplicates), e.g. {extra[:3]}")
         orphans = []
         for key, obj in actual.items():
-            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("controller")]
+            every = obj["metadata"].get("ownerReferences") or []
+            if is_discovery_rbac(obj):  # shared by a graph's components: a plain reference from each DCD
+                if not every or any(r["uid"] not in owners for r in every):
+                    orphans.append(key)
+                continue
+            refs = [r for r in every if r.get("controller")]
             if len(refs) != 1 or refs[0]["uid"] not in owners:
                 orphans.append(key)
         if orphans:
