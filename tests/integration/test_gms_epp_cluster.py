@@ -37,7 +37,7 @@ from dynamo_operator.controllers.sync import (
 )
 from dynamo_operator.runtime.client import DEPLOYMENTS
 from support import graphs
-from support.crds import wait_established
+from support.crds import INTEGRATION_CRD_FILES, wait_established
 from support.dgd import apply_dgd, dgd_status, get
 from support.operator import Operator
 from support.poll import wait_for
@@ -48,10 +48,9 @@ NS_PREFIX = "gms"
 WAIT = 60.0
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 CHART = REPO_ROOT / "charts" / "platform"
-CRD_FILES = [
-    REPO_ROOT / "tests/fixtures/crds/gaie/inference.networking.k8s.io_inferencepools.yaml",
-    REPO_ROOT / "tests/fixtures/crds/istio-destinationrule/networking.istio.io_destinationrules.yaml",
-]
+# Istio's two kinds come together, as an Istio install serves them (the operator detects the API group, and
+# caches VirtualServices and DestinationRules whenever it is served)
+CRD_FILES = INTEGRATION_CRD_FILES
 CONTAINER_MODE = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
 
 
@@ -281,8 +280,8 @@ def test_an_epp_graph_without_the_inference_pool_api_says_so(kube_cluster, clien
 
 @pytest.fixture(scope="module")
 def epp_crds(kube_cluster, crds) -> Iterator[None]:
-    """The vendored InferencePool and DestinationRule CRDs, removed when the module ends (until their API
-    groups are no longer served)."""
+    """The vendored InferencePool, DestinationRule and VirtualService CRDs, removed when the module ends
+    (until their API groups are no longer served)."""
     env = kube_cluster.env
     names = [yaml.safe_load(p.read_text())["metadata"]["name"] for p in CRD_FILES]
     for path in CRD_FILES:
