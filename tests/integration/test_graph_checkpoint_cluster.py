@@ -25,10 +25,11 @@ from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import names
 from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECKPOINT_ID
-from dynamo_operator.runtime.client import DEPLOYMENTS, PVCS, ResourceDescriptor
+from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceDescriptor
 from kubernetes.client.exceptions import ApiException
 from support.crs import condition, events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
+from support.lifecycle import checkpoint_storage
 from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -43,33 +44,7 @@ UNSCHEDULABLE = {"spec": {"nodeSelector": {"dynamo-test/no-such-node": "true"}}}
 @pytest.fixture
 def storage(client, ns) -> Iterator[str]:
     """The checkpoint PVC ``chrek-pvc`` (the configuration's default name), bound to a hostPath PV."""
-    pv = f"chrek-{ns}"
-    client.create(
-        PVS,
-        {
-            "metadata": {"name": pv},
-            "spec": {
-                "capacity": {"storage": "1Gi"},
-                "accessModes": ["ReadWriteMany"],
-                "persistentVolumeReclaimPolicy": "Retain",
-                "storageClassName": "",
-                "hostPath": {"path": f"/tmp/{pv}"},
-            },
-        },
-    )
-    client.create(
-        PVCS,
-        {
-            "metadata": {"name": "chrek-pvc", "namespace": ns},
-            "spec": {
-                "accessModes": ["ReadWriteMany"],
-                "storageClassName": "",
-                "volumeName": pv,
-                "resources": {"requests": {"storage": "1Gi"}},
-            },
-        },
-        ns,
-    )
+    pv = checkpoint_storage(client, ns)  # the one builder, shared with the RBAC lifecycle
     yield pv
     with contextlib.suppress(ApiException):
         client.delete(PVS, pv)

@@ -498,7 +498,7 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
     wait_for(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT, "checkpoint Job kept")
 
 
-def checkpoint_storage(client: ResourceClient, ns: str) -> None:
+def checkpoint_storage(client: ResourceClient, ns: str) -> str:
     """The checkpoint PVC the configuration names (``chrek-pvc``), as a cluster admin provides it: bound to a
     hostPath PersistentVolume (no provisioner here), so restore-shaped pods and checkpoint Jobs schedule."""
     pv = f"chrek-{ns}"
@@ -528,6 +528,7 @@ def checkpoint_storage(client: ResourceClient, ns: str) -> None:
         },
         ns,
     )
+    return pv
 
 
 CKPT_GRAPH = "ckpt-graph"
