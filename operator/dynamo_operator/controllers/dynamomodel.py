@@ -46,6 +46,23 @@ from .wiring import Wiring
 LOAD, UNLOAD = "load", "unload"
 
 
+REPLY_READ_LIMIT = 4096  # an error reply is read only this far: a worker cannot make us buffer megabytes
+REPLY_EXCERPT_CHARS = 200
+
+
+def reply_excerpt(raw: bytes) -> str:
+    """The part of a worker's error reply that goes into the model's status (readable by all who see it).
+
+    The reply is the worker's text, not ours: control characters (terminal escapes, newlines that would forge
+    log or `kubectl describe` lines) become spaces, runs of whitespace collapse, and the length is capped."""
+    text = raw.decode(errors="replace")
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = " ".join(text.split())
+    if len(text) > REPLY_EXCERPT_CHARS:
+        text = text[: REPLY_EXCERPT_CHARS - 1] + "…"
+    return text
+
+
 def call_endpoint(
     method: str, url: str, body: dict | None, timeout: float, attempts: int, backoff: float
 ) -> rm.ProbeOutcome:
@@ -60,7 +77,7 @@ def call_endpoint(
                 resp.read()
                 return rm.ProbeOutcome(True, "", resp.status, attempt)
         except urllib.error.HTTPError as e:
-            text = e.read().decode(errors="replace")[:200]
+            text = reply_excerpt(e.read(REPLY_READ_LIMIT))
             last = rm.ProbeOutcome(False, f"HTTP {e.code}: {text}".strip(": "), e.code, attempt)
             if e.code < 500 or e.code in rm.MANAGEMENT_UNAVAILABLE:
                 return last
