@@ -105,7 +105,7 @@ def _entry_problems(row: Row, status: Status, rows: dict[str, Row], run: bool) -
         func, err = index.resolve_code(status.code)
         if func is None:
             yield err
-        yield from converted.rendered_problems(row)
+        yield from converted.rendered_problems(row, status.context)
     elif isinstance(status, Unresolved):
         yield from ()
     elif isinstance(status, Pending):

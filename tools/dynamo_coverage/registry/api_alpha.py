@@ -6,6 +6,19 @@ from __future__ import annotations
 
 from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
+# a component's v1alpha1 ingress acts only when enabled (and a host to route is required then); a
+# VirtualService needs a gateway, the configuration's here (the component's own is refused without one)
+_INGRESS_ON = {"spec.ingress.enabled": True, "spec.ingress.host": "cov"}
+_GATEWAY = {"config:ingress.virtualServiceGateway": "istio-system/gw"}
+
+
+def _claim(create: bool = True) -> dict:
+    """A ``spec.pvcs[]`` entry the operator creates (the field's sample replaces its value here)."""
+    entry = {"name": "cov", "create": create, "size": "1Gi", "storageClass": "standard"}
+    entry["volumeAccessMode"] = "ReadWriteOnce"
+    return {f"spec.pvcs.{k}": v for k, v in entry.items()}
+
+
 TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.Autoscaling": {
         "behavior": StorageOnly("Deprecated: This field is ignored."),
@@ -473,6 +486,18 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
         ),
+        "host": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "hostPrefix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
+        "hostSuffix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
+        "ingressControllerClassName": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "useVirtualService": Rendered("render.ingress:exposure", context={**_INGRESS_ON, **_GATEWAY}),
+        "virtualServiceGateway": Rendered(
+            "render.ingress:exposure",
+            context={**_INGRESS_ON, **_GATEWAY, "spec.ingress.useVirtualService": True},
+        ),
+    },
+    "v1alpha1.IngressTLSSpec": {
+        "secretName": Rendered("render.ingress:build_ingress", context=_INGRESS_ON),
     },
     "v1alpha1.ModelReference": {
         "name": acts(
@@ -493,6 +518,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta",
             "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
         ),
+        "create": Rendered("render.pvc:graph_pvcs", context=_claim(create=False)),
+        "size": Rendered("render.pvc:build_pvc", context=_claim()),
+        "storageClass": Rendered("render.pvc:build_pvc", context=_claim()),
+        "volumeAccessMode": Rendered("render.pvc:build_pvc", context=_claim()),
     },
     "v1alpha1.PlacementStatus": {
         "state": acts(

@@ -45,45 +45,6 @@ TYPES: dict[str, dict[str, Status]] = {
             "setting spec.gpuMemoryService.extraClientContainers on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
         ),
     },
-    "v1alpha1.IngressSpec": {
-        "host": Unresolved(
-            "setting spec.ingress.host on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "hostPrefix": Unresolved(
-            "setting spec.ingress.hostPrefix on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "hostSuffix": Unresolved(
-            "setting spec.ingress.hostSuffix on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "ingressControllerClassName": Unresolved(
-            "setting spec.ingress.ingressControllerClassName on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "useVirtualService": Unresolved(
-            "setting spec.ingress.useVirtualService on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "virtualServiceGateway": Unresolved(
-            "setting spec.ingress.virtualServiceGateway on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
-    "v1alpha1.IngressTLSSpec": {
-        "secretName": Unresolved(
-            "setting spec.ingress.tls.secretName on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
-    "v1alpha1.PVC": {
-        "create": Unresolved(
-            "setting spec.pvcs.create on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "size": Unresolved(
-            "setting spec.pvcs.size on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "storageClass": Unresolved(
-            "setting spec.pvcs.storageClass on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "volumeAccessMode": Unresolved(
-            "setting spec.pvcs.volumeAccessMode on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
     "v1alpha1.PlacementStatus": {
         "score": Unresolved("converted to v1beta1.PlacementStatus.score, which is unresolved itself"),
     },
