@@ -94,7 +94,7 @@ def _entry_problems(row: Row, status: Status, rows: dict[str, Row], run: bool) -
     elif isinstance(status, Converted):
         from . import converted
 
-        yield from converted.problems(row)
+        yield from converted.problems(row, status.context)
         if status.via not in rows:
             yield f"via {status.via}: no such row"
         elif not _acts_or_pending(status.via, rows):

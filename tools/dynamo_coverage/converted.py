@@ -106,16 +106,26 @@ def _without_annotations(obj: dict) -> dict:
     return out
 
 
-def problems(row: Row) -> Iterator[str]:
+def problems(row: Row, context: dict[str, Any] | None = None) -> Iterator[str]:
+    """A ``Converted`` entry's proof (``context``: as a ``Rendered`` entry's, set on both objects)."""
     from dynamo_operator.api.conversion import CONVERTIBLE_KINDS, convert
 
-    places = [w for w in row.appears if w.split(" ")[0] in CONVERTIBLE_KINDS and " v1alpha1" in w]
+    context = context or {}
+    places = [
+        w
+        for w in row.appears
+        if w.split(" ")[0] in CONVERTIBLE_KINDS and " v1alpha1" in w and _fits(w, context)
+    ]
     if not places:
         yield "converted: the field is not reached from a v1alpha1 kind the conversion handles"
+        if context:
+            yield f"converted: or the context {sorted(context)} is not on the way to {row.appears}"
         return
     where = places[0]
     kind = where.split(" ")[0]
     base = base_object(kind, "v1alpha1")
+    for key, value in context.items():
+        _set(base, list(_path_steps(kind, "v1alpha1", key.split("."))), value)
     steps = list(_steps(row, where))
     changed = copy.deepcopy(base)
     _set(changed, steps, sample_value(steps[-1][1]))

@@ -115,7 +115,9 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
         via = f" → `{what.via}`" if what.via else ""
         return "acts", _refs(what.code) + via, _refs(what.tests) or "**untested**"
     if isinstance(what, Converted):
-        return "acts", f"converted to `{what.via}` (checked: it changes the v1beta1 object)", "coverage test"
+        beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
+        checked = f"checked: set{beside}, it changes the v1beta1 object"
+        return "acts", f"converted to `{what.via}` ({checked})", "coverage test"
     if isinstance(what, Rendered):
         beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
         checked = f"checked: setting it{beside} changes what render shows"

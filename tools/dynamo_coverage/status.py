@@ -60,10 +60,13 @@ class StorageOnly:
 @dataclass(frozen=True)
 class Converted:
     """A v1alpha1 field the conversion carries into the v1beta1 object (checked by ``converted``: setting it
-    changes the v1beta1 form outside the annotations); ``via``: the v1beta1 row that acts on it."""
+    changes the v1beta1 form outside the annotations); ``via``: the v1beta1 row that acts on it;
+    ``context``: what it needs beside it to be carried (``spec.gpuMemoryService.enabled``), as for
+    ``Rendered``."""
 
     via: str
     note: str = ""
+    context: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts,
 # VirtualService needs a gateway, the configuration's here (the component's own is refused without one)
 _INGRESS_ON = {"spec.ingress.enabled": True, "spec.ingress.host": "cov"}
 _GATEWAY = {"config:ingress.virtualServiceGateway": "istio-system/gw"}
+# a v1alpha1 GPU memory service is carried (to v1beta1's experimental.gpuMemoryService) only when enabled
+_GMS_ON = {"spec.gpuMemoryService.enabled": True}
 
 
 def _claim(create: bool = True) -> dict:
@@ -29,6 +31,9 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.ConfigMapKeySelector": {
         "name": Rendered("render.dgdr_job:profiling_job"),
+        "key": Rendered(
+            "render.dgdr_job:_volumes", context={"spec.profilingConfig.configMapRef.name": "base"}
+        ),
     },
     "v1alpha1.DeploymentOverridesSpec": {
         "annotations": acts(
@@ -42,6 +47,17 @@ TYPES: dict[str, dict[str, Status]] = {
         "name": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_webhooks_dgdr.py::test_v1alpha1_deployment_overrides",
+        ),
+        "namespace": acts(
+            "render.dgdr_output:_metadata",
+            "tests/unit/test_render_dgdr_output.py::test_configmaps_go_where_the_graph_goes",
+            note="v1beta1 has no home for it (overrides.dgd ignores identity metadata): it travels in the "
+            "conversion annotation and the controller reads the stored v1alpha1 request",
+        ),
+        "workersImage": acts(
+            "render.dgdr_output:generated",
+            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            note="read from the stored v1alpha1 request; v1beta1 readers see it in the conversion annotation",
         ),
     },
     "v1alpha1.DeploymentStatus": {
@@ -166,6 +182,15 @@ TYPES: dict[str, dict[str, Status]] = {
             via="v1beta1.DynamoComponentDeploymentSharedSpec.replicas",
         ),
         "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+        "serviceName": refused(
+            "admission",
+            {"spec.services.Frontend.serviceName": "api"},
+            "serviceName cannot rename it: remove serviceName or rename the key",
+            "webhooks.validation.alpha_only:_service_name",
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+            note="the services key names the component; its own name is accepted (it changes nothing)",
+        ),
     },
     "v1alpha1.DynamoComponentDeploymentSpec": {
         "annotations": acts(
@@ -471,6 +496,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_experimental_to_beta",
             "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths",
             via="v1beta1.GPUMemoryServiceSpec.mode",
+        ),
+        "deviceClassName": Converted("v1beta1.GPUMemoryServiceSpec.deviceClassName", context=_GMS_ON),
+        "extraClientContainers": Converted(
+            "v1beta1.GPUMemoryServiceSpec.extraClientContainers", context=_GMS_ON
         ),
     },
     "v1alpha1.IngressSpec": {

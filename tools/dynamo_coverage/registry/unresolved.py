@@ -7,43 +7,17 @@ from __future__ import annotations
 from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
 TYPES: dict[str, dict[str, Status]] = {
-    "v1alpha1.ConfigMapKeySelector": {
-        "key": Unresolved(
-            "setting spec.profilingConfig.configMapRef.key on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
-    "v1alpha1.DeploymentOverridesSpec": {
-        "namespace": Unresolved(
-            "setting spec.deploymentOverrides.namespace on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "workersImage": Unresolved(
-            "setting spec.deploymentOverrides.workersImage on a DynamoGraphDeploymentRequest v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
     "v1alpha1.DeploymentStatus": {
         "namespace": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
     },
     "v1alpha1.DynamoCheckpointStatus": {
         "podSnapshotName": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
     },
-    "v1alpha1.DynamoComponentDeploymentSharedSpec": {
-        "serviceName": Unresolved(
-            "setting spec.services.serviceName on a DynamoGraphDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-    },
     "v1alpha1.DynamoGraphDeploymentRequestStatus": {
         "backend": Unresolved("converted, but no v1beta1 field of the same type is named to act on it"),
     },
     "v1alpha1.DynamoModelSpec": {
         "modelType": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
-    },
-    "v1alpha1.GPUMemoryServiceSpec": {
-        "deviceClassName": Unresolved(
-            "setting spec.gpuMemoryService.deviceClassName on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
-        "extraClientContainers": Unresolved(
-            "setting spec.gpuMemoryService.extraClientContainers on a DynamoComponentDeployment v1alpha1 changes nothing in its v1beta1 form"
-        ),
     },
     "v1alpha1.PlacementStatus": {
         "score": Unresolved("converted to v1beta1.PlacementStatus.score, which is unresolved itself"),
