@@ -8,6 +8,7 @@ from typing import Any
 
 from . import index
 from .check import coverage
+from .registry import entries
 from .rows import REPO, Row, all_rows
 from .status import Acts, Converted, Pending, Refused, Rendered, StorageOnly, Unresolved
 
@@ -32,7 +33,8 @@ evidence does not hold:
   one: `spec.ingress.enabled`, `spec.pvcs[].create`).
 * **refused**: the sample is run through the real check (admission `validate`, `parse_operator_config`,
   `helm template`) and must be refused with the quoted message.
-* **storage-only**: the quote must be in the field's description (the API reference's text).
+* **storage-only**: the quote must be in the field's description or its type's (the API reference's text);
+  a v1alpha1 field converted to a storage-only v1beta1 field is storage-only too.
 * **pending**: a branch not yet merged into main implements it (`registry/pending.py`; empty now
   that p2ingress, p2ckpt and harden2 have merged). At merge: delete that branch's rows from `PENDING`,
   run `make coverage-doc`, add what `python -m dynamo_coverage --draft` suggests, and review it.
@@ -114,6 +116,13 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
     if isinstance(what, Acts):
         via = f" → `{what.via}`" if what.via else ""
         return "acts", _refs(what.code) + via, _refs(what.tests) or "**untested**"
+    if isinstance(what, Converted) and isinstance(entries().get(what.via), StorageOnly):
+        quote = entries()[what.via].quote
+        return (
+            "storage-only",
+            f"converted to `{what.via}`, which the reference keeps stored only: “{quote}”",
+            "-",
+        )
     if isinstance(what, Converted):
         beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
         checked = f"checked: set{beside}, it changes the v1beta1 object"

@@ -52,7 +52,8 @@ class Refused:
 @dataclass(frozen=True)
 class StorageOnly:
     """Kept and round-tripped but not acted on, because the seed says so: ``quote`` must appear in the
-    field's description (the models carry the reference's text)."""
+    field's description or its type's (the models carry the reference's text: a type kept only for older
+    releases, a status the controller does not write yet)."""
 
     quote: str
 

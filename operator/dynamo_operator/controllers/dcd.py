@@ -13,11 +13,18 @@ from dynamo_operator.render import RenderError, names, render_component
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.restore import gate as restore_gate
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    PODS,
+    ROLEBINDINGS,
+    SERVICEACCOUNTS,
+    SERVICES,
+)
 from dynamo_operator.runtime.controller import Controller, Request, Result
 
+from . import component_pods, store
 from . import status as st
-from . import store
 from .common import (
     Deferred,
     Deps,
@@ -149,8 +156,11 @@ class DCDReconciler:
         else:
             readiness = lws_readiness(workload, want)
         runtime_ns = st.runtime_namespace(internal["metadata"].get("labels"))
+        scheduled = None  # a LeaderWorkerSet's replica is a group of pods: not reported
+        if workload_desired["kind"] == "Deployment":
+            scheduled = component_pods.scheduled_replicas(self.deps.stores.get(PODS), req.namespace, req.name)
         component = st.replica_status(
-            workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
+            workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload, scheduled
         )
         reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
         waiting = restore_gate(component_info(internal, ctx.discovery_backend), ctx)
@@ -223,6 +233,7 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    ctl.watch(w.graph_informers[PODS], component_pods.component_of)  # scheduledReplicas
     ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
     if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
         spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731

@@ -24,6 +24,7 @@ from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
+    PODS,
     PVCS,
     ROLEBINDINGS,
     SECRETS,
@@ -36,7 +37,7 @@ from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.tunables import ControllerTunables
 
-from . import netpol, store
+from . import component_pods, netpol, store
 from .common import Deps
 from .discovery import check_required_integrations, detect_integrations
 from .sync import (
@@ -160,6 +161,10 @@ class Wiring:
             informers[INFERENCEPOOLS] = self.managed(INFERENCEPOOLS)
         if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
             informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
+        # components' pods, indexed by component: how many are scheduled (``scheduledReplicas``)
+        pods = m.informer(PODS, label_selector=component_pods.SELECTOR, resync_period=0)
+        pods.store.add_indexer(component_pods.INDEX, component_pods.index_by_component)
+        informers[PODS] = pods
         informers[store.CHECKPOINTS] = m.informer(store.CHECKPOINTS)  # the checkpoint controller's too
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)

@@ -73,6 +73,11 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
         ),
+        "namespace": acts(
+            "render.dgdr:_generated",
+            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            note="where the generated graph went (deploymentOverrides.namespace, else the request's)",
+        ),
     },
     "v1alpha1.DynamoCheckpointIdentity": {
         "backendFramework": acts(
@@ -326,6 +331,11 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dgd_status",
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
         ),
+        "backend": acts(
+            "render.dgdr:step",
+            "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+            note="v1beta1 has no such status field (its spec.backend says it): stored v1alpha1 status",
+        ),
     },
     "v1alpha1.DynamoGraphDeploymentScalingAdapterSpec": {
         "replicas": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterSpec.replicas"),
@@ -395,6 +405,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "modelName": acts(
             "render.model:load_request",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "modelType": acts(
+            "render.model:is_lora",
             "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
         ),
     },
@@ -558,6 +572,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
             via="v1beta1.PlacementStatus.state",
         ),
+        "score": Converted("v1beta1.PlacementStatus.score"),
     },
     "v1alpha1.PodReference": {
         "name": acts(
@@ -681,6 +696,14 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
         ),
+        "gmsClientContainers": refused(
+            "admission",
+            {"spec.services.Frontend.checkpoint": {"enabled": True, "job": {"gmsClientContainers": ["s"]}}},
+            "the checkpoint Job gets no GPU Memory Service client wiring",
+            "webhooks.validation.component_checkpoint:_check_target_and_job",
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+        ),
     },
     "v1alpha1.ServiceCheckpointStatus": {
         "checkpointID": Converted("v1beta1.ComponentCheckpointStatus.checkpointID"),
@@ -706,6 +729,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "runtimeNamespace": Converted("v1beta1.ComponentReplicaStatus.runtimeNamespace"),
         "updatedReplicas": Converted("v1beta1.ComponentReplicaStatus.updatedReplicas"),
+        "scheduledReplicas": Converted("v1beta1.ComponentReplicaStatus.scheduledReplicas"),
     },
     "v1alpha1.SharedMemorySpec": {
         "disabled": acts(
