@@ -21,7 +21,36 @@ def _claim(create: bool = True) -> dict:
     return {f"spec.pvcs.{k}": v for k, v in entry.items()}
 
 
+def _snapshot_refused(kind: str, code: str | tuple[str, ...] = ()) -> Status:
+    """A pod snapshot kind's struct: the object is refused when created (its source asks for a capture)."""
+    return refused(
+        "admission",
+        {
+            "spec.source": {
+                "podRef": {"name": "worker-0"},
+                **({"nodeName": "n1"} if "Content" in kind else {}),
+            }
+        },
+        "by this operator: it runs no snapshot node agent",
+        code,
+        kind=kind,
+        version="v1alpha1",
+    )
+
+
 TYPES: dict[str, dict[str, Status]] = {
+    # no snapshot node agent here: new PodSnapshots and contents are refused (webhooks/validation/
+    # podsnapshot.py); a refused object never gets a status, so the status structs go with it
+    "v1alpha1.PodSnapshot": {
+        "spec": _snapshot_refused("PodSnapshot", "webhooks.validation.podsnapshot:validate_pod_snapshot"),
+        "status": _snapshot_refused("PodSnapshot"),
+    },
+    "v1alpha1.PodSnapshotContent": {
+        "spec": _snapshot_refused(
+            "PodSnapshotContent", "webhooks.validation.podsnapshot:validate_pod_snapshot"
+        ),
+        "status": _snapshot_refused("PodSnapshotContent"),
+    },
     "v1alpha1.Autoscaling": {
         "behavior": StorageOnly("Deprecated: This field is ignored."),
         "enabled": StorageOnly("Deprecated: This field is ignored."),
@@ -140,6 +169,9 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
         ),
         "storageType": StorageOnly("Deprecated: StorageType is ignored and no longer populated."),
+        # this platform creates no PodSnapshot (its checkpoint Job writes the checkpoint; PodSnapshots are
+        # refused): the field stays empty, which the reference defines as "never created"
+        "podSnapshotName": StorageOnly("distinguish a never-created snapshot (empty)"),
     },
     "v1alpha1.DynamoComponentDeploymentSharedSpec": {
         "annotations": acts(
@@ -574,35 +606,9 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "score": Converted("v1beta1.PlacementStatus.score"),
     },
-    "v1alpha1.PodReference": {
-        "name": acts(
-            "render.cli:render_command",
-            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
-        ),
-        "uid": acts(
-            "runtime.events:EventCorrelator.correlate",
-            "tests/unit/test_controllers_pure.py::test_identical_events_patch_the_count",
-        ),
-    },
     "v1alpha1.DynamoWorkerMetadataSpec": {
         # written and read by the runtime in graph pods; the operator only grants that (render/discovery.py)
         "data": StorageOnly("the operator does not interpret it."),
-    },
-    "v1alpha1.PodSnapshotContentStatus": {
-        "conditions": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-        ),
-    },
-    "v1alpha1.PodSnapshotReference": {
-        "name": acts(
-            "render.dgdr_job:_profiler",
-            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
-        ),
-        "namespace": acts(
-            "render.dgdr_job:_profiler",
-            "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
-        ),
     },
     "v1alpha1.ProfilingConfigSpec": {
         "config": acts(

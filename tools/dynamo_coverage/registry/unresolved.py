@@ -6,20 +6,4 @@ from __future__ import annotations
 
 from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
-TYPES: dict[str, dict[str, Status]] = {
-    "v1alpha1.DynamoCheckpointStatus": {
-        "podSnapshotName": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
-    },
-    "v1alpha1.PodSnapshotContentSource": {
-        "nodeName": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
-    },
-    "v1alpha1.PodSnapshotReference": {
-        "uid": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
-    },
-    "v1alpha1.PodSnapshotStatus": {
-        "boundPodSnapshotContentName": Unresolved(
-            "the field is not reached from a v1alpha1 kind the conversion handles"
-        ),
-        "conditions": Unresolved("the field is not reached from a v1alpha1 kind the conversion handles"),
-    },
-}
+TYPES: dict[str, dict[str, Status]] = {}
