@@ -182,7 +182,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
         "dynamoNamespace": StorageOnly("Deprecated: not used;"),
-        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_field_effects.py::test_env_from_secret_comes_first_in_the_main_containers_env_from",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -218,7 +221,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_api_conversion.py::test_edit_in_other_version_wins_over_saved_data",
             via="v1beta1.DynamoComponentDeploymentSharedSpec.replicas",
         ),
-        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+        "subComponentType": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_field_effects.py::test_sub_component_type_makes_a_worker_a_prefill_or_decode_component",
+        ),
         "serviceName": refused(
             "admission",
             {"spec.services.Frontend.serviceName": "api"},
@@ -243,7 +249,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
         "dynamoNamespace": StorageOnly("Deprecated: not used;"),
-        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_field_effects.py::test_env_from_secret_comes_first_in_the_main_containers_env_from",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -283,7 +292,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dcd_to_alpha",
             "tests/unit/test_api_conversion.py::test_shared_memory_size_zero_disables",
         ),
-        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+        "subComponentType": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_field_effects.py::test_sub_component_type_makes_a_worker_a_prefill_or_decode_component",
+        ),
     },
     "v1alpha1.DynamoComponentDeploymentStatus": {
         "conditions": acts(
@@ -513,7 +525,10 @@ TYPES: dict[str, dict[str, Status]] = {
         "args": acts(
             "api.conversion:_pod_template_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
-        "envFromSecret": acts("api.conversion:_pod_template_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_the_frontend_sidecars_env_from_secret",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -676,7 +691,10 @@ TYPES: dict[str, dict[str, Status]] = {
         "endTime": Converted("v1beta1.RollingUpdateStatus.endTime"),
         "phase": Converted("v1beta1.RollingUpdateStatus.phase"),
         "startTime": Converted("v1beta1.RollingUpdateStatus.startTime"),
-        "updatedServices": acts("api.conversion:_dgd_status", ()),
+        "updatedServices": acts(
+            "api.conversion:_dgd_status",
+            "tests/unit/test_field_effects.py::test_a_rolling_updates_updated_services_are_its_updated_components",
+        ),
     },
     "v1alpha1.ScalingAdapter": {
         "enabled": acts(
@@ -749,7 +767,10 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.SpecTopologyConstraint": {
         "packDomain": Converted("v1beta1.SpecTopologyConstraint.packDomain"),
-        "topologyProfile": acts("api.conversion:_dgd_to_alpha", ()),
+        "topologyProfile": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_field_effects.py::test_topology_profile_is_v1beta1s_cluster_topology_name",
+        ),
     },
     "v1alpha1.TopologyConstraint": {
         "packDomain": Converted("v1beta1.TopologyConstraint.packDomain"),
@@ -763,6 +784,9 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dgd_to_alpha",
             "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
         ),
-        "useAsCompilationCache": acts("api.conversion:_pod_template_to_beta", ()),
+        "useAsCompilationCache": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_a_volume_mount_used_as_compilation_cache_becomes_the_components_cache",
+        ),
     },
 }

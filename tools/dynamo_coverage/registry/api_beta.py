@@ -139,9 +139,18 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.checkpoint_ids:identity_hash",
             "tests/unit/test_render_defaults.py::test_identity_hash_is_upstreams_normalised_form",
         ),
-        "dynamoVersion": acts("render.checkpoint_ids:identity_hash", ()),
-        "extraParameters": acts("render.checkpoint_ids:identity_hash", ()),
-        "maxModelLen": acts("render.checkpoint_ids:identity_hash", ()),
+        "dynamoVersion": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
+        "extraParameters": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
+        "maxModelLen": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
         "model": acts(
             "render.pod:pod_metadata",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
@@ -563,7 +572,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1beta1.SpecTopologyConstraint": {
-        "clusterTopologyName": acts("api.conversion:_dgd_to_alpha", ()),
+        "clusterTopologyName": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_field_effects.py::test_topology_profile_is_v1beta1s_cluster_topology_name",
+        ),
         "packDomain": acts(
             "render.grove:_component_parts",
             "tests/unit/test_render_grove.py::test_a_pack_domain_grove_does_not_know_is_an_error_naming_the_field",
