@@ -10,15 +10,11 @@ import copy
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.render import RenderContext, render_component
 from dynamo_operator.render.checkpoint_ids import identity_hash
+from support import graphs
 
 
 def alpha_graph(service: dict, **spec) -> dict:
-    return {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": "g", "namespace": "ns"},
-        "spec": {"services": {"Worker": service}, **spec},
-    }
+    return graphs.dgd_v1alpha1({"Worker": service}, **spec)
 
 
 def component(obj: dict) -> dict:
@@ -30,7 +26,7 @@ def main(comp: dict) -> dict:
 
 
 def test_sub_component_type_makes_a_worker_a_prefill_or_decode_component():
-    worker = {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "w:1"}}}
+    worker = graphs.alpha_service("worker", image="w:1")
     assert component(alpha_graph(worker))["type"] == "worker"
     for sub in ("prefill", "decode"):
         assert component(alpha_graph({**worker, "subComponentType": sub}))["type"] == sub
@@ -44,11 +40,8 @@ def test_sub_component_type_makes_a_worker_a_prefill_or_decode_component():
 
 
 def test_env_from_secret_comes_first_in_the_main_containers_env_from():
-    worker = {
-        "componentType": "worker",
-        "envFromSecret": "hf-token",
-        "extraPodSpec": {"mainContainer": {"image": "w:1", "envFrom": [{"configMapRef": {"name": "cfg"}}]}},
-    }
+    worker = graphs.alpha_service("worker", image="w:1", envFromSecret="hf-token")
+    worker["extraPodSpec"]["mainContainer"]["envFrom"] = [{"configMapRef": {"name": "cfg"}}]
     assert main(component(alpha_graph(worker)))["envFrom"] == [
         {"secretRef": {"name": "hf-token"}},
         {"configMapRef": {"name": "cfg"}},
@@ -65,33 +58,29 @@ def test_env_from_secret_comes_first_in_the_main_containers_env_from():
 
 
 def test_the_frontend_sidecars_env_from_secret():
-    front = {
-        "componentType": "frontend",
-        "extraPodSpec": {"mainContainer": {"image": "f:1"}},
-        "frontendSidecar": {"image": "side:1", "envFromSecret": "side-secret"},
-    }
+    front = graphs.alpha_service(
+        "frontend", image="f:1", frontendSidecar={"image": "side:1", "envFromSecret": "side-secret"}
+    )
     containers = component(alpha_graph(front))["podTemplate"]["spec"]["containers"]
     sidecar = next(c for c in containers if c["name"] == "frontend-sidecar")
     assert sidecar["envFrom"] == [{"secretRef": {"name": "side-secret"}}]
 
 
 def test_a_volume_mount_used_as_compilation_cache_becomes_the_components_cache():
-    worker = {
-        "componentType": "worker",
-        "extraPodSpec": {"mainContainer": {"image": "w:1"}},
-        "volumeMounts": [
+    worker = graphs.alpha_service(
+        "worker",
+        volumeMounts=[
             {"name": "cache", "mountPoint": "/root/.cache/vllm", "useAsCompilationCache": True},
             {"name": "models", "mountPoint": "/models"},
         ],
-    }
+    )
     comp = component(alpha_graph(worker))
     assert comp["compilationCache"] == {"pvcName": "cache", "mountPath": "/root/.cache/vllm"}
     assert [m["name"] for m in main(comp)["volumeMounts"]] == ["models"]  # the cache is not mounted twice
 
 
 def test_topology_profile_is_v1beta1s_cluster_topology_name():
-    worker = {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": "w:1"}}}
-    graph = alpha_graph(worker, topologyConstraint={"topologyProfile": "rack-a"})
+    graph = alpha_graph(graphs.alpha_service("worker"), topologyConstraint={"topologyProfile": "rack-a"})
     beta = convert(copy.deepcopy(graph), "v1beta1")
     assert beta["spec"]["topologyConstraint"]["clusterTopologyName"] == "rack-a"
     beta["spec"]["topologyConstraint"]["clusterTopologyName"] = "rack-b"
@@ -99,7 +88,7 @@ def test_topology_profile_is_v1beta1s_cluster_topology_name():
 
 
 def test_a_rolling_updates_updated_services_are_its_updated_components():
-    graph = alpha_graph({"componentType": "worker"})
+    graph = alpha_graph(graphs.alpha_service("worker"))
     graph["status"] = {"rollingUpdate": {"phase": "InProgress", "updatedServices": ["Worker"]}}
     beta = convert(copy.deepcopy(graph), "v1beta1")
     assert beta["status"]["rollingUpdate"] == {"phase": "InProgress", "updatedComponents": ["Worker"]}
