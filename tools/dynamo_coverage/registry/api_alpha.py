@@ -79,13 +79,19 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "namespace": acts(
             "render.dgdr_output:_metadata",
-            "tests/unit/test_render_dgdr_output.py::test_configmaps_go_where_the_graph_goes",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_configmaps_go_where_the_graph_goes",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
             note="v1beta1 has no home for it (overrides.dgd ignores identity metadata): it travels in the "
             "conversion annotation and the controller reads the stored v1alpha1 request",
         ),
         "workersImage": acts(
             "render.dgdr_output:generated",
-            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            (
+                "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
             note="read from the stored v1alpha1 request; v1beta1 readers see it in the conversion annotation",
         ),
     },
@@ -104,7 +110,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "namespace": acts(
             "render.dgdr:_generated",
-            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            (
+                "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
             note="where the generated graph went (deploymentOverrides.namespace, else the request's)",
         ),
     },
@@ -377,7 +386,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "backend": acts(
             "render.dgdr:step",
-            "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+            (
+                "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+                "tests/integration/test_dgdr_cluster.py::test_profiling_job_completes_and_the_generated_graph_is_deployed",
+            ),
             note="v1beta1 has no such status field (its spec.backend says it): stored v1alpha1 status",
         ),
     },
