@@ -212,7 +212,8 @@ def register(w: Wiring) -> Controller:
     LeaderWorkerSets when enabled); the shared
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
     Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
-    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
+    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint); a component's pod
+    re-queues its DCD (``scheduledReplicas``, coalesced)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS, *w.exposure_kinds] + ([LWS] if w.lws_enabled else [])
     if w.dra_served:
         owned.append(RESOURCECLAIMTEMPLATES)
@@ -233,7 +234,9 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
-    ctl.watch(w.graph_informers[PODS], component_pods.component_of)  # scheduledReplicas
+    # scheduledReplicas: a pod placed or gone re-queues its component; a pod changes several times while it
+    # starts, so its events are coalesced per component over the graph's window (one pass, not one per event)
+    ctl.watch(w.graph_informers[PODS], component_pods.component_of, delay=w.tunables.graph_coalesce_seconds)
     ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
     if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
         spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731
