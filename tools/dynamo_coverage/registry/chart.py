@@ -302,16 +302,31 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::uses this project's image with the appVersion tag by default",
         ),
-        "controllerManager.manager.resources.limits": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.manager.resources.requests": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.manager.resources.limits": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
+        "controllerManager.manager.resources.requests": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.nodeSelector": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
         ),
-        "controllerManager.podAnnotations": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.podLabels": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.podAnnotations": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
+        "controllerManager.podLabels": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.podSecurityContext": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.priorityClassName": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.priorityClassName": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.replicas": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::refuses several replicas in namespace-restricted mode, naming the field",
@@ -324,7 +339,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::schedules with tolerations, affinity and pull secrets",
         ),
-        "dgdr.profilerImage": acts("tpl:operator/templates/_config.tpl", ()),
+        "dgdr.profilerImage": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::dgdr.profilerImage is the profiler a request that names none gets",
+        ),
         "discoveryBackend": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
@@ -488,8 +506,14 @@ VALUES: dict[str, dict[str, Status]] = {
         "installHooks.resources.limits": acts("tpl:operator/templates/install-hooks.yaml", ()),
         "installHooks.resources.requests": acts("tpl:operator/templates/install-hooks.yaml", ()),
         "kubernetesClusterDomain": acts("tpl:operator/templates/_helpers.tpl", ()),
-        "logging.format": acts("tpl:operator/templates/_config.tpl", ()),
-        "logging.level": acts("tpl:operator/templates/_config.tpl", ()),
+        "logging.format": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::logging.level and logging.format reach the OperatorConfiguration",
+        ),
+        "logging.level": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::logging.level and logging.format reach the OperatorConfiguration",
+        ),
         "metricsService.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::no metrics Service name without the metrics Service",
