@@ -66,16 +66,22 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.DeploymentOverridesSpec": {
         "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+            "render.dgdr_output:_metadata",
+            "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
         ),
         "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            "render.dgdr_output:_metadata",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
+                "tests/integration/test_dgdr_cluster.py::test_profiling_job_completes_and_the_generated_graph_is_deployed",
+            ),
         ),
         "name": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_webhooks_dgdr.py::test_v1alpha1_deployment_overrides",
+            "render.dgdr_output:_metadata",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
         ),
         "namespace": acts(
             "render.dgdr_output:_metadata",
@@ -576,18 +582,9 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.IngressSpec": {
-        "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
-        ),
-        "enabled": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
-        ),
-        "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
-        ),
+        "annotations": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "enabled": Rendered("render.ingress:exposure", context={"spec.ingress.host": "cov"}),
+        "labels": Rendered("render.ingress:exposure", context=_INGRESS_ON),
         "host": Rendered("render.ingress:exposure", context=_INGRESS_ON),
         "hostPrefix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
         "hostSuffix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
@@ -616,10 +613,7 @@ TYPES: dict[str, dict[str, Status]] = {
         "nodeCount": Converted("v1beta1.MultinodeSpec.nodeCount"),
     },
     "v1alpha1.PVC": {
-        "name": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
-        ),
+        "name": Rendered("render.pvc:build_pvc", context=_claim()),
         "create": Rendered("render.pvc:graph_pvcs", context=_claim(create=False)),
         "size": Rendered("render.pvc:build_pvc", context=_claim()),
         "storageClass": Rendered("render.pvc:build_pvc", context=_claim()),
