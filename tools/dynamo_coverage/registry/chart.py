@@ -25,14 +25,20 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/_helpers.tpl",
             "helm:etcd/tests/etcd_test.yaml::user/password authentication of the bundled etcd is refused with the alternative",
         ),
-        "autoCompactionRetention": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "autoCompactionRetention": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "containerSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
         "enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
         ),
         "exports": acts("tpl:platform/Chart.yaml", ()),
-        "extraEnv": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "extraEnv": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "fullnameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
         "image.pullPolicy": acts("tpl:etcd/templates/statefulset.yaml", ()),
         "image.repository": acts("tpl:etcd/templates/_helpers.tpl", ()),
@@ -69,10 +75,19 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
         ),
-        "persistence.size": acts("tpl:etcd/templates/statefulset.yaml", ()),
-        "persistence.storageClass": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "persistence.size": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::persistence.size and persistence.storageClass shape the data claim",
+        ),
+        "persistence.storageClass": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::persistence.size and persistence.storageClass shape the data claim",
+        ),
         "podSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
-        "quotaBackendBytes": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "quotaBackendBytes": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "readinessProbe.enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
@@ -181,18 +196,30 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.fileStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.fileStore.maxSize": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
+        ),
         "config.jetstream.fileStore.pvc.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.fileStore.pvc.size": acts("tpl:nats/templates/_helpers.tpl", ()),
-        "config.jetstream.fileStore.pvc.storageClassName": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "config.jetstream.fileStore.pvc.size": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.pvc.size and storageClassName shape the claim and the store's limit",
+        ),
+        "config.jetstream.fileStore.pvc.storageClassName": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.pvc.size and storageClassName shape the claim and the store's limit",
+        ),
         "config.jetstream.memoryStore.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.memoryStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.memoryStore.maxSize": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
+        ),
         "config.merge": acts("tpl:nats/templates/_helpers.tpl", ()),
         "config.monitor.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
