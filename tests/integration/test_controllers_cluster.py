@@ -23,7 +23,7 @@ from dynamo_operator.runtime.client import (
     SERVICES,
 )
 from support import graphs
-from support.dgd import apply_dgd, get, ready, wait_successful
+from support.dgd import apply_dgd, dgd_status, get, ready, wait_successful
 from support.operator import Operator
 from support.poll import stays, wait_for
 from support.processes import http_get, operator_process
@@ -71,6 +71,30 @@ def children_versions(client, ns) -> dict[str, str]:
     return out
 
 
+def assert_scheduled_replicas(client, ns: str, want: dict[str, int]) -> None:
+    """``scheduledReplicas`` (the pods the scheduler placed, kwok's nodes here) reaches each component's
+    replica count in the graph's status and in its DCD's (the pod cache may trail the Deployment's)."""
+
+    def graph_counts() -> dict:
+        comps = dgd_status(client, ns).get("components") or {}
+        return {c: (comps.get(c) or {}).get("scheduledReplicas") for c in want}
+
+    wait_for(lambda: graph_counts() == want, WAIT, f"scheduledReplicas {want} in the graph's status")
+    for component, n in want.items():
+        name = f"g-{component.lower()}"
+        wait_for(
+            lambda name=name, n=n: (
+                (
+                    (store.to_internal(client.get(store.DCD, name, ns)).get("status") or {}).get("component")
+                    or {}
+                ).get("scheduledReplicas")
+                == n
+            ),
+            WAIT,
+            f"scheduledReplicas {n} in DCD {name}'s status",
+        )
+
+
 # -- tests ---------------------------------------------------------------------------------------------------
 
 
@@ -86,7 +110,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
     comps = status["components"]
     assert set(comps) == {"Frontend", "VllmPrefillWorker", "VllmDecodeWorker", "Planner"}
     assert comps["VllmDecodeWorker"]["readyReplicas"] == 2 and comps["VllmDecodeWorker"]["replicas"] == 2
-    assert comps["Frontend"] == {
+    assert {k: v for k, v in comps["Frontend"].items() if k != "scheduledReplicas"} == {
         "componentKind": "Deployment",
         "componentNames": ["g-frontend"],
         "runtimeNamespace": f"{ns}-g",
@@ -95,6 +119,7 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
         "readyReplicas": 1,
         "availableReplicas": 1,
     }
+    assert_scheduled_replicas(client, ns, {"Frontend": 1, "VllmDecodeWorker": 2})
     # what `dynamo-operator render` previews is what runs: every rendered field is live, owner refs are set
     preview = render_all(dgd, RenderContext())
     dgd_uid = created["metadata"]["uid"]
@@ -215,6 +240,7 @@ def test_scale_remove_hand_edit_and_delete(client, ns, operator):
     )
     status = wait_successful(client, ns, generation=2, timeout=WAIT)
     assert status["components"]["VllmDecodeWorker"]["readyReplicas"] == 3
+    assert_scheduled_replicas(client, ns, {"VllmDecodeWorker": 3})  # follows the scale-up
 
     # a hand-edited Deployment is put back
     dep = client.get(DEPLOYMENTS, "g-frontend", ns)

@@ -27,7 +27,14 @@ from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.lifecycle import DGDRS, JOBS
 from dynamo_operator.render import dgdr as rd
-from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICEACCOUNTS, ResourceDescriptor, custom
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    NAMESPACES,
+    PVCS,
+    SERVICEACCOUNTS,
+    ResourceDescriptor,
+    custom,
+)
 from kubernetes.client.exceptions import ApiException
 from support import graphs
 from support.crs import condition, describe, events_of
@@ -197,6 +204,31 @@ def test_without_auto_apply_the_generated_spec_waits_in_status(client, ns, opera
     c = condition(obj, "SpecGenerated")
     assert (c["status"], c["reason"]) == ("True", "AwaitingManualApply")
     assert get(client, store.DGD, "req", ns) is None and "deployment" not in obj["status"]
+
+
+def test_deployment_overrides_place_name_and_image_the_generated_graph(client, ns, operator):
+    """v1alpha1 ``deploymentOverrides``: the graph goes to ``namespace`` (another namespace, so no owner
+    reference: the request finds it through its labels), named ``name``, its workers on ``workersImage``."""
+    target = f"{ns}-serving"
+    client.create(NAMESPACES, {"metadata": {"name": target}})
+    try:
+        overrides = {"namespace": target, "name": "served", "workersImage": "registry.local/worker:2"}
+        client.create(DGDRS, request(ns, deploymentOverrides=overrides))
+        wait_job_complete(client, ns)
+        publish_output(client, ns)
+        dgd = wait_for(lambda: get(client, store.DGD, "served", target), WAIT, "the DGD in the target ns")
+        assert not dgd["metadata"].get("ownerReferences")  # across namespaces: labels, not an owner
+        assert dgd["metadata"]["labels"][rd.LABEL_DGDR_NAMESPACE] == ns
+        services = dgd["spec"]["services"]  # stored as v1alpha1
+        assert services["MockerWorker"]["extraPodSpec"]["mainContainer"]["image"] == "registry.local/worker:2"
+        assert services["Frontend"]["extraPodSpec"]["mainContainer"]["image"] == IMAGE  # not a worker
+        assert get(client, store.DGD, "req", ns) is None
+        wait_for(lambda: state(client, ns) == "Ready", WAIT, "state Ready (the DGD there became successful)")
+        deployment = dgdr(client, ns)["status"]["deployment"]
+        assert (deployment["name"], deployment["namespace"]) == ("served", target)
+    finally:
+        with contextlib.suppress(ApiException):
+            client.delete(NAMESPACES, target)
 
 
 def test_unusable_profiler_output_fails_with_the_reason(client, ns, operator):

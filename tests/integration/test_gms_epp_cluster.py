@@ -48,8 +48,8 @@ NS_PREFIX = "gms"
 WAIT = 60.0
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 CHART = REPO_ROOT / "charts" / "platform"
-# Istio's two kinds come together, as an Istio install serves them (the operator detects the API group, and
-# caches VirtualServices and DestinationRules whenever it is served)
+# Istio's two kinds come together, as an Istio install serves them (the operator detects each kind on its
+# own: test_exposure_storage_cluster.py installs the VirtualService CRD alone)
 CRD_FILES = INTEGRATION_CRD_FILES
 CONTAINER_MODE = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
 

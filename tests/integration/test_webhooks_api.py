@@ -562,6 +562,19 @@ CREATE_CASES = [
             "Extension's InferencePool API (inference.networking.k8s.io/v1)"
         ],
     ),
+    (
+        "pod-snapshot-refused",
+        "v1alpha1",
+        {
+            "kind": "PodSnapshot",
+            "metadata": {"name": "pod-snapshot-refused"},
+            "spec": {"source": {"podRef": {"name": "worker-0"}}},
+        },
+        [
+            "spec.source: Forbidden: pod snapshots are not captured by this operator",
+            "checkpoint a component with a DynamoCheckpoint",
+        ],
+    ),
 ]
 
 

@@ -56,7 +56,8 @@ def test_a_device_class_requeues_the_objects_that_claim_from_it():
         (
             {"serviceMesh": {"enabled": True, "provider": "istio"}},
             set(),
-            "serviceMesh.enabled is true but the cluster does not serve networking.istio.io/v1beta1",
+            "serviceMesh.enabled is true but the cluster does not serve destinationrules in "
+            "networking.istio.io/v1beta1",
         ),
     ],
 )

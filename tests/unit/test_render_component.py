@@ -139,6 +139,20 @@ def test_planner_service_account_and_role_binding():
     assert rb["subjects"] == [{"kind": "ServiceAccount", "name": "planner-serviceaccount", "namespace": "ns"}]
 
 
+def test_epp_role_binding_names_the_configured_cluster_role():
+    """``rbac.eppClusterRoleName``: the EPP's ServiceAccount is bound to it (nothing without it)."""
+    epp = dcd("epp", eppConfig={"config": {}})
+    assert by_kind(render_component(epp), "RoleBinding") == []
+    ctx = RenderContext(operator_config={"rbac": {"eppClusterRoleName": "dynamo-epp"}})
+    (rb,) = by_kind(render_component(epp, ctx), "RoleBinding")
+    assert rb["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "ClusterRole",
+        "name": "dynamo-epp",
+    }
+    assert rb["subjects"] == [{"kind": "ServiceAccount", "name": "epp-serviceaccount", "namespace": "ns"}]
+
+
 def test_epp_configmap_from_config_and_mount():
     config = {
         "apiVersion": "inference.networking.x-k8s.io/v1alpha1",

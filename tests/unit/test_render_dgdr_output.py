@@ -317,3 +317,22 @@ def test_configmaps_go_where_the_graph_goes():
             "data": {"k": "v"},
         },
     )
+
+
+def test_deployment_overrides_name_label_and_annotate_the_generated_graph():
+    """v1alpha1 ``deploymentOverrides``: ``name`` names the graph, ``labels`` and ``annotations`` merge
+    over the profiler's (the request's own labels always stay), ``workersImage`` runs its workers."""
+    req = request()
+    req["spec"]["deploymentOverrides"] = {
+        "name": "served",
+        "labels": {"team": "a", "profiled": "overridden"},
+        "annotations": {"example.com/owner": "platform"},
+        "workersImage": "w:2",
+    }
+    md = made(req).dgd["metadata"]
+    assert md["name"] == "served" and md["namespace"] == "team"
+    assert md["labels"]["team"] == "a" and md["labels"]["profiled"] == "overridden"
+    assert md["labels"]["dgdr.nvidia.com/name"] == "req"
+    assert md["annotations"] == {"example.com/owner": "platform"}
+    plain = made(request()).dgd["metadata"]
+    assert plain["name"] == "req" and "annotations" not in plain

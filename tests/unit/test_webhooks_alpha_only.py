@@ -138,3 +138,16 @@ def test_denial_message_lists_every_alpha_error():
     assert denial_message("DynamoGraphDeployment", "g", errs).startswith(
         'DynamoGraphDeployment.nvidia.com "g" is invalid: [spec.services[Frontend].ingress.host'
     )
+
+
+def test_a_graph_service_name_that_differs_from_its_key_is_refused():
+    """The services key names the component; a serviceName saying otherwise would be overridden silently."""
+    obj = alpha_dgd()
+    obj["spec"]["services"]["Frontend"]["serviceName"] = "Frontend"
+    assert errors(obj) == []  # the key's own name changes nothing
+    obj["spec"]["services"]["Frontend"]["serviceName"] = "api"
+    (err,) = errors(obj)
+    assert err.startswith("spec.services[Frontend].serviceName: Forbidden: the key of spec.services names")
+    assert "remove serviceName or rename the key" in err
+    beta = convert(copy.deepcopy(obj), "v1beta1")  # the same graph written as v1beta1 keeps the record
+    assert any("serviceName" in e for e in errors(beta, version="v1beta1"))

@@ -906,3 +906,28 @@ def test_kv_transfer_policy_is_refused_rather_than_ignored(version):
     (err,) = dgd_errors(base, version=version)
     assert err.startswith("spec.experimental.kvTransferPolicy: Forbidden: is not supported by this operator")
     assert "remove spec.experimental.kvTransferPolicy" in err and "topologyConstraint" in err
+
+
+def test_pod_snapshots_are_refused_when_created_and_left_alone_after():
+    """No snapshot node agent here: a new PodSnapshot (or content) would never be bound or dumped."""
+    snap = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "PodSnapshot",
+        "metadata": {"name": "s", "namespace": "team"},
+        "spec": {"source": {"podRef": {"name": "worker-0", "uid": "u"}}},
+    }
+    (err,) = errors("PodSnapshot", "v1alpha1", snap)
+    assert err.startswith("spec.source: Forbidden: pod snapshots are not captured by this operator")
+    assert "checkpoint a component with a DynamoCheckpoint" in err
+    assert errors("PodSnapshot", "v1alpha1", snap, snap) == []  # an update (a finalizer coming off) passes
+    content = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "PodSnapshotContent",
+        "metadata": {"name": "c"},
+        "spec": {
+            "podSnapshotRef": {"namespace": "team", "name": "s", "uid": "u"},
+            "source": {"podRef": {"name": "worker-0"}, "nodeName": "n1"},
+        },
+    }
+    (err,) = errors("PodSnapshotContent", "v1alpha1", content)
+    assert "pod snapshot contents are not produced by this operator" in err

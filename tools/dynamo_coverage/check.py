@@ -18,7 +18,7 @@ from typing import Any
 
 from . import index
 from .registry import entries, pending
-from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target
+from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target, type_description
 from .samples import base_object
 from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved
 
@@ -89,23 +89,30 @@ def _entry_problems(row: Row, status: Status, rows: dict[str, Row], run: bool) -
         if run:
             yield from refusal_problems(row, status)
     elif isinstance(status, StorageOnly):
-        if status.quote not in " ".join(row.description.split()):
-            yield f"storage-only quote {status.quote!r} is not in the field's description (the seed's text)"
+        if status.quote not in " ".join(row.description.split()) and status.quote not in type_description(
+            row
+        ):
+            yield (
+                f"storage-only quote {status.quote!r} is in neither the field's description nor its type's "
+                "(the seed's text)"
+            )
     elif isinstance(status, Converted):
         from . import converted
 
-        yield from converted.problems(row)
+        yield from converted.problems(row, status.context)
         if status.via not in rows:
             yield f"via {status.via}: no such row"
-        elif not _acts_or_pending(status.via, rows):
-            yield f"via {status.via}: that row does not act (it must, for this one to)"
+        elif not _acts_or_pending(status.via, rows) and not isinstance(
+            entries().get(status.via), StorageOnly
+        ):
+            yield f"via {status.via}: that row neither acts nor is stored only by the seed's word"
     elif isinstance(status, Rendered):
         from . import converted
 
         func, err = index.resolve_code(status.code)
         if func is None:
             yield err
-        yield from converted.rendered_problems(row)
+        yield from converted.rendered_problems(row, status.context)
     elif isinstance(status, Unresolved):
         yield from ()
     elif isinstance(status, Pending):

@@ -21,6 +21,7 @@ from .rows import Row
 from .samples import base_object
 
 SENTINEL = "cov-7919"
+CONFIG = "config:"  # a ``Rendered`` context key for the OperatorConfiguration (``config:ingress.hostSuffix``)
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -64,8 +65,13 @@ def _steps(row: Row, where: str) -> Iterator[tuple[str, Any]]:
     """(JSON key, annotation) from the kind's model down to the row's field, for one place it appears."""
     head, _, path = where.partition(" ")
     version, *parts = path.split(".")
-    model: Any = registry.KINDS[head].models[version]
-    for part in [*parts, row.json]:
+    yield from _path_steps(head, version, [*parts, row.json])
+
+
+def _path_steps(kind: str, version: str, parts: list[str]) -> Iterator[tuple[str, Any]]:
+    """(JSON key, annotation) along ``parts`` (JSON keys from the kind's root) through its models."""
+    model: Any = registry.KINDS[kind].models[version]
+    for part in parts:
         ann = _field(model, part)
         yield part, ann
         inner = _unwrap(ann)
@@ -100,16 +106,26 @@ def _without_annotations(obj: dict) -> dict:
     return out
 
 
-def problems(row: Row) -> Iterator[str]:
+def problems(row: Row, context: dict[str, Any] | None = None) -> Iterator[str]:
+    """A ``Converted`` entry's proof (``context``: as a ``Rendered`` entry's, set on both objects)."""
     from dynamo_operator.api.conversion import CONVERTIBLE_KINDS, convert
 
-    places = [w for w in row.appears if w.split(" ")[0] in CONVERTIBLE_KINDS and " v1alpha1" in w]
+    context = context or {}
+    places = [
+        w
+        for w in row.appears
+        if w.split(" ")[0] in CONVERTIBLE_KINDS and " v1alpha1" in w and _fits(w, context)
+    ]
     if not places:
         yield "converted: the field is not reached from a v1alpha1 kind the conversion handles"
+        if context:
+            yield f"converted: or the context {sorted(context)} is not on the way to {row.appears}"
         return
     where = places[0]
     kind = where.split(" ")[0]
     base = base_object(kind, "v1alpha1")
+    for key, value in context.items():
+        _set(base, list(_path_steps(kind, "v1alpha1", key.split("."))), value)
     steps = list(_steps(row, where))
     changed = copy.deepcopy(base)
     _set(changed, steps, sample_value(steps[-1][1]))
@@ -120,24 +136,55 @@ def problems(row: Row) -> Iterator[str]:
         yield f"converted: setting {path} on a {kind} v1alpha1 changes nothing in its v1beta1 form"
 
 
-def rendered_problems(row: Row) -> Iterator[str]:
-    """A ``Rendered`` entry's proof: setting the field on the kind's minimal object changes what
-    ``render_all`` (the controllers' functions) renders for it."""
+def _place_path(where: str) -> list[str]:
+    """``DynamoComponentDeployment v1alpha1.spec.ingress`` -> ``["spec", "ingress"]``."""
+    return where.split(" ", 1)[1].split(".")[1:]
+
+
+def _fits(where: str, context: dict[str, Any]) -> bool:
+    """Every context path sits on the way to the place (its parent is the place or above it), so the
+    context and the field land in the same component, list entry and struct."""
+    path = _place_path(where)
+    return all(key.split(".")[:-1] == path[: len(key.split(".")) - 1] for key in context)
+
+
+def rendered_problems(row: Row, context: dict[str, Any] | None = None) -> Iterator[str]:
+    """A ``Rendered`` entry's proof: setting the field on the kind's minimal object (plus its ``context``,
+    on both sides) changes what ``render_all`` (the controllers' functions) renders for it."""
     from dynamo_operator.render import RenderContext, render_all
+    from dynamo_operator.render.context import ISTIO
 
     from .samples import BASES
 
-    places = [w for w in row.appears if (w.split(" ")[0], w.split(" ")[1].split(".")[0]) in BASES]
+    context = context or {}
+    config: dict[str, Any] = {"checkpoint": {"enabled": True}}  # a checkpoint's Job shows
+    for key, value in context.items():
+        if key.startswith(CONFIG):
+            *parents, leaf = key.removeprefix(CONFIG).split(".")
+            node = config
+            for part in parents:
+                node = node.setdefault(part, {})
+            node[leaf] = value
+    context = {k: v for k, v in context.items() if not k.startswith(CONFIG)}
+    places = [
+        w
+        for w in row.appears
+        if (w.split(" ")[0], w.split(" ")[1].split(".")[0]) in BASES and _fits(w, context)
+    ]
     if not places:
         yield "rendered: no minimal object of the kinds the field is reached from (add one to samples)"
+        if context:
+            yield f"rendered: or the context {sorted(context)} is not on the way to {row.appears}"
         return
     where = places[0]
     kind, version = where.split(" ")[0], where.split(" ")[1].split(".")[0]
     base = base_object(kind, version)
+    for key, value in context.items():
+        _set(base, list(_path_steps(kind, version, key.split("."))), value)
     steps = list(_steps(row, where))
     changed = copy.deepcopy(base)
     _set(changed, steps, sample_value(steps[-1][1]))
-    ctx = RenderContext(operator_config={"checkpoint": {"enabled": True}})  # a checkpoint's Job shows
+    ctx = RenderContext(operator_config=config, detected={ISTIO})  # VirtualServices render
     try:
         before, after = render_all(copy.deepcopy(base), ctx), render_all(changed, ctx)
     except Exception as exc:

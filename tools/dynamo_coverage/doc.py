@@ -8,6 +8,7 @@ from typing import Any
 
 from . import index
 from .check import coverage
+from .registry import entries
 from .rows import REPO, Row, all_rows
 from .status import Acts, Converted, Pending, Refused, Rendered, StorageOnly, Unresolved
 
@@ -27,10 +28,13 @@ evidence does not hold:
   or another field of its type); the named test exists and names the field (**untested** when none does);
   a chart value's template reads it, and not only into an env var that no operator code reads. A
   v1alpha1 field marked *converted* is proven by converting a sample: setting it must change the v1beta1
-  object outside the annotations, and the v1beta1 field it lands in must act.
+  object outside the annotations, and the v1beta1 field it lands in must act. A field marked *render
+  shows* is proven by rendering a sample with and without it (beside the switch it needs, when it needs
+  one: `spec.ingress.enabled`, `spec.pvcs[].create`).
 * **refused**: the sample is run through the real check (admission `validate`, `parse_operator_config`,
   `helm template`) and must be refused with the quoted message.
-* **storage-only**: the quote must be in the field's description (the API reference's text).
+* **storage-only**: the quote must be in the field's description or its type's (the API reference's text);
+  a v1alpha1 field converted to a storage-only v1beta1 field is storage-only too.
 * **pending**: a branch not yet merged into main implements it (`registry/pending.py`; empty now
   that p2ingress, p2ckpt and harden2 have merged). At merge: delete that branch's rows from `PENDING`,
   run `make coverage-doc`, add what `python -m dynamo_coverage --draft` suggests, and review it.
@@ -112,10 +116,21 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
     if isinstance(what, Acts):
         via = f" → `{what.via}`" if what.via else ""
         return "acts", _refs(what.code) + via, _refs(what.tests) or "**untested**"
+    if isinstance(what, Converted) and isinstance(entries().get(what.via), StorageOnly):
+        quote = entries()[what.via].quote
+        return (
+            "storage-only",
+            f"converted to `{what.via}`, which the reference keeps stored only: “{quote}”",
+            "-",
+        )
     if isinstance(what, Converted):
-        return "acts", f"converted to `{what.via}` (checked: it changes the v1beta1 object)", "coverage test"
+        beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
+        checked = f"checked: set{beside}, it changes the v1beta1 object"
+        return "acts", f"converted to `{what.via}` ({checked})", "coverage test"
     if isinstance(what, Rendered):
-        return "acts", f"`{what.code}` (checked: setting it changes what render shows)", "coverage test"
+        beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
+        checked = f"checked: setting it{beside} changes what render shows"
+        return "acts", f"`{what.code}` ({checked})", "coverage test"
     if isinstance(what, Unresolved):
         return "unresolved", what.why, "-"
     if isinstance(what, Refused):

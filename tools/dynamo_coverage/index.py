@@ -94,8 +94,8 @@ def resolve_code(ref: str) -> tuple[ast.AST | None, str]:
     return (path, func), ""
 
 
-def resolve_test(ref: str) -> tuple[ast.AST | None, str]:
-    """The AST of ``tests/....py::test_name`` (``Class::test`` allowed), and an error."""
+def resolve_test(ref: str) -> tuple[tuple[Path, ast.AST] | None, str]:
+    """(file, AST) of ``tests/....py::test_name`` (``Class::test`` allowed), or an error."""
     file, _, name = ref.partition("::")
     path = REPO / file
     if not path.is_file():
@@ -103,7 +103,7 @@ def resolve_test(ref: str) -> tuple[ast.AST | None, str]:
     func = module_functions(path).get(name.replace("::", "."))
     if func is None or not name.rpartition(".")[2].startswith("test"):
         return None, f"{ref}: no test {name} in {file}"
-    return func, ""
+    return (path, func), ""
 
 
 def mentions(found: tuple[Path, ast.AST], json_name: str, python_name: str = "") -> bool:
@@ -119,8 +119,10 @@ def in_context(found: tuple[Path, ast.AST], context: set[str], siblings: set[str
     return bool(function_tokens(*found) & (context | siblings))
 
 
-def mentions_test(func: ast.AST, json_name: str, python_name: str = "") -> bool:
-    toks = tokens_of(func)
+def mentions_test(found: tuple[Path, ast.AST], json_name: str, python_name: str = "") -> bool:
+    """The test names the field: in its body or in a module constant it uses (``ON = {"mpi":
+    {"sshNetworkPolicy": True}}``), as code is read (``function_tokens``)."""
+    toks = function_tokens(*found)
     return json_name in toks or bool(python_name and python_name in toks)
 
 

@@ -226,3 +226,24 @@ def subchart_target(row: Row) -> str | None:
 
 def all_rows() -> dict[str, Row]:
     return api_rows() | chart_rows()
+
+
+def model_of(tkey: str) -> type[BaseModel] | None:
+    """The API or configuration model of a row's type key (``v1beta1.ParetoConfig``)."""
+    from dynamo_operator.api import v1alpha1, v1beta1
+    from dynamo_operator.api.config import types as config_types
+
+    module, _, name = tkey.partition(".")
+    mods = {"v1alpha1": v1alpha1, "v1beta1": v1beta1, "config": config_types}
+    for mod in [mods[module]] if module in mods else [v1beta1, v1alpha1, config_types]:
+        model = getattr(mod, name, None)
+        if isinstance(model, type) and issubclass(model, BaseModel) and type_key(model) == tkey:
+            return model
+    return None
+
+
+def type_description(row: Row) -> str:
+    """The reference's text about the row's type (the model's docstring): where the seed says a whole
+    type is kept only for compatibility, or not written yet."""
+    model = model_of(row.type_key) if row.type_key else None
+    return " ".join((model.__doc__ or "").split()) if model is not None else ""

@@ -83,6 +83,19 @@ _ALPHA_CHECKPOINT = {
         "job": {"podTemplateSpec": {"spec": {"containers": [{"name": "main", "image": "runtime:1"}]}}},
     },
 }
+# a PodSnapshot / content without its (CRD-required) source: the smallest object the webhook looks at
+_ALPHA_POD_SNAPSHOT = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "PodSnapshot",
+    "metadata": {"name": "s", "namespace": "ns"},
+    "spec": {},
+}
+_ALPHA_POD_SNAPSHOT_CONTENT = {
+    "apiVersion": "nvidia.com/v1alpha1",
+    "kind": "PodSnapshotContent",
+    "metadata": {"name": "c"},
+    "spec": {"podSnapshotRef": {"namespace": "ns", "name": "s"}},
+}
 BASES = {
     ("DynamoGraphDeployment", "v1beta1"): _BETA_DGD,
     ("DynamoGraphDeployment", "v1alpha1"): _ALPHA_DGD,
@@ -92,6 +105,8 @@ BASES = {
     ("DynamoGraphDeploymentRequest", "v1beta1"): _BETA_DGDR,
     ("DynamoCheckpoint", "v1alpha1"): _ALPHA_CHECKPOINT,
     ("DynamoGraphDeploymentScalingAdapter", "v1alpha1"): _ALPHA_DGDSA,
+    ("PodSnapshot", "v1alpha1"): _ALPHA_POD_SNAPSHOT,
+    ("PodSnapshotContent", "v1alpha1"): _ALPHA_POD_SNAPSHOT_CONTENT,
 }
 
 

@@ -3,7 +3,7 @@ implementing it (``Pending``, listed so the lead fills it in at merge)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -52,7 +52,8 @@ class Refused:
 @dataclass(frozen=True)
 class StorageOnly:
     """Kept and round-tripped but not acted on, because the seed says so: ``quote`` must appear in the
-    field's description (the models carry the reference's text)."""
+    field's description or its type's (the models carry the reference's text: a type kept only for older
+    releases, a status the controller does not write yet)."""
 
     quote: str
 
@@ -60,19 +61,31 @@ class StorageOnly:
 @dataclass(frozen=True)
 class Converted:
     """A v1alpha1 field the conversion carries into the v1beta1 object (checked by ``converted``: setting it
-    changes the v1beta1 form outside the annotations); ``via``: the v1beta1 row that acts on it."""
+    changes the v1beta1 form outside the annotations); ``via``: the v1beta1 row that acts on it;
+    ``context``: what it needs beside it to be carried (``spec.gpuMemoryService.enabled``), as for
+    ``Rendered``."""
 
     via: str
     note: str = ""
+    context: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
 class Rendered:
     """The field acts on what the controllers render: setting it on the kind's minimal object changes
-    ``render_all``'s output (checked by ``converted.rendered_problems``); ``code`` names where."""
+    ``render_all``'s output (checked by ``converted.rendered_problems``); ``code`` names where.
+
+    ``context``: what the field needs beside it to act at all (``spec.ingress.enabled`` for an ingress
+    host, ``spec.pvcs.create`` for a claim's size): dotted JSON paths from the kind's root (a list or a
+    map of components stands for its first entry) set on *both* objects compared, so the difference is
+    still the field's alone (a path naming the field itself is its value before the sample replaces it);
+    ``config:a.b`` sets an OperatorConfiguration key instead. Without it a field behind a switch looks
+    inert.
+    """
 
     code: str
     note: str = ""
+    context: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

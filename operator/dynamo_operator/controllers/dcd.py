@@ -13,11 +13,18 @@ from dynamo_operator.render import RenderError, names, render_component
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.restore import gate as restore_gate
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, ROLEBINDINGS, SERVICEACCOUNTS, SERVICES
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    PODS,
+    ROLEBINDINGS,
+    SERVICEACCOUNTS,
+    SERVICES,
+)
 from dynamo_operator.runtime.controller import Controller, Request, Result
 
+from . import component_pods, store
 from . import status as st
-from . import store
 from .common import (
     Deferred,
     Deps,
@@ -149,8 +156,11 @@ class DCDReconciler:
         else:
             readiness = lws_readiness(workload, want)
         runtime_ns = st.runtime_namespace(internal["metadata"].get("labels"))
+        scheduled = None  # a LeaderWorkerSet's replica is a group of pods: not reported
+        if workload_desired["kind"] == "Deployment":
+            scheduled = component_pods.scheduled_replicas(self.deps.stores.get(PODS), req.namespace, req.name)
         component = st.replica_status(
-            workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload
+            workload_desired["kind"], workload_desired["metadata"]["name"], runtime_ns, workload, scheduled
         )
         reason = None if workload_desired["kind"] == "Deployment" else lws_available_reason(readiness)
         waiting = restore_gate(component_info(internal, ctx.discovery_backend), ctx)
@@ -202,7 +212,8 @@ def register(w: Wiring) -> Controller:
     LeaderWorkerSets when enabled); the shared
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
     Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
-    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint)."""
+    DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint); a component's pod
+    re-queues its DCD (``scheduledReplicas``, coalesced)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS, *w.exposure_kinds] + ([LWS] if w.lws_enabled else [])
     if w.dra_served:
         owned.append(RESOURCECLAIMTEMPLATES)
@@ -223,6 +234,9 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    # scheduledReplicas: a pod placed or gone re-queues its component; a pod changes several times while it
+    # starts, so its events are coalesced per component over the graph's window (one pass, not one per event)
+    ctl.watch(w.graph_informers[PODS], component_pods.component_of, delay=w.tunables.graph_coalesce_seconds)
     ctl.watch(w.graph_informers[store.CHECKPOINTS], checkpoint_users(dcds))
     if w.device_classes_watched:  # a DeviceClass appearing: components waiting for it go on
         spec = lambda dcd: [store.to_internal(dcd).get("spec") or {}]  # noqa: E731

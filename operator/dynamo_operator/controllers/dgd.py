@@ -24,6 +24,7 @@ from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
+    PODS,
     PVCS,
     ROLEBINDINGS,
     SERVICEACCOUNTS,
@@ -32,8 +33,8 @@ from dynamo_operator.runtime.client import (
 from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.informer import Indexer
 
+from . import component_pods, rollout, store
 from . import grove as grove_status
-from . import rollout, store
 from . import status as st
 from .common import (
     Deferred,
@@ -462,7 +463,8 @@ class DGDReconciler:
             ref = controller_ref(dep)
             if ref is None or ref.get("uid") != dcd["metadata"].get("uid"):
                 dep = None  # not (yet) this DCD's Deployment
-        rs = st.replica_status("Deployment", name, runtime_ns, dep)
+        scheduled = component_pods.scheduled_replicas(self.deps.stores.get(PODS), namespace, name)
+        rs = st.replica_status("Deployment", name, runtime_ns, dep, scheduled)
         if dep is not None and not st.dcd_observed(dcd):
             g = dcd["metadata"].get("generation")
             readiness = st.Readiness(

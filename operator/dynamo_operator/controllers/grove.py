@@ -54,7 +54,10 @@ def component_readiness(
 
 
 def replica_status(kind: str, name: str, runtime_namespace: str | None, obj: dict | None) -> dict:
-    """``ComponentReplicaStatus`` of a PodClique (ready count) or PodCliqueScalingGroup (available count)."""
-    out = st.replica_status(kind, name, runtime_namespace, obj)
+    """``ComponentReplicaStatus`` of a PodClique (ready count) or PodCliqueScalingGroup (available count);
+    ``scheduledReplicas`` is Grove's own count, in the same units (pods of a clique, groups of a scaling
+    group), once Grove has reported it."""
+    reported = ((obj or {}).get("status") or {}).get("scheduledReplicas")
+    out = st.replica_status(kind, name, runtime_namespace, obj, None if reported is None else _i(reported))
     out.pop("readyReplicas" if kind == rgrove.PCSG_KIND else "availableReplicas")
     return out

@@ -1,7 +1,8 @@
 """Status computations (pure): component readiness from a Deployment, DCD and DGD status, conditions.
 
 Shapes are the internal (v1beta1) ones: ``ComponentReplicaStatus`` (``componentKind``, ``componentNames``,
-``runtimeNamespace``, ``replicas``, ``updatedReplicas``, ``readyReplicas``, ``availableReplicas``), DGD
+``runtimeNamespace``, ``replicas``, ``updatedReplicas``, ``readyReplicas``, ``availableReplicas``,
+``scheduledReplicas`` where it is known), DGD
 ``state`` ∈ {initializing, pending, successful, failed} with a ``Ready`` condition, DCD ``Available`` and
 ``DynamoComponentReady`` conditions.
 
@@ -165,8 +166,15 @@ def runtime_namespace(labels: dict | None, worker_hash: str | None = None) -> st
     return f"{base}-{suffix}" if base and suffix else base
 
 
-def replica_status(kind: str, name: str, runtime_namespace: str | None, workload: dict | None) -> dict:
-    """``ComponentReplicaStatus`` of a Deployment (zeros when it does not exist yet)."""
+def replica_status(
+    kind: str,
+    name: str,
+    runtime_namespace: str | None,
+    workload: dict | None,
+    scheduled: int | None = None,
+) -> dict:
+    """``ComponentReplicaStatus`` of a Deployment (zeros when it does not exist yet); ``scheduled``: the
+    ``scheduledReplicas`` counted (``component_pods``), None when not reported (the field stays unset)."""
     st = (workload or {}).get("status") or {}
     out = {
         "componentKind": kind,
@@ -176,6 +184,8 @@ def replica_status(kind: str, name: str, runtime_namespace: str | None, workload
         "readyReplicas": _i(st.get("readyReplicas")),
         "availableReplicas": _i(st.get("availableReplicas")),
     }
+    if scheduled is not None:
+        out["scheduledReplicas"] = scheduled
     if runtime_namespace:
         out["runtimeNamespace"] = runtime_namespace
     return out

@@ -18,12 +18,13 @@ from typing import Any
 
 from dynamo_operator.api.config import effective
 from dynamo_operator.render import RenderContext, names
-from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO
+from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO_DESTINATION_RULE
 from dynamo_operator.render.mpisecret import mpi_secret_source
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
+    PODS,
     PVCS,
     ROLEBINDINGS,
     SECRETS,
@@ -36,7 +37,7 @@ from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.tunables import ControllerTunables
 
-from . import netpol, store
+from . import component_pods, netpol, store
 from .common import Deps
 from .discovery import check_required_integrations, detect_integrations
 from .sync import (
@@ -94,8 +95,12 @@ class Wiring:
     @property
     def exposure_kinds(self) -> list[ResourceDescriptor]:
         """The kinds that expose components (``render/ingress.py``): Ingresses always (networking.k8s.io/v1
-        is part of Kubernetes), VirtualServices when Istio's API was served at startup."""
-        return [INGRESSES] + ([VIRTUALSERVICES] if ISTIO in self.detected else [])
+        is part of Kubernetes), VirtualServices when Istio's VirtualService kind was served at startup."""
+        return [INGRESSES] + ([VIRTUALSERVICES] if self._render_context.virtual_services_served else [])
+
+    @property
+    def _render_context(self) -> RenderContext:
+        return RenderContext(operator_config=self.config, detected=self.detected)
 
     @property
     def mpi_secret_source(self) -> tuple[str, str] | None:
@@ -114,8 +119,8 @@ class Wiring:
 
     @property
     def destination_rules_served(self) -> bool:
-        """Cached whenever the API is served (not only with the mesh on): turning the mesh off prunes."""
-        return ISTIO in self.detected
+        """Cached whenever the kind is served (not only with the mesh on): turning the mesh off prunes."""
+        return self._render_context.served(ISTIO_DESTINATION_RULE)
 
     @property
     def network_policies(self) -> bool:
@@ -156,6 +161,10 @@ class Wiring:
             informers[INFERENCEPOOLS] = self.managed(INFERENCEPOOLS)
         if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
             informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
+        # components' pods, indexed by component: how many are scheduled (``scheduledReplicas``)
+        pods = m.informer(PODS, label_selector=component_pods.SELECTOR, resync_period=0)
+        pods.store.add_indexer(component_pods.INDEX, component_pods.index_by_component)
+        informers[PODS] = pods
         informers[store.CHECKPOINTS] = m.informer(store.CHECKPOINTS)  # the checkpoint controller's too
         informers[store.DCD] = m.informer(store.DCD)
         informers[store.DGD] = m.informer(store.DGD)

@@ -15,7 +15,7 @@ import yaml
 from dynamo_operator.api.config import ConfigError, load_operator_config
 
 from . import RenderContext, RenderError, build_index, ours, render_all
-from .context import INTEGRATION_GROUPS
+from .context import INTEGRATION_GROUPS, INTEGRATION_KINDS
 from .errors import object_ref
 
 # Plain scalars Go's YAML 1.1 decoders (kubectl, sigs.k8s.io/yaml) read as booleans but PyYAML writes
@@ -97,10 +97,11 @@ def load_config(path: str | None) -> Any:
     "--detected",
     "detected",
     multiple=True,
-    type=click.Choice(sorted(INTEGRATION_GROUPS)),
+    type=click.Choice(sorted({*INTEGRATION_GROUPS, *INTEGRATION_KINDS})),
     help="Render as if the cluster served this integration's API (repeatable), e.g. --detected grove for "
     "the PodCliqueSet pathway, --detected lws for LeaderWorkerSets, --detected dra for GPU memory service "
-    "claims, --detected inferencePool for an EPP's InferencePool, --detected istio for its DestinationRule; "
+    "claims, --detected inferencePool for an EPP's InferencePool, --detected istio for its DestinationRule "
+    "(and VirtualServices; istioVirtualService / istioDestinationRule for one kind of the two); "
     "the configuration's key (orchestrators.<name>.enabled, dra.enabled, serviceMesh.enabled) in --config "
     "overrides it either way.",
 )

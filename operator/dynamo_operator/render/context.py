@@ -24,6 +24,15 @@ INTEGRATION_GROUPS: Mapping[str, str] = {
     INFERENCE_POOL: "inference.networking.k8s.io/v1",  # the InferencePool of an EPP component
     ISTIO: "networking.istio.io/v1beta1",  # the EPP's DestinationRule, components' VirtualServices
 }
+# Istio's two kinds are detected one by one (a cluster may serve one CRD without the other): a kind's cache
+# is started only when that kind is served. ``ISTIO`` in ``detected`` stands for both (``render --detected
+# istio``; the controllers add it when both are served).
+ISTIO_VIRTUAL_SERVICE, ISTIO_DESTINATION_RULE = "istioVirtualService", "istioDestinationRule"
+INTEGRATION_KINDS: Mapping[str, tuple[str, str]] = {  # name -> (API path below /apis, resource plural)
+    ISTIO_VIRTUAL_SERVICE: (INTEGRATION_GROUPS[ISTIO], "virtualservices"),
+    ISTIO_DESTINATION_RULE: (INTEGRATION_GROUPS[ISTIO], "destinationrules"),
+}
+ISTIO_KINDS = (ISTIO_VIRTUAL_SERVICE, ISTIO_DESTINATION_RULE)
 # the configuration key that overrides detection (true/false; absent = detect), per integration; the
 # InferencePool API has none (upstream's neither): an EPP component needs it served
 OVERRIDE_KEYS: Mapping[str, str | None] = {
@@ -33,6 +42,8 @@ OVERRIDE_KEYS: Mapping[str, str | None] = {
     DRA: "dra.enabled",
     INFERENCE_POOL: None,
     ISTIO: "serviceMesh.enabled",
+    ISTIO_DESTINATION_RULE: "serviceMesh.enabled",
+    ISTIO_VIRTUAL_SERVICE: None,
 }
 
 
@@ -47,8 +58,9 @@ class RenderContext:
     --checkpoints`` stands in for it): the IDs components restore and the readiness WaitForCheckpoint
     waits for.
     ``detected``: integrations whose APIs the cluster serves (``grove``, ``lws``, ``kaiScheduler``, ``dra``,
-    ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``); the controllers discover them,
-    ``render --detected`` pretends them.
+    ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``; ``istioVirtualService``,
+    ``istioDestinationRule``: of ``INTEGRATION_KINDS``); the controllers discover them, ``render
+    --detected`` pretends them.
     """
 
     operator_config: Any = None
@@ -76,7 +88,11 @@ class RenderContext:
         true/false = override)."""
         key = OVERRIDE_KEYS.get(name)
         configured = self.config(*key.split("."), default=None) if key else None
-        return bool(configured) if configured is not None else name in self.detected
+        return bool(configured) if configured is not None else self.served(name)
+
+    def served(self, name: str) -> bool:
+        """The integration's API was detected (one of Istio's kinds also when ``istio``, both, was)."""
+        return name in self.detected or (name in ISTIO_KINDS and ISTIO in self.detected)
 
     @property
     def grove_enabled(self) -> bool:
@@ -92,9 +108,9 @@ class RenderContext:
 
     @property
     def virtual_services_served(self) -> bool:
-        """Istio's networking.istio.io/v1beta1 API is served: VirtualServices can be created (no
+        """Istio's networking.istio.io/v1beta1 serves VirtualServices: they can be created (no
         configuration key: a component that asks for one gets it exactly when the API is there)."""
-        return ISTIO in self.detected
+        return self.served(ISTIO_VIRTUAL_SERVICE)
 
     @property
     def dra_enabled(self) -> bool:
@@ -111,7 +127,7 @@ class RenderContext:
         """EPP DestinationRules are rendered: ``serviceMesh.provider`` is istio and the mesh is enabled
         (``serviceMesh.enabled``, else the DestinationRule API detected)."""
         provider = self.config("serviceMesh", "provider", default=None)
-        return provider == "istio" and self.integration_enabled(ISTIO)
+        return provider == "istio" and self.integration_enabled(ISTIO_DESTINATION_RULE)
 
     def uses_grove(self, dgd: dict) -> bool:
         return grove_pathway(dgd, self.grove_enabled)

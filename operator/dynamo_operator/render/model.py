@@ -70,6 +70,8 @@ class ProbeOutcome:
 
 
 def is_lora(spec: dict) -> bool:
+    """A model whose spec.modelType is lora has the adapter at spec.source loaded on every endpoint of
+    spec.baseModelName, each probed; base and adapter models are only discovered."""
     return (spec.get("modelType") or "base") == LORA
 
 

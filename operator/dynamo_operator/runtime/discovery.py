@@ -1,4 +1,5 @@
-"""API discovery of one API group, answered from a cache that never makes a caller wait twice.
+"""API discovery of one API group (or one resource of it), answered from a cache that never makes a caller
+wait twice.
 
 Generic (any group, any client with ``request``): the controllers (``controllers.discovery``) and the
 admission webhooks both decide whether an optional integration is served with it, so they decide the same
@@ -17,14 +18,19 @@ from typing import Any
 
 class ApiGroupDetector:
     """Whether one integration is enabled: the configured value when set, else API discovery of ``group``
-    (re-checked at most every ``ttl`` seconds).
+    (re-checked at most every ``ttl`` seconds). With ``resource`` (a plural, ``virtualservices``) the
+    group/version must also list that resource: one kind of a group can be installed without the others
+    (Istio's CRDs one by one), and a cache of a kind that is not served never syncs.
 
     Only the first answer waits for the apiserver; later re-checks run in the background while callers get
     the previous answer. Admission asks on every review, and a review must not wait for (or queue behind)
     a discovery request to a busy apiserver once a minute."""
 
-    def __init__(self, client: Any, group: str, configured: bool | None, ttl: float = 60.0):
+    def __init__(
+        self, client: Any, group: str, configured: bool | None, ttl: float = 60.0, resource: str | None = None
+    ):
         self.client, self.group, self.configured, self.ttl = client, group, configured, ttl
+        self.resource = resource
         self._value, self._at = False, -1e9
         self._checked = False
         self._refreshing = False
@@ -50,8 +56,11 @@ class ApiGroupDetector:
 
     def _ask(self, previous: bool) -> bool:
         try:
-            self.client.request("GET", f"/apis/{self.group}")
-            return True
+            found = self.client.request("GET", f"/apis/{self.group}")
+            if self.resource is None:
+                return True
+            resources = (found or {}).get("resources") if isinstance(found, dict) else None
+            return any(isinstance(r, dict) and r.get("name") == self.resource for r in resources or [])
         except Exception as e:
             if getattr(e, "status", None) == 404:
                 return False

@@ -4,7 +4,8 @@ Paths are the chart's (``charts/platform/components/operator/templates/webhook-c
 
 * ``/validate-nvidia-com-<version>-<lowercase kind>`` for every kind and served version of
   DynamoGraphDeployment, DynamoComponentDeployment, DynamoGraphDeploymentRequest,
-  DynamoGraphDeploymentScalingAdapter, DynamoModel and DynamoCheckpoint;
+  DynamoGraphDeploymentScalingAdapter, DynamoModel, DynamoCheckpoint, PodSnapshot and PodSnapshotContent
+  (both refused when created: ``validation/podsnapshot.py``);
 * ``/mutate-nvidia-com-<version>-<lowercase kind>`` for every kind and served version (the chart registers
   DGD, DCD and DGDR; the others answer "allowed, no patch");
 * ``/convert`` (ConversionReview v1) for the multi-version kinds.
@@ -53,6 +54,8 @@ WEBHOOK_KINDS = (
     "DynamoGraphDeploymentScalingAdapter",
     "DynamoModel",
     "DynamoCheckpoint",
+    "PodSnapshot",
+    "PodSnapshotContent",
 )
 MUTATED_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment", "DynamoGraphDeploymentRequest")
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")

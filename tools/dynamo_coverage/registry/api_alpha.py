@@ -6,7 +6,51 @@ from __future__ import annotations
 
 from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
+# a component's v1alpha1 ingress acts only when enabled (and a host to route is required then); a
+# VirtualService needs a gateway, the configuration's here (the component's own is refused without one)
+_INGRESS_ON = {"spec.ingress.enabled": True, "spec.ingress.host": "cov"}
+_GATEWAY = {"config:ingress.virtualServiceGateway": "istio-system/gw"}
+# a v1alpha1 GPU memory service is carried (to v1beta1's experimental.gpuMemoryService) only when enabled
+_GMS_ON = {"spec.gpuMemoryService.enabled": True}
+
+
+def _claim(create: bool = True) -> dict:
+    """A ``spec.pvcs[]`` entry the operator creates (the field's sample replaces its value here)."""
+    entry = {"name": "cov", "create": create, "size": "1Gi", "storageClass": "standard"}
+    entry["volumeAccessMode"] = "ReadWriteOnce"
+    return {f"spec.pvcs.{k}": v for k, v in entry.items()}
+
+
+def _snapshot_refused(kind: str, code: str | tuple[str, ...] = ()) -> Status:
+    """A pod snapshot kind's struct: the object is refused when created (its source asks for a capture)."""
+    return refused(
+        "admission",
+        {
+            "spec.source": {
+                "podRef": {"name": "worker-0"},
+                **({"nodeName": "n1"} if "Content" in kind else {}),
+            }
+        },
+        "by this operator: it runs no snapshot node agent",
+        code,
+        kind=kind,
+        version="v1alpha1",
+    )
+
+
 TYPES: dict[str, dict[str, Status]] = {
+    # no snapshot node agent here: new PodSnapshots and contents are refused (webhooks/validation/
+    # podsnapshot.py); a refused object never gets a status, so the status structs go with it
+    "v1alpha1.PodSnapshot": {
+        "spec": _snapshot_refused("PodSnapshot", "webhooks.validation.podsnapshot:validate_pod_snapshot"),
+        "status": _snapshot_refused("PodSnapshot"),
+    },
+    "v1alpha1.PodSnapshotContent": {
+        "spec": _snapshot_refused(
+            "PodSnapshotContent", "webhooks.validation.podsnapshot:validate_pod_snapshot"
+        ),
+        "status": _snapshot_refused("PodSnapshotContent"),
+    },
     "v1alpha1.Autoscaling": {
         "behavior": StorageOnly("Deprecated: This field is ignored."),
         "enabled": StorageOnly("Deprecated: This field is ignored."),
@@ -16,19 +60,45 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.ConfigMapKeySelector": {
         "name": Rendered("render.dgdr_job:profiling_job"),
+        "key": Rendered(
+            "render.dgdr_job:_volumes", context={"spec.profilingConfig.configMapRef.name": "base"}
+        ),
     },
     "v1alpha1.DeploymentOverridesSpec": {
         "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+            "render.dgdr_output:_metadata",
+            "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
         ),
         "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+            "render.dgdr_output:_metadata",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
+                "tests/integration/test_dgdr_cluster.py::test_profiling_job_completes_and_the_generated_graph_is_deployed",
+            ),
         ),
         "name": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_webhooks_dgdr.py::test_v1alpha1_deployment_overrides",
+            "render.dgdr_output:_metadata",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_deployment_overrides_name_label_and_annotate_the_generated_graph",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
+        ),
+        "namespace": acts(
+            "render.dgdr_output:_metadata",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_configmaps_go_where_the_graph_goes",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
+            note="v1beta1 has no home for it (overrides.dgd ignores identity metadata): it travels in the "
+            "conversion annotation and the controller reads the stored v1alpha1 request",
+        ),
+        "workersImage": acts(
+            "render.dgdr_output:generated",
+            (
+                "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
+            note="read from the stored v1alpha1 request; v1beta1 readers see it in the conversion annotation",
         ),
     },
     "v1alpha1.DeploymentStatus": {
@@ -43,6 +113,14 @@ TYPES: dict[str, dict[str, Status]] = {
         "state": acts(
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+        ),
+        "namespace": acts(
+            "render.dgdr:_generated",
+            (
+                "tests/unit/test_render_dgdr.py::test_completed_profiling_generates_the_dgd_and_deploys_it",
+                "tests/integration/test_dgdr_cluster.py::test_deployment_overrides_place_name_and_image_the_generated_graph",
+            ),
+            note="where the generated graph went (deploymentOverrides.namespace, else the request's)",
         ),
     },
     "v1alpha1.DynamoCheckpointIdentity": {
@@ -106,6 +184,9 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
         ),
         "storageType": StorageOnly("Deprecated: StorageType is ignored and no longer populated."),
+        # this platform creates no PodSnapshot (its checkpoint Job writes the checkpoint; PodSnapshots are
+        # refused): the field stays empty, which the reference defines as "never created"
+        "podSnapshotName": StorageOnly("distinguish a never-created snapshot (empty)"),
     },
     "v1alpha1.DynamoComponentDeploymentSharedSpec": {
         "annotations": acts(
@@ -116,7 +197,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
         "dynamoNamespace": StorageOnly("Deprecated: not used;"),
-        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_field_effects.py::test_env_from_secret_comes_first_in_the_main_containers_env_from",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -152,7 +236,19 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_api_conversion.py::test_edit_in_other_version_wins_over_saved_data",
             via="v1beta1.DynamoComponentDeploymentSharedSpec.replicas",
         ),
-        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+        "subComponentType": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_field_effects.py::test_sub_component_type_makes_a_worker_a_prefill_or_decode_component",
+        ),
+        "serviceName": refused(
+            "admission",
+            {"spec.services.Frontend.serviceName": "api"},
+            "serviceName cannot rename it: remove serviceName or rename the key",
+            "webhooks.validation.alpha_only:_service_name",
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+            note="the services key names the component; its own name is accepted (it changes nothing)",
+        ),
     },
     "v1alpha1.DynamoComponentDeploymentSpec": {
         "annotations": acts(
@@ -168,7 +264,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_shared_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
         "dynamoNamespace": StorageOnly("Deprecated: not used;"),
-        "envFromSecret": acts("api.conversion:_main_container_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_main_container_to_beta",
+            "tests/unit/test_field_effects.py::test_env_from_secret_comes_first_in_the_main_containers_env_from",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -208,7 +307,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dcd_to_alpha",
             "tests/unit/test_api_conversion.py::test_shared_memory_size_zero_disables",
         ),
-        "subComponentType": acts("api.conversion:_shared_to_beta", ()),
+        "subComponentType": acts(
+            "api.conversion:_shared_to_beta",
+            "tests/unit/test_field_effects.py::test_sub_component_type_makes_a_worker_a_prefill_or_decode_component",
+        ),
     },
     "v1alpha1.DynamoComponentDeploymentStatus": {
         "conditions": acts(
@@ -288,6 +390,14 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dgd_status",
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
         ),
+        "backend": acts(
+            "render.dgdr:step",
+            (
+                "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+                "tests/integration/test_dgdr_cluster.py::test_profiling_job_completes_and_the_generated_graph_is_deployed",
+            ),
+            note="v1beta1 has no such status field (its spec.backend says it): stored v1alpha1 status",
+        ),
     },
     "v1alpha1.DynamoGraphDeploymentScalingAdapterSpec": {
         "replicas": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterSpec.replicas"),
@@ -357,6 +467,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "modelName": acts(
             "render.model:load_request",
+            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+        ),
+        "modelType": acts(
+            "render.model:is_lora",
             "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
         ),
     },
@@ -429,7 +543,10 @@ TYPES: dict[str, dict[str, Status]] = {
         "args": acts(
             "api.conversion:_pod_template_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
-        "envFromSecret": acts("api.conversion:_pod_template_to_beta", ()),
+        "envFromSecret": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_the_frontend_sidecars_env_from_secret",
+        ),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
@@ -459,20 +576,27 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths",
             via="v1beta1.GPUMemoryServiceSpec.mode",
         ),
+        "deviceClassName": Converted("v1beta1.GPUMemoryServiceSpec.deviceClassName", context=_GMS_ON),
+        "extraClientContainers": Converted(
+            "v1beta1.GPUMemoryServiceSpec.extraClientContainers", context=_GMS_ON
+        ),
     },
     "v1alpha1.IngressSpec": {
-        "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
+        "annotations": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "enabled": Rendered("render.ingress:exposure", context={"spec.ingress.host": "cov"}),
+        "labels": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "host": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "hostPrefix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
+        "hostSuffix": Rendered("render.ingress:full_host", context=_INGRESS_ON),
+        "ingressControllerClassName": Rendered("render.ingress:exposure", context=_INGRESS_ON),
+        "useVirtualService": Rendered("render.ingress:exposure", context={**_INGRESS_ON, **_GATEWAY}),
+        "virtualServiceGateway": Rendered(
+            "render.ingress:exposure",
+            context={**_INGRESS_ON, **_GATEWAY, "spec.ingress.useVirtualService": True},
         ),
-        "enabled": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
-        ),
-        "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
-        ),
+    },
+    "v1alpha1.IngressTLSSpec": {
+        "secretName": Rendered("render.ingress:build_ingress", context=_INGRESS_ON),
     },
     "v1alpha1.ModelReference": {
         "name": acts(
@@ -489,10 +613,11 @@ TYPES: dict[str, dict[str, Status]] = {
         "nodeCount": Converted("v1beta1.MultinodeSpec.nodeCount"),
     },
     "v1alpha1.PVC": {
-        "name": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_api_conversion.py::test_fields_without_a_v1beta1_home_travel_in_one_annotation",
-        ),
+        "name": Rendered("render.pvc:build_pvc", context=_claim()),
+        "create": Rendered("render.pvc:graph_pvcs", context=_claim(create=False)),
+        "size": Rendered("render.pvc:build_pvc", context=_claim()),
+        "storageClass": Rendered("render.pvc:build_pvc", context=_claim()),
+        "volumeAccessMode": Rendered("render.pvc:build_pvc", context=_claim()),
     },
     "v1alpha1.PlacementStatus": {
         "state": acts(
@@ -500,36 +625,11 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
             via="v1beta1.PlacementStatus.state",
         ),
-    },
-    "v1alpha1.PodReference": {
-        "name": acts(
-            "render.cli:render_command",
-            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
-        ),
-        "uid": acts(
-            "runtime.events:EventCorrelator.correlate",
-            "tests/unit/test_controllers_pure.py::test_identical_events_patch_the_count",
-        ),
+        "score": Converted("v1beta1.PlacementStatus.score"),
     },
     "v1alpha1.DynamoWorkerMetadataSpec": {
         # written and read by the runtime in graph pods; the operator only grants that (render/discovery.py)
         "data": StorageOnly("the operator does not interpret it."),
-    },
-    "v1alpha1.PodSnapshotContentStatus": {
-        "conditions": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-        ),
-    },
-    "v1alpha1.PodSnapshotReference": {
-        "name": acts(
-            "render.dgdr_job:_profiler",
-            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
-        ),
-        "namespace": acts(
-            "render.dgdr_job:_profiler",
-            "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
-        ),
     },
     "v1alpha1.ProfilingConfigSpec": {
         "config": acts(
@@ -597,7 +697,10 @@ TYPES: dict[str, dict[str, Status]] = {
         "endTime": Converted("v1beta1.RollingUpdateStatus.endTime"),
         "phase": Converted("v1beta1.RollingUpdateStatus.phase"),
         "startTime": Converted("v1beta1.RollingUpdateStatus.startTime"),
-        "updatedServices": acts("api.conversion:_dgd_status", ()),
+        "updatedServices": acts(
+            "api.conversion:_dgd_status",
+            "tests/unit/test_field_effects.py::test_a_rolling_updates_updated_services_are_its_updated_components",
+        ),
     },
     "v1alpha1.ScalingAdapter": {
         "enabled": acts(
@@ -622,6 +725,14 @@ TYPES: dict[str, dict[str, Status]] = {
         "podTemplate": acts(
             "api.conversion:_shared_to_beta",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+        ),
+        "gmsClientContainers": refused(
+            "admission",
+            {"spec.services.Frontend.checkpoint": {"enabled": True, "job": {"gmsClientContainers": ["s"]}}},
+            "the checkpoint Job gets no GPU Memory Service client wiring",
+            "webhooks.validation.component_checkpoint:_check_target_and_job",
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
         ),
     },
     "v1alpha1.ServiceCheckpointStatus": {
@@ -648,6 +759,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "runtimeNamespace": Converted("v1beta1.ComponentReplicaStatus.runtimeNamespace"),
         "updatedReplicas": Converted("v1beta1.ComponentReplicaStatus.updatedReplicas"),
+        "scheduledReplicas": Converted("v1beta1.ComponentReplicaStatus.scheduledReplicas"),
     },
     "v1alpha1.SharedMemorySpec": {
         "disabled": acts(
@@ -661,7 +773,10 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.SpecTopologyConstraint": {
         "packDomain": Converted("v1beta1.SpecTopologyConstraint.packDomain"),
-        "topologyProfile": acts("api.conversion:_dgd_to_alpha", ()),
+        "topologyProfile": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_field_effects.py::test_topology_profile_is_v1beta1s_cluster_topology_name",
+        ),
     },
     "v1alpha1.TopologyConstraint": {
         "packDomain": Converted("v1beta1.TopologyConstraint.packDomain"),
@@ -675,6 +790,9 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_dgd_to_alpha",
             "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
         ),
-        "useAsCompilationCache": acts("api.conversion:_pod_template_to_beta", ()),
+        "useAsCompilationCache": acts(
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_a_volume_mount_used_as_compilation_cache_becomes_the_components_cache",
+        ),
     },
 }

@@ -48,6 +48,19 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.gms:_gms_problems",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
         ),
+        "gmsClientContainers": refused(
+            "admission",
+            {
+                "spec.components[0].experimental.checkpoint": {
+                    "enabled": True,
+                    "job": {"gmsClientContainers": ["s"]},
+                }
+            },
+            "the checkpoint Job gets no GPU Memory Service client wiring",
+            "webhooks.validation.component_checkpoint:_check_target_and_job",
+            kind="DynamoGraphDeployment",
+            version="v1beta1",
+        ),
     },
     "v1beta1.ComponentCheckpointStatus": {
         "checkpointID": acts(
@@ -96,6 +109,16 @@ TYPES: dict[str, dict[str, Status]] = {
             "controllers.status:replica_status",
             "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
         ),
+        "scheduledReplicas": acts(
+            ("controllers.status:replica_status", "controllers.grove:replica_status"),
+            (
+                "tests/unit/test_component_pods.py::test_scheduled_replicas_is_written_only_when_known",
+                "tests/unit/test_component_pods.py::test_grove_reports_scheduled_replicas_itself",
+                "tests/integration/test_controllers_cluster.py::test_graph_reaches_successful_with_documented_defaults",
+            ),
+            note="Deployment pathway: the component's scheduled pods (controllers/component_pods.py); Grove: "
+            "its own count; a LeaderWorkerSet: not reported (the reference's nil)",
+        ),
     },
     "v1beta1.DeploymentInfoStatus": {
         "availableReplicas": acts(
@@ -116,9 +139,18 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.checkpoint_ids:identity_hash",
             "tests/unit/test_render_defaults.py::test_identity_hash_is_upstreams_normalised_form",
         ),
-        "dynamoVersion": acts("render.checkpoint_ids:identity_hash", ()),
-        "extraParameters": acts("render.checkpoint_ids:identity_hash", ()),
-        "maxModelLen": acts("render.checkpoint_ids:identity_hash", ()),
+        "dynamoVersion": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
+        "extraParameters": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
+        "maxModelLen": acts(
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
+        ),
         "model": acts(
             "render.pod:pod_metadata",
             "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
@@ -462,10 +494,16 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_dgdr_job.py::test_protected_labels_stay_the_operators",
         ),
     },
+    "v1beta1.ParetoConfig": {
+        "config": StorageOnly("Deprecated: The profiler no longer generates Pareto configurations."),
+    },
     "v1beta1.PlacementStatus": {
         "state": acts(
             "api.conversion:_dgd_status",
             "tests/unit/test_status_progress.py::test_conversion_is_reused_for_the_same_live_dict_only",
+        ),
+        "score": StorageOnly(
+            "Until a source is selected and implemented, the DGD controller does not write this field"
         ),
     },
     "v1beta1.ProfilingResultsStatus": {
@@ -534,7 +572,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1beta1.SpecTopologyConstraint": {
-        "clusterTopologyName": acts("api.conversion:_dgd_to_alpha", ()),
+        "clusterTopologyName": acts(
+            "api.conversion:_dgd_to_alpha",
+            "tests/unit/test_field_effects.py::test_topology_profile_is_v1beta1s_cluster_topology_name",
+        ),
         "packDomain": acts(
             "render.grove:_component_parts",
             "tests/unit/test_render_grove.py::test_a_pack_domain_grove_does_not_know_is_an_error_naming_the_field",

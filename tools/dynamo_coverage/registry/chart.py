@@ -25,14 +25,20 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/_helpers.tpl",
             "helm:etcd/tests/etcd_test.yaml::user/password authentication of the bundled etcd is refused with the alternative",
         ),
-        "autoCompactionRetention": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "autoCompactionRetention": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "containerSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
         "enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
         ),
         "exports": acts("tpl:platform/Chart.yaml", ()),
-        "extraEnv": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "extraEnv": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "fullnameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
         "image.pullPolicy": acts("tpl:etcd/templates/statefulset.yaml", ()),
         "image.repository": acts("tpl:etcd/templates/_helpers.tpl", ()),
@@ -69,10 +75,19 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
         ),
-        "persistence.size": acts("tpl:etcd/templates/statefulset.yaml", ()),
-        "persistence.storageClass": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "persistence.size": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::persistence.size and persistence.storageClass shape the data claim",
+        ),
+        "persistence.storageClass": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::persistence.size and persistence.storageClass shape the data claim",
+        ),
         "podSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
-        "quotaBackendBytes": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "quotaBackendBytes": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
+        ),
         "readinessProbe.enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
@@ -181,18 +196,30 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.fileStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.fileStore.maxSize": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
+        ),
         "config.jetstream.fileStore.pvc.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.fileStore.pvc.size": acts("tpl:nats/templates/_helpers.tpl", ()),
-        "config.jetstream.fileStore.pvc.storageClassName": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "config.jetstream.fileStore.pvc.size": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.pvc.size and storageClassName shape the claim and the store's limit",
+        ),
+        "config.jetstream.fileStore.pvc.storageClassName": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.pvc.size and storageClassName shape the claim and the store's limit",
+        ),
         "config.jetstream.memoryStore.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
-        "config.jetstream.memoryStore.maxSize": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.jetstream.memoryStore.maxSize": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
+        ),
         "config.merge": acts("tpl:nats/templates/_helpers.tpl", ()),
         "config.monitor.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
@@ -302,16 +329,31 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::uses this project's image with the appVersion tag by default",
         ),
-        "controllerManager.manager.resources.limits": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.manager.resources.requests": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.manager.resources.limits": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
+        "controllerManager.manager.resources.requests": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.nodeSelector": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
         ),
-        "controllerManager.podAnnotations": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.podLabels": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.podAnnotations": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
+        "controllerManager.podLabels": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.podSecurityContext": acts("tpl:operator/templates/deployment.yaml", ()),
-        "controllerManager.priorityClassName": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.priorityClassName": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
+        ),
         "controllerManager.replicas": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::refuses several replicas in namespace-restricted mode, naming the field",
@@ -324,7 +366,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::schedules with tolerations, affinity and pull secrets",
         ),
-        "dgdr.profilerImage": acts("tpl:operator/templates/_config.tpl", ()),
+        "dgdr.profilerImage": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::dgdr.profilerImage is the profiler a request that names none gets",
+        ),
         "discoveryBackend": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
@@ -488,8 +533,14 @@ VALUES: dict[str, dict[str, Status]] = {
         "installHooks.resources.limits": acts("tpl:operator/templates/install-hooks.yaml", ()),
         "installHooks.resources.requests": acts("tpl:operator/templates/install-hooks.yaml", ()),
         "kubernetesClusterDomain": acts("tpl:operator/templates/_helpers.tpl", ()),
-        "logging.format": acts("tpl:operator/templates/_config.tpl", ()),
-        "logging.level": acts("tpl:operator/templates/_config.tpl", ()),
+        "logging.format": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::logging.level and logging.format reach the OperatorConfiguration",
+        ),
+        "logging.level": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/user_values_test.yaml::logging.level and logging.format reach the OperatorConfiguration",
+        ),
         "metricsService.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::no metrics Service name without the metrics Service",

@@ -221,7 +221,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.MPIConfiguration": {
-        "sshNetworkPolicy": acts("render.netpol:mpi_ssh_network_policy", ()),
+        "sshNetworkPolicy": acts(
+            "render.netpol:mpi_ssh_network_policy",
+            "tests/unit/test_render_netpol.py::test_off_by_default_and_absent_for_other_backends",
+        ),
         "sshSecretCopy": acts(
             "render.mpisecret:mpi_secret_source",
             "tests/unit/test_render_pvc_mpisecret.py::test_no_copy_where_none_is_needed",
@@ -290,7 +293,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "controllers.dgdr:register",
             "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
         ),
-        "eppClusterRoleName": acts("render.component:build_role_binding", ()),
+        "eppClusterRoleName": acts(
+            "render.component:build_role_binding",
+            "tests/unit/test_render_component.py::test_epp_role_binding_names_the_configured_cluster_role",
+        ),
         "discoveryClusterRoleName": acts(
             "render.discovery:discovery_rbac",
             "tests/unit/test_render_defaults.py::test_other_graph_components_run_as_the_discovery_account",

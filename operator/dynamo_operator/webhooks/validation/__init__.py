@@ -37,6 +37,7 @@ from .field import CAUSE_TYPES, INVALID, NOT_SUPPORTED, ErrorList, FieldError, R
 from .gms_alpha import check_alpha_gms
 from .model import validate_model
 from .pod_privileges import PodTemplatePolicy, check_pod_templates
+from .podsnapshot import validate_pod_snapshot
 from .shared import Context, d, grove_pathway
 
 CONVERTED_KINDS = conversion.CONVERTIBLE_KINDS  # validated as v1beta1 whichever version they came in
@@ -83,6 +84,8 @@ def validate(
         validate_model(c, obj, old)
     elif kind == "DynamoCheckpoint":
         validate_checkpoint(c, obj, old, ctx)
+    elif kind in ("PodSnapshot", "PodSnapshotContent"):
+        validate_pod_snapshot(c, kind, obj, old)
     else:
         c.add(("kind",), NOT_SUPPORTED, "this webhook does not validate that kind", kind)
     return c.result()

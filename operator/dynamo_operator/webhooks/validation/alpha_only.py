@@ -1,7 +1,7 @@
-"""Fields only v1alpha1 has: a component's ``ingress`` and the graph's ``pvcs``. The v1beta1 rules cannot
-see them, so they are judged on the v1alpha1 form (``api.alpha``: the object as written, or a v1beta1
-object's conversion record) with the rules the renderer applies (``render.ingress``, ``render.pvc``), and
-reported at their v1alpha1 paths."""
+"""Fields only v1alpha1 has: a component's ``ingress``, the graph's ``pvcs`` and a graph service's
+``serviceName``. The v1beta1 rules cannot see them, so they are judged on the v1alpha1 form
+(``api.alpha``: the object as written, or a v1beta1 object's conversion record) with the rules the renderer
+applies (``render.ingress``, ``render.pvc``), and reported at their v1alpha1 paths."""
 
 from __future__ import annotations
 
@@ -38,6 +38,19 @@ def _ingress(c: ErrorList, base: Path, ingress: object, component_type: str | No
         )
 
 
+def _service_name(c: ErrorList, key: str, value: object) -> None:
+    """A graph's service is named by its ``services`` key (the component's name, as upstream's graph
+    controller sets it on the component it creates); a ``serviceName`` that says otherwise would be
+    silently overridden, so it is refused (the key's own name is accepted: it changes nothing)."""
+    if value is not None and value != key:
+        c.add(
+            ("spec", "services", ("key", key), "serviceName"),
+            FORBIDDEN,
+            f"the key of spec.services names this component ({key!r}); serviceName cannot rename it: "
+            f"remove serviceName or rename the key",
+        )
+
+
 def validate_alpha_only(
     c: ErrorList, kind: str, obj: dict, old: dict | None, beta: dict, ctx: Context
 ) -> None:
@@ -53,6 +66,7 @@ def validate_alpha_only(
     for name, svc in d(spec.get("services")).items():
         ctype = types.get(name) or d(svc).get("componentType")
         _ingress(c, ("spec", "services", ("key", name), "ingress"), d(svc).get("ingress"), ctype, ctx)
+        _service_name(c, name, d(svc).get("serviceName"))
     pvcs = spec.get("pvcs")
     if pvcs is None:
         return
