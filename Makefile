@@ -82,11 +82,12 @@ unit: $(STAMP)
 # The tiers on a local control plane (api, cluster, the fault tests), as two pytest processes side by side:
 # one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the control
 # planes its tests need, on free ports and in directories of its own (with a --basetemp in PYTEST_ARGS,
-# each gets a subdirectory: tests/conftest.py). The first takes the tests that start control planes of their
-# own (the fault tests, the benchmark, the demo, uninstall) and the api tier; the second everything else, so
-# a new test module lands there. Each one's output is printed when it ends.
-INTEGRATION_SIDE := tests/faults tests/integration/test_bench.py tests/integration/test_crds_apiserver.py \
-  tests/integration/test_demo.py tests/integration/test_hooks_checks_cluster.py \
+# each gets a subdirectory: tests/conftest.py). The first takes tests that start control planes of their
+# own (the fault tests, the benchmark, the RBAC proof, uninstall) and the api tier; the second everything
+# else, so a new test module lands there. The split follows measured times, so that both end together
+# (docs/testing.md). Each one's output is printed when it ends.
+INTEGRATION_SIDE := tests/faults tests/integration/test_rbac_cluster.py tests/integration/test_bench.py \
+  tests/integration/test_crds_apiserver.py tests/integration/test_hooks_checks_cluster.py \
   tests/integration/test_localcluster_api.py tests/integration/test_runtime_api.py \
   tests/integration/test_uninstall.py tests/integration/test_webhooks_api.py
 .PHONY: integration integration-side integration-main
@@ -103,12 +104,22 @@ integration-main: $(STAMP) helm-plugins
 pytest: $(STAMP) helm-plugins
 	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
-# Cheapest first, so a mistake fails early: ruff (seconds), the charts (a minute), unit (a minute), then
-# the integration tiers (minutes). Make runs the prerequisites in this order.
-.PHONY: test
-# The real-node tier runs after everything else, alone (also under make -j): one real node per machine.
-test: lint charts-check unit integration
+# Cheapest first, so a mistake fails early: ruff (seconds), then the charts and the unit tier side by side
+# (a minute or two: one needs helm, the other only the venv, and each alone leaves a core idle), then the
+# integration tiers (minutes), then the real-node tier, alone: one real node per machine.
+# REALNODE_OVERLAP=1 runs the real-node tier beside the two integration processes instead of after them
+# (off by default: docs/testing.md says what it saves and what it risks).
+REALNODE_OVERLAP ?= 0
+.PHONY: test checks
+checks: lint
+	$(MAKE) --no-print-directory -j2 --output-sync=target charts-check unit
+test: checks
+ifeq ($(REALNODE_OVERLAP),1)
+	$(MAKE) --no-print-directory -j3 --output-sync=target integration-side integration-main test-realnode
+else
+	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory test-realnode
+endif
 
 # ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
 # Debian packages for `make image` and the real node, installed through apt-get only when missing (root).

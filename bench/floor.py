@@ -19,7 +19,7 @@ from dynamo_operator.controllers import MANAGED_SELECTOR, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.sync import child_type, is_shared, owner_reference
 from dynamo_operator.render import RenderContext, names, render_component, render_graph
-from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceClient, is_status
+from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceClient, WatchStream, is_status
 from dynamo_operator.settings import load_config, settings_from_config
 from dynamo_operator.tunables import ControllerTunables
 
@@ -59,6 +59,9 @@ class Floor:
         self._lock = threading.Lock()
         self._all_done = threading.Event()
         self.finished = 0.0
+        # the Deployment watch in progress: closed when the run ends, or the apiserver, stopped next, waits
+        # its whole grace period (10 s) on it before it is killed
+        self._watch: WatchStream | None = None
 
     # -- the operator's work -----------------------------------------------------------------------------
     def _create(self, res, body: dict) -> dict:
@@ -175,7 +178,10 @@ class Floor:
                         DEPLOYMENTS, self.namespace, resource_version=rv, label_selector=MANAGED_SELECTOR,
                         timeout_seconds=60,
                     )  # fmt: skip
-                    events = stream
+                    self._watch = events = stream
+                    if stop.is_set():  # the run ended while the watch was being opened
+                        stream.close()
+                        return
                 for ev in events:
                     if stop.is_set():
                         return
@@ -220,6 +226,9 @@ class Floor:
             return self.finished - start
         finally:
             stop.set()
+            if self._watch is not None:
+                self._watch.close()
+            watcher.join(10)
             users.shutdown(wait=False, cancel_futures=True)
             ops.shutdown(wait=False, cancel_futures=True)
 

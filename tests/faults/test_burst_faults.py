@@ -1,4 +1,4 @@
-"""Faults during a burst of 100 DGDs (frontend + worker each), on a real control plane.
+"""Faults during a burst of ``BURST`` (50) DGDs (frontend + worker each), on a real control plane.
 
 Each test: a fresh plane (see ``plane.py``), two controller replicas with leader election, the burst, one
 fault in the middle of it, then the judge: every graph converges with exactly its rendered children, no
@@ -18,7 +18,7 @@ from support.poll import wait_for
 
 pytestmark = [pytest.mark.api, pytest.mark.slow]
 
-FAULT_AT = 30  # the fault strikes once this many DGDs exist
+FAULT_AT = BURST * 3 // 10  # the fault strikes once this many DGDs exist (30%: most of the burst to come)
 # the webhook outage lasts until this many creates were refused (each one retried by its client)
 OUTAGE_REFUSALS = 40
 
