@@ -25,6 +25,9 @@ HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 RELEASE = "dynamo-platform"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
+# The LeaderWorkerSet API (CRD only: its controller's image is not reachable here), served before the operator
+# starts so it renders multinode components as LeaderWorkerSets (test_multinode.py).
+LWS_CRD = REPO_ROOT / "tests" / "fixtures" / "crds" / "lws" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -121,6 +124,9 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
 def platform(node: LocalCluster) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
     image, the hook Jobs run as Jobs."""
+    kubectl(node, "create", "-f", str(LWS_CRD))
+    crd = "crd/leaderworkersets.leaderworkerset.x-k8s.io"
+    kubectl(node, "wait", "--for=condition=established", crd, "--timeout=60s", timeout=90)
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
