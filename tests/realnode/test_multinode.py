@@ -35,6 +35,7 @@ IMAGE = "localhost/dynamo-platform/dynamo-runtime:1.6.1-cpu"
 GRAPH = "sglang-mn"
 LWS_NAME = f"{GRAPH}-sglangworker-0"  # the operator's name for the component's first (only) group
 LWS_LABELS = "leaderworkerset.sigs.k8s.io"
+LWS_RESOURCE = "leaderworkersets.leaderworkerset.x-k8s.io"
 REAL_NODE = {
     "nodeSelector": {"dynamo-platform.dev/real-node": "true"},
     "tolerations": [
@@ -139,7 +140,7 @@ def test_sglang_multinode_launches_find_their_leader(platform, mn_ns, tmp_path):
         save(tmp_path / name, doc)
         platform.kubectl("apply", "-n", mn_ns, "-f", str(tmp_path / name))
     lws = wait_for(
-        lambda: json.loads(platform.kubectl("get", "lws", "-n", mn_ns, LWS_NAME, "-o", "json")),
+        lambda: json.loads(platform.kubectl("get", LWS_RESOURCE, "-n", mn_ns, LWS_NAME, "-o", "json")),
         120,
         f"the operator to render LeaderWorkerSet {LWS_NAME}",
         **SLOW,
@@ -176,7 +177,9 @@ def test_sglang_multinode_launches_find_their_leader(platform, mn_ns, tmp_path):
             "--node-rank",
             str(rank),
         ], log
-    assert "rank 1 joined from" in _log(platform, mn_ns, leader), diagnosis()
-    assert f"rank 1 joined leader {address}:29500 (welcome)" in _log(platform, mn_ns, worker), diagnosis()
+    # the group formed over the pod network: the leader saw rank 1 join, rank 1 reached the leader by name
+    wait_for(lambda: "rank 1 joined from" in _log(platform, mn_ns, leader), 30, diagnosis, **SLOW)
+    joined = f"rank 1 joined leader {address}:29500 (welcome)"
+    wait_for(lambda: joined in _log(platform, mn_ns, worker), 30, diagnosis, **SLOW)
     (status,) = _pod(platform, mn_ns, leader)["status"]["containerStatuses"]
     assert status["restartCount"] == 0, status  # the leader's rendered probes passed
