@@ -8,6 +8,7 @@ Makefile sets it) and the machine can run a node (root, kernel features, Debian 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from realnode_helpers import NAMESPACE, Platform, kubectl
+from support.poll import wait_for
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
@@ -126,7 +128,12 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
     image, the hook Jobs run as Jobs."""
     kubectl(node, "create", "-f", str(LWS_CRD))
     crd = "crd/leaderworkersets.leaderworkerset.x-k8s.io"
-    kubectl(node, "wait", "--for=condition=established", crd, "--timeout=60s", timeout=90)
+
+    def established() -> bool:  # (`kubectl wait` fails outright while the CRD has no conditions yet)
+        conditions = json.loads(kubectl(node, "get", crd, "-o", "json")).get("status", {}).get("conditions")
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions or [])
+
+    wait_for(established, 60, "the LeaderWorkerSet CRD to be established")
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
