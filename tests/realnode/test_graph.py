@@ -21,8 +21,10 @@ from realnode_helpers import (
     Platform,
     chat_completion,
     dgd_state,
+    example,
     is_completion,
     models,
+    save,
     service_url,
 )
 from support.poll import wait_for
@@ -70,8 +72,10 @@ def _diagnosis(platform: Platform, ns: str) -> str:
     return f"{pods}\n{events}"
 
 
-def pod_list(platform: Platform, ns: str, component: str) -> list[dict]:
+def pod_list(platform: Platform, ns: str, component: str, graph: str | None = None) -> list[dict]:
     selector = f"nvidia.com/dynamo-component={component}"
+    if graph:
+        selector += f",nvidia.com/dynamo-graph-deployment-name={graph}"
     return json.loads(platform.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json"))["items"]
 
 
@@ -156,6 +160,69 @@ def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns):
     for component in ("MockerPrefillWorker", "MockerDecodeWorker"):
         (pod,) = pod_list(platform, graph_ns, component)
         assert _served(platform, graph_ns, pod["metadata"]["name"]), component
+
+
+# The negative control's wrong port: nothing in the runtime image listens there (the worker serves its
+# health on the system port, 9090).
+WRONG_PORT = 9191
+CONTROL = "probe-control"
+
+
+def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, tmp_path):
+    """The negative control of this module: its checks are not vacuous. A worker exactly like mocker-agg's
+    (same image, command, startup and liveness probes) but whose readiness probe is rendered on a port
+    nothing serves (a user override, which the operator renders as given): the kubelet really probes it
+    and fails, the pod never becomes Ready, the graph never becomes ``successful``, so the wait every graph
+    test starts with (``deploy``) fails on it; mocker-agg's worker, with the default probe, is Ready."""
+    doc = example("mocker-agg.yaml")
+    doc["metadata"] = {"name": CONTROL}
+    (worker,) = [c for c in doc["spec"]["components"] if c["name"] == "MockerWorker"]
+    worker["name"] = "ControlWorker"
+    doc["spec"]["components"] = [worker]
+    (main,) = worker["podTemplate"]["spec"]["containers"]
+    main["readinessProbe"] = {
+        "httpGet": {"path": "/health", "port": WRONG_PORT},
+        "periodSeconds": 1,
+        "failureThreshold": 1,
+    }
+    manifest = tmp_path / f"{CONTROL}.json"
+    save(manifest, doc)
+    platform.kubectl("apply", "-n", graph_ns, "-f", str(manifest))
+    try:
+        pod = wait_for(
+            lambda: _probe_failure(platform, graph_ns),
+            180,
+            lambda: f"the kubelet to report the wrong readiness probe\n{_diagnosis(platform, graph_ns)}",
+            **SLOW,
+        )
+
+        def successful() -> bool:
+            return dgd_state(platform.cluster, graph_ns, CONTROL).get("state") == "successful"
+
+        with pytest.raises(AssertionError, match="timed out"):
+            wait_for(successful, 10, f"{CONTROL} to become successful", **SLOW)
+        (bad,) = pod_list(platform, graph_ns, "ControlWorker")
+        assert bad["metadata"]["name"] == pod and not _ready(bad), bad["status"]
+        (status,) = [s for s in bad["status"]["containerStatuses"] if s["name"] == "main"]
+        assert status["started"] and status["restartCount"] == 0, status  # only readiness fails
+        good = pod_list(platform, graph_ns, "MockerWorker", graph="mocker-agg")
+        assert good and all(_ready(p) for p in good), [p["status"] for p in good]
+    finally:
+        platform.kubectl("delete", "dgd", CONTROL, "-n", graph_ns, "--wait=false", check=False)
+
+
+def _probe_failure(platform: Platform, ns: str) -> str | None:
+    """The control pod's name once the kubelet recorded its readiness probe failing on the wrong port."""
+    events = json.loads(
+        platform.kubectl("get", "events", "-n", ns, "--field-selector", "reason=Unhealthy", "-o", "json")
+    )["items"]
+    for e in events:
+        name = e["involvedObject"].get("name", "")
+        message = e.get("message", "")
+        wrong = "Readiness probe failed" in message and f":{WRONG_PORT}/" in message
+        if name.startswith(f"{CONTROL}-") and wrong:
+            return name
+    return None
 
 
 def _ready(pod: dict) -> bool:

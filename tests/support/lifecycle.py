@@ -151,6 +151,108 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
     wait_for(lambda: get_or_none(client, LWS, lws, ns) is not None, WAIT, "no LeaderWorkerSet")
 
 
+# What the Dynamo runtime's Kubernetes discovery calls (render/discovery.py; the chart's discoveryRules):
+# the (API group, resource, verb) cells a graph's discovery account holds in its namespace, and no others.
+DISCOVERY_CELLS = frozenset(
+    [("", "pods", v) for v in ("get", "list", "watch")]
+    + [("discovery.k8s.io", "endpointslices", v) for v in ("get", "list", "watch")]
+    + [
+        ("nvidia.com", "dynamoworkermetadatas", v)
+        for v in ("create", "get", "list", "watch", "update", "patch", "delete")
+    ]
+)
+# What every authenticated identity may do (system:basic-user): ask what it may do itself.
+SELF_REVIEW_GROUPS = ("authorization.k8s.io", "authentication.k8s.io")
+# kubectl's client-side schema check lists CRDs, which no workload may (nor needs to)
+NO_SCHEMA_CHECK = ("--validate=false",)
+ROLEBINDINGS_RES = custom("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+
+
+def _impersonating(namespace: str, sa: str) -> list[str]:
+    """kubectl flags that make a request as that ServiceAccount (its user and groups, as a pod's token)."""
+    groups = ("system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated")
+    return [f"--as=system:serviceaccount:{namespace}:{sa}", *(f"--as-group={g}" for g in groups)]
+
+
+def _rules_cells(env: dict[str, str], ns: str, sa: str) -> set[tuple[str, str, str]]:
+    """What the API server says the ServiceAccount may do in ``ns`` (a SelfSubjectRulesReview made as the
+    account), as (group, resource, verb) cells; the self reviews every user has left out."""
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectRulesReview",
+        "spec": {"namespace": ns},
+    }
+    out = run(
+        env,
+        "kubectl",
+        "create",
+        *NO_SCHEMA_CHECK,
+        "-o",
+        "json",
+        "-f",
+        "-",
+        *_impersonating(ns, sa),
+        stdin=json.dumps(review),
+    )
+    status = json.loads(out.stdout)["status"]
+    assert not status.get("incomplete"), status
+    cells = set()
+    for rule in status.get("resourceRules") or []:
+        assert not rule.get("resourceNames"), rule
+        for group in rule.get("apiGroups") or []:
+            if group in SELF_REVIEW_GROUPS:
+                continue
+            cells |= {(group, r, v) for r in rule.get("resources") or [] for v in rule.get("verbs") or []}
+    return cells
+
+
+def discovery_identity(env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool) -> None:
+    """The discovery account of ``graphs_on_components``' planner graph: the operator bound it (cluster-wide
+    to the chart's ClusterRole, namespace-restricted to the chart's Role in the namespace, the one role a
+    restricted operator may bind), the binding is owned by the graph's components, and the account may make
+    exactly the runtime's discovery calls there, and nothing elsewhere."""
+    graph = "vllm-planner"
+    sa = f"{graph}-k8s-service-discovery"
+    dcds = {
+        d["metadata"]["name"] for d in client.list(store.DCD, ns, f"{names.LABEL_DGD_NAME}={graph}")["items"]
+    }
+    assert dcds, f"no DCD of {graph}"
+
+    def owners() -> set[str]:
+        binding = get_or_none(client, ROLEBINDINGS_RES, sa, ns) or {}
+        return {
+            r["name"]
+            for r in _at(binding, "metadata", "ownerReferences") or []
+            if r.get("kind") == names.DCD_KIND
+        }
+
+    wait_for(lambda: owners() == dcds, WAIT, lambda: f"{sa} owned by {owners()}, not by every DCD {dcds}")
+    binding = client.get(ROLEBINDINGS_RES, sa, ns)
+    assert binding["roleRef"]["kind"] == ("ClusterRole" if cluster_wide else "Role"), binding["roleRef"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}], binding
+    assert _rules_cells(env, ns, sa) == set(DISCOVERY_CELLS)
+    # a discovery call made as the account: a worker publishing and withdrawing its metadata, a frontend
+    # listing the EndpointSlices
+    me = _impersonating(ns, sa)
+    dwm = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoWorkerMetadata",
+        "metadata": {"name": "probe-worker"},
+    }
+    dwm["spec"] = {"data": {"endpoints": {}}}
+    run(env, "kubectl", "create", *NO_SCHEMA_CHECK, "-n", ns, "-f", "-", *me, stdin=json.dumps(dwm))
+    run(env, "kubectl", "get", "endpointslices", "-n", ns, *me)
+    run(env, "kubectl", "delete", "dynamoworkermetadatas", "-n", ns, "probe-worker", *me)
+    for denied in (
+        ("get", "secrets", "-n", ns),
+        ("create", "pods", "-n", ns),
+        ("list", "endpointslices", "-n", "default"),
+        ("create", "dynamoworkermetadatas", "-n", "default"),
+    ):
+        r = run(env, "kubectl", "auth", "can-i", *denied, *me, check=False)
+        assert r.stdout.strip() == "no", f"{sa} may {' '.join(denied)}: {r.stdout}{r.stderr}"
+
+
 EPP_GRAPH = {
     "apiVersion": "nvidia.com/v1beta1",
     "kind": "DynamoGraphDeployment",
@@ -845,6 +947,7 @@ def exercise(
     is not ``ns``)."""
     pull_secret(env, ns)
     graphs_on_components(env, client, ns)
+    discovery_identity(env, client, ns, cluster_wide)
     leaderworkerset_drift(client, ns)
     graph_with_epp(env, client, ns)
     gpu_memory_service(client, ns, cluster_wide)

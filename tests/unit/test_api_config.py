@@ -134,3 +134,31 @@ def test_values_asking_for_what_happens_anyway_are_accepted():
         }
     )
     assert cfg.checkpoint.cleanup_image is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "says"),
+    [
+        ({"rbac": {"discoveryRoleName": "dp-discovery"}}, "namespace.restricted"),
+        (
+            {
+                "namespace": {"restricted": "tenant"},
+                "rbac": {"discoveryRoleName": "dp-discovery", "discoveryClusterRoleName": "dp-discovery"},
+            },
+            "not both",
+        ),
+        ({"namespace": {"restricted": "tenant"}, "rbac": {"discoveryRoleName": "Dp_Discovery"}}, "Role name"),
+    ],
+)
+def test_a_discovery_role_is_for_a_restricted_operator_alone(raw: dict, says: str) -> None:
+    """A Role exists in one namespace: a cluster-wide operator would bind a missing Role in every other."""
+    with pytest.raises(ConfigError) as err:
+        parse_operator_config(raw)
+    assert [p for p, _ in err.value.errors] == ["rbac.discoveryRoleName"]
+    assert says in str(err.value)
+
+
+def test_a_restricted_operator_takes_a_discovery_role() -> None:
+    raw = {"namespace": {"restricted": "tenant"}, "rbac": {"discoveryRoleName": "dp-d"}}
+    cfg = parse_operator_config(raw)
+    assert cfg.rbac.discovery_role_name == "dp-d"

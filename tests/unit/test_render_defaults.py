@@ -663,6 +663,26 @@ def test_other_graph_components_run_as_the_discovery_account(ctype):
         assert service["metadata"]["labels"]["nvidia.com/dynamo-discovery-enabled"] == "true"
 
 
+@pytest.mark.parametrize("ctype", ["frontend", "worker"])
+def test_a_restricted_operator_binds_the_discovery_role_of_its_namespace(ctype):
+    """Namespace-restricted: the chart's Role with the discovery rules (a restricted operator may bind no
+    ClusterRole), in the graph's namespace, bound to the graph's account."""
+    config = {"namespace": {"restricted": "ns"}, "rbac": {"discoveryRoleName": "dp-discovery"}}
+    bound = render_component(dcd(ctype), RenderContext(operator_config=config))
+    binding = one(bound, "RoleBinding")
+    assert (binding["metadata"]["name"], binding["metadata"]["namespace"]) == (
+        "g-k8s-service-discovery",
+        "ns",
+    )
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "dp-discovery"}
+    assert binding["roleRef"] == ref
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "g-k8s-service-discovery", "namespace": "ns"}
+    ]
+    pod = one(bound, "Deployment")["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "g-k8s-service-discovery"
+
+
 def test_no_discovery_account_on_etcd_or_without_a_graph():
     etcd = dcd("worker")
     etcd["metadata"]["annotations"] = {"nvidia.com/dynamo-discovery-backend": "etcd"}

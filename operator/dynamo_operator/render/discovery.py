@@ -8,11 +8,13 @@ labelled Pods (container mode). So a graph's pods run as one ServiceAccount per 
 (``rbac.discoveryClusterRoleName``: EndpointSlices and Pods to read, DynamoWorkerMetadata to write; its
 rules live in the chart's ``_rbac.tpl``, the one place RBAC rules are written). Binding a ClusterRole the
 chart made, like the planner's and the EPP's, needs only ``bind`` on that name: the operator itself holds
-none of the rules it grants (least privilege, ``tests/integration/test_rbac_cluster.py``). Without that
-configuration (namespace-restricted mode, or an operator run without the chart) the account is rendered
-unbound, like the planner's. The two objects are shared by the graph's components (each component's DCD
-holds an owner reference, so they go when the last component goes), and a user's own
-``serviceAccountName`` wins over the default.
+none of the rules it grants (least privilege, ``tests/integration/test_rbac_cluster.py``). A
+namespace-restricted operator may bind no ClusterRole: there the chart ships a Role with the same rules in
+the restricted namespace (``rbac.discoveryRoleName``) and grants the operator ``bind`` on that one Role, and
+the RoleBinding refers to it. Without either (an operator run without the chart) the account is rendered
+unbound. The two objects are shared by the graph's components (each component's DCD holds an owner
+reference, so they go when the last component goes), and a user's own ``serviceAccountName`` wins over the
+default.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .info import ComponentInfo
 SA_SUFFIX = "-k8s-service-discovery"
 RBAC_COMPONENT = "rbac"
 CLUSTER_ROLE_KEY = "discoveryClusterRoleName"
+ROLE_KEY = "discoveryRoleName"  # namespace-restricted mode: a Role in the restricted namespace
 
 
 def enabled(info: ComponentInfo) -> bool:
@@ -57,16 +60,26 @@ def _meta(info: ComponentInfo, ctx: RenderContext, name: str) -> dict:
     }
 
 
+def role_ref(ctx: RenderContext) -> dict | None:
+    """What the discovery account is bound to: the restricted namespace's Role (``rbac.discoveryRoleName``;
+    the configuration refuses it together with the ClusterRole, or without namespace.restricted), else the
+    chart's ClusterRole (``rbac.discoveryClusterRoleName``), else nothing."""
+    for key, kind in ((ROLE_KEY, "Role"), (CLUSTER_ROLE_KEY, "ClusterRole")):
+        name = ctx.config("rbac", key)
+        if name:
+            return {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": str(name)}
+    return None
+
+
 def discovery_rbac(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
-    """The graph's ServiceAccount and, when the chart configured its ClusterRole, the RoleBinding to it
-    (empty when discovery is not Kubernetes)."""
+    """The graph's ServiceAccount and, when the chart configured its role, the RoleBinding to it (empty
+    when discovery is not Kubernetes)."""
     if not enabled(info):
         return []
     sa = service_account_name(info)
     out: list[dict] = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(info, ctx, sa)}]
-    role = ctx.config("rbac", CLUSTER_ROLE_KEY)
-    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": str(role)}
-    if role:
+    ref = role_ref(ctx)
+    if ref:
         out.append(
             {
                 "apiVersion": "rbac.authorization.k8s.io/v1",

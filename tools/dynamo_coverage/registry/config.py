@@ -298,8 +298,12 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_component.py::test_epp_role_binding_names_the_configured_cluster_role",
         ),
         "discoveryClusterRoleName": acts(
-            "render.discovery:discovery_rbac",
+            "render.discovery:role_ref",
             "tests/unit/test_render_defaults.py::test_other_graph_components_run_as_the_discovery_account",
+        ),
+        "discoveryRoleName": acts(
+            "render.discovery:role_ref",
+            "tests/unit/test_render_defaults.py::test_a_restricted_operator_binds_the_discovery_role_of_its_namespace",
         ),
         "plannerClusterRoleName": acts(
             "render.component:build_role_binding",

@@ -177,7 +177,29 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
-    return errors + _credential_errors(cfg) + _workload_errors(cfg)
+    return errors + _credential_errors(cfg) + _workload_errors(cfg) + _rbac_errors(cfg)
+
+
+def _rbac_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """A discovery Role lives in one namespace: it is bound only by a namespace-restricted operator, and
+    a graph's discovery account is bound to one role, never two."""
+    rbac = cfg.rbac
+    if rbac is None or not rbac.discovery_role_name:
+        return []
+    path = "rbac.discoveryRoleName"
+    if not (cfg.namespace and cfg.namespace.restricted):
+        return [
+            (
+                path,
+                "a Role exists in one namespace only, so it is used only with namespace.restricted; "
+                "a cluster-wide operator binds rbac.discoveryClusterRoleName instead",
+            )
+        ]
+    if rbac.discovery_cluster_role_name:
+        return [(path, "set either discoveryRoleName or discoveryClusterRoleName, not both")]
+    if not _DNS_SUBDOMAIN.match(rbac.discovery_role_name):
+        return [(path, f"{rbac.discovery_role_name!r} is not a Role name (a lower-case DNS subdomain)")]
+    return []
 
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")

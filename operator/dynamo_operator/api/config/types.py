@@ -653,6 +653,15 @@ class RBACConfiguration(ApiModel):
             "DynamoWorkerMetadata written (an extension of this project; render/discovery.py)"
         ),
     )
+    discovery_role_name: str | None = Field(
+        None,
+        description=(
+            "DiscoveryRoleName is, in namespace-restricted mode, the Role in the restricted namespace bound\n"
+            "to each graph's Kubernetes-discovery ServiceAccount instead of a ClusterRole (the chart ships\n"
+            "it with the discovery rules and grants the operator bind on it by name; an extension of this\n"
+            "project; render/discovery.py)"
+        ),
+    )
 
 
 class SecurityConfiguration(ApiModel):

@@ -65,6 +65,10 @@ rbac:
   dgdrProfilingClusterRoleName: {{ include "dynamo-operator.profilingClusterRole" . }}
   eppClusterRoleName: {{ include "dynamo-operator.eppClusterRole" . }}
   discoveryClusterRoleName: {{ include "dynamo-operator.discoveryClusterRole" . }}
+{{- else }}
+rbac:
+  # the chart's discovery Role in the target namespace (workload-rbac.yaml): a restricted operator binds no ClusterRole
+  discoveryRoleName: {{ include "dynamo-operator.discoveryRole" . }}
 {{- end }}
 mpi:
   sshSecretName: {{ .Values.dynamo.mpiRun.secretName }}

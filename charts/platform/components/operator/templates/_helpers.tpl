@@ -125,6 +125,10 @@ dynamo-operator-webhook-service
 {{- define "dynamo-operator.discoveryClusterRole" -}}
 {{ include "dynamo-operator.clusterName" . }}-discovery
 {{- end }}
+{{/* Namespace-restricted mode: the discovery rules as a Role in the target namespace (workload-rbac.yaml). */}}
+{{- define "dynamo-operator.discoveryRole" -}}
+{{ include "dynamo-operator.fullname" . }}-discovery
+{{- end }}
 {{- define "dynamo-operator.validatingName" -}}
 {{ include "dynamo-operator.clusterName" . }}-validating
 {{- end }}

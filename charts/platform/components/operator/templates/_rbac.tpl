@@ -104,17 +104,17 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "watch", "create", "delete"]
-# controllers/__init__.py: planner/EPP/profiling RoleBindings are cached (label-selected) ...
+# controllers/__init__.py: planner/EPP/profiling/discovery RoleBindings are cached (label-selected) ...
 - apiGroups: ["rbac.authorization.k8s.io"]
   resources: ["rolebindings"]
   verbs: ["list", "watch"]
-{{- if not .Values.namespaceRestriction.enabled }}
-# ... and, cluster-wide, written by sync.py and dgdr.py (rbac.*ClusterRoleName in the configuration);
-# bound ClusterRoles need the bind grant below.
+# ... and written by sync.py and dgdr.py: cluster-wide those of rbac.*ClusterRoleName in the configuration
+# (bound ClusterRoles need the bind grant in clusterScopedRules); namespace-restricted only the graphs'
+# discovery RoleBindings (rbac.discoveryRoleName), to the one Role it may bind (manager-rbac.yaml). The
+# API server's escalation check refuses a binding to any other role whose rules the operator lacks.
 - apiGroups: ["rbac.authorization.k8s.io"]
   resources: ["rolebindings"]
   verbs: ["get", "create", "update", "delete"]
-{{- end }}
 # controllers/sync.py, Grove pathway (only when grove.io is served): the graph's PodCliqueSet ...
 - apiGroups: ["grove.io"]
   resources: ["podcliquesets"]
