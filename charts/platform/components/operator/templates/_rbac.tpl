@@ -86,7 +86,8 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "create", "patch"]
-# controllers/dynamomodel.py: a base model's endpoints are its worker pods (label-selected informer).
+# controllers/dynamomodel.py: a base model's endpoints are its worker pods (label-selected informer);
+# controllers/component_pods.py: a component's scheduled pods (DGD/DCD status scheduledReplicas).
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
