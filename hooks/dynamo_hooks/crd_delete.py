@@ -69,10 +69,12 @@ def stalled(crd: Obj) -> bool:
     )
 
 
-def nudge(cluster: Cluster, crd: Obj, now: Callable[[], float] = time.time, attempts: int = 3) -> bool:
+def nudge(cluster: Cluster, crd: Obj, now: Callable[[], float] = time.time, attempts: int = 10) -> bool:
     """Change an annotation of a stalled CRD: any change besides its Terminating condition re-queues the
-    finalizer without its back-off. The API server rewrites a terminating CRD's conditions meanwhile, so a
-    conflict re-reads it and tries again; a CRD already gone is fine: the next poll sees it."""
+    finalizer without its back-off. The API server rewrites a terminating CRD's conditions meanwhile (each
+    failed retry of its finalizer, at first every few milliseconds), so a conflict re-reads and tries again:
+    three attempts lost that race on a busy machine, ten have room while the finalizer's back-off grows. A CRD
+    already gone is fine: the next poll sees it."""
     path = object_path(CRD_API, CRDS, crd["metadata"]["name"])
     for _ in range(attempts):
         crd["metadata"].setdefault("annotations", {})[RETRY_ANNOTATION] = f"{now():.3f}"
