@@ -186,6 +186,7 @@ def test_status_goes_initializing_pending_successful_with_counts(client, ns, ope
             "updatedReplicas": 2,
             "readyReplicas": 2,
             "availableReplicas": 2,
+            "scheduledReplicas": 2,  # the component's scheduled pods (kwok binds them)
         }
         dcd = store.to_internal(client.get(store.DCD, "g-frontend", ns))
         avail = st.condition(dcd["status"], st.AVAILABLE)

@@ -347,6 +347,7 @@ def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
                 "replicas": 1,
                 "updatedReplicas": 1,
                 "availableReplicas": 1,
+                "scheduledReplicas": 1,  # Grove's own count, read back
                 "runtimeNamespace": f"{ns}-{name}",
             }
     finally:

@@ -38,7 +38,6 @@ IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 DGDSA = custom(
     "nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters", "DynamoGraphDeploymentScalingAdapter"
 )
-PODSNAPSHOTS = custom("nvidia.com", "v1alpha1", "podsnapshots", "PodSnapshot")
 PVS = custom("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 BETA_DGDR = custom("nvidia.com", "v1beta1", "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
 # What the operator's configuration needs for the EPP's DestinationRule (render/epp.py).
@@ -758,17 +757,14 @@ def pull_secret(env: dict[str, str], ns: str) -> None:
 def finalize_every_kind(client: ResourceClient, ns: str) -> None:
     """One object of each Dynamo kind carrying the operator's finalizer (as an operator of any version
     leaves them behind), so the uninstall hook's update of every kind it may update is exercised."""
-    client.create(
-        PODSNAPSHOTS,
-        {"metadata": {"name": "snap", "namespace": ns}, "spec": {"source": {"podRef": {"name": "p"}}}},
-    )
+    # No PodSnapshot: this operator refuses their creation at admission (it runs no snapshot agent), so a
+    # user cannot leave one here; the uninstall hook's update of them is in ALLOWED_UNUSED.
     targets = {
         store.DGD: "vllm-planner",
         store.DCD: "vllm-planner-frontend",
         DGDRS: "qwen3-mocker",
         DGDSA: "vllm-planner-vllmdecodeworker",
         CHECKPOINTS: "warm",
-        PODSNAPSHOTS: "snap",
     }
     for res, name in targets.items():
         for _ in range(5):
