@@ -8,7 +8,6 @@ Makefile sets it) and the machine can run a node (root, kernel features, Debian 
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -19,17 +18,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from realnode_helpers import NAMESPACE, Platform, kubectl
-from support.poll import wait_for
+from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 RELEASE = "dynamo-platform"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
-# The LeaderWorkerSet API (CRD only: its controller's image is not reachable here), served before the operator
-# starts so it renders multinode components as LeaderWorkerSets (test_multinode.py).
-LWS_CRD = REPO_ROOT / "tests" / "fixtures" / "crds" / "lws" / "leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -126,14 +123,10 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
 def platform(node: LocalCluster) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
     image, the hook Jobs run as Jobs."""
-    kubectl(node, "create", "-f", str(LWS_CRD))
-    crd = "crd/leaderworkersets.leaderworkerset.x-k8s.io"
-
-    def established() -> bool:  # (`kubectl wait` fails outright while the CRD has no conditions yet)
-        conditions = json.loads(kubectl(node, "get", crd, "-o", "json")).get("status", {}).get("conditions")
-        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions or [])
-
-    wait_for(established, 60, "the LeaderWorkerSet CRD to be established")
+    for crd in LWS_CRD_FILES:
+        kubectl(node, "create", "-f", str(crd))
+    for crd in LWS_CRD_FILES:
+        wait_established(node.api_client(), yaml.safe_load(crd.read_text())["metadata"]["name"])
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)

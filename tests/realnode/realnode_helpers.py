@@ -48,6 +48,20 @@ def example(name: str) -> dict:
     return yaml.safe_load((EXAMPLES / name).read_text())
 
 
+def runtime_image() -> str:
+    """The runtime image (``make images``) as the examples name it: the one reference tests deploy."""
+    (worker,) = [c for c in example("mocker-agg.yaml")["spec"]["components"] if c["name"] == "MockerWorker"]
+    (main,) = worker["podTemplate"]["spec"]["containers"]
+    return main["image"]
+
+
+def pod_ready(pod: dict) -> bool:
+    """Ready by the kubelet's probes, and not on its way out (a terminating pod may still say Ready)."""
+    if pod["metadata"].get("deletionTimestamp"):
+        return False
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
+
+
 def dgd_state(cluster: LocalCluster, namespace: str, name: str) -> dict:
     from kubernetes import client
 

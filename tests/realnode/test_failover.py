@@ -10,7 +10,7 @@ import time
 import uuid
 
 from dynamo_localcluster.graphs import graph
-from realnode_helpers import NAMESPACE, SLOW, dgd_state, operator_pods
+from realnode_helpers import NAMESPACE, SLOW, dgd_state, operator_pods, pod_ready
 from support.poll import wait_for
 
 LEASE = ("dynamo.nvidia.com", "kube-system")
@@ -101,7 +101,7 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
         assert {k: v for k, v in after.items() if k in settled} == settled
         # the Deployment replaced the killed pod: two replicas again, both Ready through their probes
         wait_for(
-            lambda: len([p for p in operator_pods(platform) if _ready(p)]) == 2,
+            lambda: len([p for p in operator_pods(platform) if pod_ready(p)]) == 2,
             180,
             "a replacement operator pod",
             **SLOW,
@@ -109,9 +109,3 @@ def test_killing_the_leader_pod_hands_over_without_losing_or_duplicating(platfor
         print(f"lease handed over {took_over:.1f}s after the kill; {refused} call(s) hit the dead pod")
     finally:
         platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
-
-
-def _ready(pod: dict) -> bool:
-    if pod["metadata"].get("deletionTimestamp"):
-        return False
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])

@@ -24,6 +24,7 @@ from realnode_helpers import (
     example,
     is_completion,
     models,
+    pod_ready,
     save,
     service_url,
 )
@@ -131,7 +132,7 @@ def test_a_worker_scaled_to_two_serves_from_both(platform, graph_ns):
         json.dumps(_full_patch(platform, graph_ns, name, patch)),
     )
     wait_for(
-        lambda: len([p for p in pod_list(platform, graph_ns, "MockerWorker") if _ready(p)]) == 2,
+        lambda: len([p for p in pod_list(platform, graph_ns, "MockerWorker") if pod_ready(p)]) == 2,
         180,
         "two ready workers",
         **{**SLOW, "interval": 2},
@@ -202,11 +203,11 @@ def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, tmp_path):
         with pytest.raises(AssertionError, match="timed out"):
             wait_for(successful, 10, f"{CONTROL} to become successful", **SLOW)
         (bad,) = pod_list(platform, graph_ns, "ControlWorker")
-        assert bad["metadata"]["name"] == pod and not _ready(bad), bad["status"]
+        assert bad["metadata"]["name"] == pod and not pod_ready(bad), bad["status"]
         (status,) = [s for s in bad["status"]["containerStatuses"] if s["name"] == "main"]
         assert status["started"] and status["restartCount"] == 0, status  # only readiness fails
         good = pod_list(platform, graph_ns, "MockerWorker", graph="mocker-agg")
-        assert good and all(_ready(p) for p in good), [p["status"] for p in good]
+        assert good and all(pod_ready(p) for p in good), [p["status"] for p in good]
     finally:
         platform.kubectl("delete", "dgd", CONTROL, "-n", graph_ns, "--wait=false", check=False)
 
@@ -223,10 +224,6 @@ def _probe_failure(platform: Platform, ns: str) -> str | None:
         if name.startswith(f"{CONTROL}-") and wrong:
             return name
     return None
-
-
-def _ready(pod: dict) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
 
 
 def _served(platform: Platform, ns: str, pod: str) -> bool:

@@ -26,22 +26,18 @@ import uuid
 from pathlib import Path
 
 import pytest
-from realnode_helpers import SLOW, Platform, save
+from dynamo_localcluster.realnode import layout
+from realnode_helpers import SLOW, Platform, pod_ready, runtime_image, save
 from support import graphs
 from support.poll import wait_for
 
 STUB = Path(__file__).parent / "stub" / "sglang_main.py"
-IMAGE = "localhost/dynamo-platform/dynamo-runtime:1.6.1-cpu"
+IMAGE = runtime_image()
 GRAPH = "sglang-mn"
 LWS_NAME = f"{GRAPH}-sglangworker-0"  # the operator's name for the component's first (only) group
 LWS_LABELS = "leaderworkerset.sigs.k8s.io"
 LWS_RESOURCE = "leaderworkersets.leaderworkerset.x-k8s.io"
-REAL_NODE = {
-    "nodeSelector": {"dynamo-platform.dev/real-node": "true"},
-    "tolerations": [
-        {"key": "dynamo-platform.dev/real-node", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
-    ],
-}
+REAL_NODE = {"nodeSelector": dict(layout.NODE_SELECTOR), "tolerations": [dict(layout.TOLERATION)]}
 
 
 @pytest.fixture
@@ -121,10 +117,6 @@ def lws_pods(lws: dict, ns: str) -> list[dict]:
     return pods
 
 
-def _ready(pod: dict) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions") or [])
-
-
 def _pod(platform: Platform, ns: str, name: str) -> dict:
     return json.loads(platform.kubectl("get", "pod", "-n", ns, name, "-o", "json"))
 
@@ -157,7 +149,7 @@ def test_sglang_multinode_launches_find_their_leader(platform, mn_ns, tmp_path):
         return f"{listing}\n{logs}"
 
     wait_for(
-        lambda: all(_ready(_pod(platform, mn_ns, p)) for p in (leader, worker)),
+        lambda: all(pod_ready(_pod(platform, mn_ns, p)) for p in (leader, worker)),
         240,
         lambda: f"both pods Ready (the leader's /health once rank 1 joined)\n{diagnosis()}",
         **{**SLOW, "interval": 2},

@@ -82,11 +82,14 @@ def install_crds(cluster, timeout: float = 60) -> list[dict]:
     return docs
 
 
+# The LeaderWorkerSet API (CRD only, for tests: its controller's image is not reachable here); the real-node
+# tier serves it before the operator starts, so multinode components render as LeaderWorkerSets.
+LWS_CRD_FILES = sorted((REPO_ROOT / "tests/fixtures/crds/lws").glob("leaderworkerset*.yaml"))
 # Third-party CRDs the platform vendors (Grove and Kai ship in their subcharts; LWS for tests only).
 THIRD_PARTY_CRD_FILES = [
     *sorted((REPO_ROOT / "charts/platform/components/grove/crds").glob("*.yaml")),
     *sorted((REPO_ROOT / "charts/platform/components/kai-scheduler/crds").glob("*.yaml")),
-    *sorted((REPO_ROOT / "tests/fixtures/crds/lws").glob("leaderworkerset*.yaml")),
+    *LWS_CRD_FILES,
 ]
 THIRD_PARTY_GROUPS = ("grove.io", "leaderworkerset.x-k8s.io", "scheduling.run.ai")
 

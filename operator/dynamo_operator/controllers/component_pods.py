@@ -20,10 +20,16 @@ SELECTOR = names.LABEL_SELECTOR  # the informer's label selector: every componen
 FINISHED = ("Succeeded", "Failed")
 
 
-def index_by_component(pod: dict) -> list[str]:
+def _component(pod: dict) -> tuple[str, str] | None:
+    """(namespace, component) from the pod's selector label; None for a pod without it."""
     md = pod.get("metadata") or {}
     component = (md.get("labels") or {}).get(names.LABEL_SELECTOR)
-    return [f"{md.get('namespace')}/{component}"] if component else []
+    return (md.get("namespace") or "", component) if component else None
+
+
+def index_by_component(pod: dict) -> list[str]:
+    key = _component(pod)
+    return [f"{key[0]}/{key[1]}"] if key else []
 
 
 def is_scheduled(pod: dict) -> bool:
@@ -43,6 +49,5 @@ def scheduled_replicas(pods: Indexer | None, namespace: str, component: str) -> 
 
 def component_of(pod: dict) -> list[Request]:
     """The DynamoComponentDeployment a pod belongs to (its selector label names it)."""
-    md = pod.get("metadata") or {}
-    component = (md.get("labels") or {}).get(names.LABEL_SELECTOR)
-    return [Request(md.get("namespace") or "", component)] if component else []
+    key = _component(pod)
+    return [Request(*key)] if key else []

@@ -19,6 +19,7 @@ from dynamo_operator.render.context import (
     ISTIO,
     ISTIO_DESTINATION_RULE,
     ISTIO_KINDS,
+    RenderContext,
 )
 from dynamo_operator.runtime.discovery import ApiGroupDetector
 
@@ -52,7 +53,7 @@ def check_required_integrations(config_doc: dict, detected: frozenset[str]) -> N
         missing.append(f"dra.enabled is true but the cluster does not serve {INTEGRATION_GROUPS[DRA]}")
     mesh_on = lookup(config_doc, "serviceMesh.enabled", None) is True
     istio = lookup(config_doc, "serviceMesh.provider", None) == "istio"
-    if mesh_on and istio and not {ISTIO, ISTIO_DESTINATION_RULE} & detected:
+    if mesh_on and istio and not RenderContext(detected=detected).served(ISTIO_DESTINATION_RULE):
         group, resource = INTEGRATION_KINDS[ISTIO_DESTINATION_RULE]
         missing.append(f"serviceMesh.enabled is true but the cluster does not serve {resource} in {group}")
     if missing:
