@@ -74,10 +74,12 @@ charts-check: $(STAMP) helm-plugins
 	  if [ -d $$c/tests ]; then echo "== helm unittest $$c"; helm unittest $$c || exit 1; fi; done
 	$(PY) -m pytest -m tools -q --ignore=tests/realnode $(PYTEST_ARGS)
 
-# The pure-code tier: needs the venv only (no .tools, no Go, no cluster).
+# The pure-code tier: needs the venv only (no .tools, no Go, no cluster), spread over one pytest-xdist
+# worker per core (UNIT_WORKERS=0 runs it in one process, as a debugger wants).
+UNIT_WORKERS ?= auto
 .PHONY: unit
 unit: $(STAMP)
-	$(PY) -m pytest -m unit -q --ignore=tests/realnode $(PYTEST_ARGS)
+	$(PY) -m pytest -m unit -q -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/realnode $(PYTEST_ARGS)
 
 # The tiers on a local control plane (api, cluster, the fault tests), as two pytest processes side by side:
 # one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the control
@@ -106,20 +108,27 @@ pytest: $(STAMP) helm-plugins
 
 # Cheapest first, so a mistake fails early: ruff (seconds), then the charts and the unit tier side by side
 # (a minute or two: one needs helm, the other only the venv, and each alone leaves a core idle), then the
-# integration tiers (minutes), then the real-node tier, alone: one real node per machine.
-# REALNODE_OVERLAP=1 runs the real-node tier beside the two integration processes instead of after them
-# (off by default: docs/testing.md says what it saves and what it risks).
-REALNODE_OVERLAP ?= 0
-.PHONY: test checks
+# node's tools where a node can run (a long compile on a fresh machine, done before the streams rather than
+# beside them), then the two integration processes and the real-node tier side by side (one real node per
+# machine; it waits on real containers while the streams wait on their control planes).
+# REALNODE_OVERLAP=0 runs the real-node tier after the integration processes instead (docs/testing.md says
+# what the overlap saves and what it risks).
+REALNODE_OVERLAP ?= 1
+.PHONY: test checks realnode-tools
 checks: lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target charts-check unit
 test: checks
+	@$(MAKE) --no-print-directory realnode-tools
 ifeq ($(REALNODE_OVERLAP),1)
 	$(MAKE) --no-print-directory -j3 --output-sync=target integration-side integration-main test-realnode
 else
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory test-realnode
 endif
+realnode-tools: $(STAMP)
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
+	if $(VENV)/bin/dynamo-localcluster node-check --machine >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory node-tools; fi
 
 # ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
 # Debian packages for `make image` and the real node, installed through apt-get only when missing (root).

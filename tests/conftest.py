@@ -20,7 +20,7 @@ CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 TIERS = ("tools", "api", "cluster", "realnode")  # the markers of tests that are not unit tests
 SESSION_STARTED = pytest.StashKey[float]()  # seconds since boot when the session began
 # module fixtures whose cluster-wide state is costly to build and tear down: the modules using one run one
-# after another, and the state carries from one to the next (torn down after the last)
+# after another at the end of the session, and the state carries from one to the next (support.order)
 CARRIED = ("third_party_crds",)
 
 
@@ -47,10 +47,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[SESSION_STARTED] = cleanup.uptime()
 
 
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> Iterator[None]:
     """Nothing a test started may outlive the suite: every process below this one, and every process
     started since the session began that names a test cluster directory or this run's temporary
-    directory, is reported and killed (never this process's own ancestors: see ``support.cleanup``)."""
+    directory, is reported and killed (never this process's own ancestors: see ``support.cleanup``).
+
+    A wrapper, so it looks only after every other plugin has finished: under ``-n`` (pytest-xdist, which
+    ``make unit`` uses) the workers are this process's children until xdist shuts them down."""
+    try:
+        yield
+    finally:
+        _kill_leftovers(session)
+
+
+def _kill_leftovers(session: pytest.Session) -> None:
     # Only this session's clusters: another pytest run may share the checkout.
     markers = [str(CLUSTER_ROOT / f"{profile}-{os.getpid()}") for profile in ("api", "cluster")]
     basetemp = getattr(session.config, "_tmp_path_factory", None)
@@ -168,11 +179,15 @@ def ns(request: pytest.FixtureRequest, client, crds) -> Iterator[str]:
 def third_party_crds(request: pytest.FixtureRequest, kube_cluster: LocalCluster, crds) -> Iterator[list[str]]:
     """The vendored Grove, Kai and LWS CRDs. Removed (their API groups no longer served) after the module,
     since operators started later auto-detect Grove and LWS and must find the shared cluster as it was;
-    unless the next module uses them too (such modules run one after another: ``CARRIED``)."""
+    unless the next module uses them too (such modules run one after another, last: ``CARRIED``), or no
+    later test uses the cluster, which stops next."""
     from support.crds import install_third_party_crds, remove_third_party_crds
 
     try:
         yield install_third_party_crds(kube_cluster)
     finally:
-        if not order.next_module_uses(request.session.items, request.path, "third_party_crds"):
+        items, module = request.session.items, request.path
+        if not order.next_module_uses(items, module, "third_party_crds") and order.later_modules_use(
+            items, module, "kube_cluster"
+        ):
             remove_third_party_crds(kube_cluster.env)

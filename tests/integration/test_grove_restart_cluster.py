@@ -6,12 +6,11 @@ PodCliqueSet) with all replicas ready, only when the test says so. That lets the
 steps and see that the restart waits for it: a Sequential restart puts the id on one component's clique,
 and moves on only once Grove has observed that generation and the component is ready again.
 
-The module removes the third-party CRDs when it ends: operators in other modules auto-detect Grove.
+The vendored CRDs are the session's carried ``third_party_crds`` (conftest), shared with the other modules
+that need them.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterator
 
 import pytest
 from dynamo_operator.controllers import store
@@ -20,7 +19,6 @@ from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
 from kubernetes.client.exceptions import ApiException
 from support import graphs
-from support.crds import install_third_party_crds, remove_third_party_crds
 from support.crs import events_of, running_operator
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 from support.poll import wait_for
@@ -30,17 +28,6 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "grst"
 WAIT = 90.0
 GROVE_ON = {"orchestrators": {"grove": {"enabled": True}}}
-
-
-@pytest.fixture(scope="module")
-def grove_crds(kube_cluster, crds) -> Iterator[list[str]]:
-    """The vendored CRDs for this module alone, removed after it: not the carried ``third_party_crds``,
-    whose carrying would leave them in place for the first tests of the next module (hardening's first
-    tests expect the Deployment pathway that auto-detection picks without Grove)."""
-    try:
-        yield install_third_party_crds(kube_cluster)
-    finally:
-        remove_third_party_crds(kube_cluster.env)
 
 
 def graph(ns: str, restart: dict | None = None) -> dict:
@@ -118,7 +105,9 @@ def restart_is(expected: dict):
     return lambda s: s.get("restart") == expected
 
 
-def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(kube_cluster, client, ns, grove_crds):
+def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(
+    kube_cluster, client, ns, third_party_crds
+):
     with running_operator(kube_cluster, GROVE_ON):
         apply_dgd(client, graph(ns))
         grove = FakeGrove(client, ns, rgrove.pcs_name(graph(ns)))
