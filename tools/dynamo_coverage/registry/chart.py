@@ -8,7 +8,10 @@ from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts,
 
 VALUES: dict[str, dict[str, Status]] = {
     "etcd": {
-        "affinity": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "affinity": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the etcd pods",
+        ),
         "auth.client.enableAuthentication": acts(
             "tpl:etcd/templates/_helpers.tpl",
             "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
@@ -29,7 +32,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
         ),
-        "containerSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "containerSecurityContext": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::podSecurityContext and containerSecurityContext reach the etcd pod and container",
+        ),
         "enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
@@ -39,18 +45,33 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
         ),
-        "fullnameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
-        "image.pullPolicy": acts("tpl:etcd/templates/statefulset.yaml", ()),
-        "image.repository": acts("tpl:etcd/templates/_helpers.tpl", ()),
+        "fullnameOverride": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/pod_values_test.yaml::fullnameOverride names the StatefulSet, its Services and the peer addresses",
+        ),
+        "image.pullPolicy": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::image.repository and image.pullPolicy reach the etcd container",
+        ),
+        "image.repository": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/pod_values_test.yaml::image.repository and image.pullPolicy reach the etcd container",
+        ),
         "image.tag": acts(
             "tpl:etcd/templates/_helpers.tpl", "helm:etcd/tests/etcd_test.yaml::a digest in the tag is kept"
         ),
-        "imagePullSecrets": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "imagePullSecrets": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the etcd pods",
+        ),
         "livenessProbe.enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
         ),
-        "nameOverride": acts("tpl:etcd/templates/_helpers.tpl", ()),
+        "nameOverride": acts(
+            "tpl:etcd/templates/_helpers.tpl",
+            "helm:etcd/tests/pod_values_test.yaml::nameOverride replaces the chart name in the names and the name label",
+        ),
         "networkPolicy.enabled": acts(
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator, the test pod and members",
@@ -63,7 +84,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/networkpolicy.yaml",
             "helm:etcd/tests/etcd_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator, the test pod and members",
         ),
-        "nodeSelector": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "nodeSelector": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the etcd pods",
+        ),
         "pdb.create": acts(
             "tpl:etcd/templates/_helpers.tpl", "helm:etcd/tests/etcd_test.yaml::PDB keeps a quorum of three"
         ),
@@ -83,7 +107,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/storage_test.yaml::persistence.size and persistence.storageClass shape the data claim",
         ),
-        "podSecurityContext": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "podSecurityContext": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::podSecurityContext and containerSecurityContext reach the etcd pod and container",
+        ),
         "quotaBackendBytes": acts(
             "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
@@ -103,52 +130,143 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/service.yaml",
             "helm:etcd/tests/etcd_test.yaml::generates a CA, the server certificate and the workloads' client certificate",
         ),
-        "tolerations": acts("tpl:etcd/templates/statefulset.yaml", ()),
+        "tolerations": acts(
+            "tpl:etcd/templates/statefulset.yaml",
+            "helm:etcd/tests/pod_values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the etcd pods",
+        ),
     },
     "grove": {
-        "affinity": acts("tpl:grove/templates/operator.yaml", ()),
-        "config.controllers.podCliqueConcurrentSyncs": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.controllers.podCliqueScalingGroupConcurrentSyncs": acts(
-            "tpl:grove/templates/_helpers.tpl", ()
+        "affinity": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the Grove pods",
         ),
-        "config.controllers.podCliqueSetConcurrentSyncs": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.leaderElection.enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.logFormat": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.logLevel": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.server.healthProbePort": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.server.metricsPort": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "config.server.webhookPort": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "containerSecurityContext": acts("tpl:grove/templates/operator.yaml", ()),
+        "config.controllers.podCliqueConcurrentSyncs": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.controllers.podCliqueScalingGroupConcurrentSyncs": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.controllers.podCliqueSetConcurrentSyncs": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.leaderElection.enabled": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.logFormat": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.logLevel": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.server.healthProbePort": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.server.metricsPort": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "config.server.webhookPort": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::config keys land in the Grove OperatorConfiguration file and the container ports",
+        ),
+        "containerSecurityContext": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
+        ),
         "enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "fullnameOverride": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "image.pullPolicy": acts("tpl:grove/templates/operator.yaml", ()),
-        "image.repository": acts("tpl:grove/templates/operator.yaml", ()),
-        "image.tag": acts("tpl:grove/templates/operator.yaml", ()),
-        "imagePullSecrets": acts("tpl:grove/templates/operator.yaml", ()),
-        "nameOverride": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "nodeSelector": acts("tpl:grove/templates/operator.yaml", ()),
-        "pdb.enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
-        "podSecurityContext": acts("tpl:grove/templates/operator.yaml", ()),
+        "fullnameOverride": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::fullnameOverride names the operator, its ConfigMap, certificate Secret and RBAC subject",
+        ),
+        "image.pullPolicy": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::image.repository, image.tag and image.pullPolicy reach the Grove container",
+        ),
+        "image.repository": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::image.repository, image.tag and image.pullPolicy reach the Grove container",
+        ),
+        "image.tag": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::image.repository, image.tag and image.pullPolicy reach the Grove container",
+        ),
+        "imagePullSecrets": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the Grove pods",
+        ),
+        "nameOverride": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::nameOverride replaces the operator name in the names and the name label",
+        ),
+        "nodeSelector": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the Grove pods",
+        ),
+        "pdb.enabled": acts(
+            "tpl:grove/templates/_helpers.tpl",
+            "helm:grove/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
+        ),
+        "podSecurityContext": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
+        ),
         "replicaCount": acts(
             "tpl:grove/templates/operator.yaml", "helm:grove/tests/grove_test.yaml::PDB with several replicas"
         ),
-        "resources": acts("tpl:grove/templates/operator.yaml", ()),
-        "tolerations": acts("tpl:grove/templates/operator.yaml", ()),
+        "resources": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
+        ),
+        "tolerations": acts(
+            "tpl:grove/templates/operator.yaml",
+            "helm:grove/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the Grove pods",
+        ),
     },
     "kai-scheduler": {
-        "containerSecurityContext": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "containerSecurityContext": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::operator.resources, podSecurityContext and containerSecurityContext reach the KAI pod and container",
+        ),
         "enabled": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
-        "fullnameOverride": acts("tpl:kai-scheduler/templates/_helpers.tpl", ()),
-        "nameOverride": acts("tpl:kai-scheduler/templates/_helpers.tpl", ()),
-        "operator.leaderElection": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "fullnameOverride": acts(
+            "tpl:kai-scheduler/templates/_helpers.tpl",
+            "helm:kai-scheduler/tests/values_test.yaml::fullnameOverride names the operator, its ServiceAccount and RBAC subject",
+        ),
+        "nameOverride": acts(
+            "tpl:kai-scheduler/templates/_helpers.tpl",
+            "helm:kai-scheduler/tests/values_test.yaml::nameOverride replaces the operator name in the names and the name label",
+        ),
+        "operator.leaderElection": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::operator.leaderElection false drops --leader-elect",
+        ),
         "operator.replicaCount": acts(
             "tpl:kai-scheduler/templates/operator.yaml",
             "helm:kai-scheduler/tests/kai_test.yaml::PDB with several replicas",
         ),
-        "operator.resources": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
-        "pdb.enabled": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
-        "podSecurityContext": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
-        "queues.create": acts("tpl:kai-scheduler/templates/queues.yaml", ()),
+        "operator.resources": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::operator.resources, podSecurityContext and containerSecurityContext reach the KAI pod and container",
+        ),
+        "pdb.enabled": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
+        ),
+        "podSecurityContext": acts(
+            "tpl:kai-scheduler/templates/operator.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::operator.resources, podSecurityContext and containerSecurityContext reach the KAI pod and container",
+        ),
+        "queues.create": acts(
+            "tpl:kai-scheduler/templates/queues.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::queues.create false creates no Queue even where the API exists",
+        ),
         "queues.default": acts(
             "tpl:kai-scheduler/templates/queues.yaml",
             "helm:kai-scheduler/tests/kai_test.yaml::queues dynamo-default and dynamo as post-install hooks",
