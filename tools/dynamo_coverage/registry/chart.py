@@ -277,7 +277,10 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
     },
     "nats": {
-        "affinity": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "affinity": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the NATS pods",
+        ),
         "auth.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::user/password authentication reads the generated Secret through the environment",
@@ -338,7 +341,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
         ),
-        "config.merge": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "config.merge": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/values_test.yaml::config.merge adds top-level nats-server settings",
+        ),
         "config.monitor.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
@@ -367,37 +373,82 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:nats/templates/statefulset.yaml",
             "helm:nats/tests/nats_test.yaml::user/password authentication reads the generated Secret through the environment",
         ),
-        "container.image.pullPolicy": acts("tpl:nats/templates/statefulset.yaml", ()),
-        "container.image.repository": acts("tpl:nats/templates/statefulset.yaml", ()),
-        "container.image.tag": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "container.image.pullPolicy": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::container.image repository, tag and pullPolicy reach the NATS container",
+        ),
+        "container.image.repository": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::container.image repository, tag and pullPolicy reach the NATS container",
+        ),
+        "container.image.tag": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::container.image repository, tag and pullPolicy reach the NATS container",
+        ),
         "container.resources": acts(
             "tpl:nats/templates/statefulset.yaml",
             "helm:nats/tests/nats_test.yaml::runs the official image with JetStream on a PVC and health probes",
         ),
-        "containerSecurityContext": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "containerSecurityContext": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::podSecurityContext and containerSecurityContext reach the NATS pod and container",
+        ),
         "enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
         ),
         "exports": acts("tpl:platform/Chart.yaml", ()),
-        "fullnameOverride": acts("tpl:nats/templates/_helpers.tpl", ()),
-        "imagePullSecrets": acts("tpl:nats/templates/statefulset.yaml", ()),
-        "nameOverride": acts("tpl:nats/templates/_helpers.tpl", ()),
+        "fullnameOverride": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/values_test.yaml::fullnameOverride names the StatefulSet, its Services and its ConfigMap",
+        ),
+        "imagePullSecrets": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the NATS pods",
+        ),
+        "nameOverride": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/values_test.yaml::nameOverride replaces the chart name in the names and the name label",
+        ),
         "networkPolicy.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator and the test pod",
         ),
-        "networkPolicy.extraIngress": acts("tpl:nats/templates/networkpolicy.yaml", ()),
-        "networkPolicy.ingressNSMatchLabels": acts("tpl:nats/templates/networkpolicy.yaml", ()),
-        "nodeSelector": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "networkPolicy.extraIngress": acts(
+            "tpl:nats/templates/networkpolicy.yaml",
+            "helm:nats/tests/values_test.yaml::networkPolicy.ingressNSMatchLabels limits the client namespaces and extraIngress rules are appended",
+        ),
+        "networkPolicy.ingressNSMatchLabels": acts(
+            "tpl:nats/templates/networkpolicy.yaml",
+            "helm:nats/tests/values_test.yaml::networkPolicy.ingressNSMatchLabels limits the client namespaces and extraIngress rules are appended",
+        ),
+        "nodeSelector": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the NATS pods",
+        ),
         "podDisruptionBudget.enabled": acts(
             "tpl:nats/templates/_helpers.tpl", "helm:nats/tests/nats_test.yaml::PDB can be turned off"
         ),
-        "podSecurityContext": acts("tpl:nats/templates/statefulset.yaml", ()),
-        "podTemplate.annotations": acts("tpl:nats/templates/statefulset.yaml", ()),
-        "podTemplate.labels": acts("tpl:nats/templates/_helpers.tpl", ()),
-        "service.type": acts("tpl:nats/templates/service.yaml", ()),
-        "tolerations": acts("tpl:nats/templates/statefulset.yaml", ()),
+        "podSecurityContext": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::podSecurityContext and containerSecurityContext reach the NATS pod and container",
+        ),
+        "podTemplate.annotations": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::podTemplate labels and annotations are added to the NATS pods beside the selector labels",
+        ),
+        "podTemplate.labels": acts(
+            "tpl:nats/templates/_helpers.tpl",
+            "helm:nats/tests/values_test.yaml::podTemplate labels and annotations are added to the NATS pods beside the selector labels",
+        ),
+        "service.type": acts(
+            "tpl:nats/templates/service.yaml",
+            "helm:nats/tests/values_test.yaml::service.type sets the client Service's type, not the headless one's",
+        ),
+        "tolerations": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the NATS pods",
+        ),
     },
     "operator": {
         "bundled.etcd": acts(
