@@ -480,7 +480,8 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/deployment_test.yaml::runs dynamo-operator with the contract arguments and ports",
         ),
         "controllerManager.manager.containerSecurityContext": acts(
-            "tpl:operator/templates/deployment.yaml", ()
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/values_test.yaml::controllerManager podSecurityContext and manager containerSecurityContext reach the operator and the hook Jobs",
         ),
         "controllerManager.manager.env": acts(
             "tpl:operator/templates/deployment.yaml",
@@ -518,7 +519,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/deployment.yaml",
             "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
         ),
-        "controllerManager.podSecurityContext": acts("tpl:operator/templates/deployment.yaml", ()),
+        "controllerManager.podSecurityContext": acts(
+            "tpl:operator/templates/deployment.yaml",
+            "helm:operator/tests/values_test.yaml::controllerManager podSecurityContext and manager containerSecurityContext reach the operator and the hook Jobs",
+        ),
         "controllerManager.priorityClassName": acts(
             "tpl:operator/templates/deployment.yaml",
             "helm:operator/tests/user_values_test.yaml::the manager pod takes the user's labels, annotations, priority class and resources",
@@ -663,7 +667,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
         ),
-        "fullnameOverride": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "fullnameOverride": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/values_test.yaml::fullnameOverride names the Deployment, its ServiceAccount, configuration and hook Jobs",
+        ),
         "gpuDiscovery.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
@@ -684,9 +691,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::schedules with tolerations, affinity and pull secrets",
         ),
-        "installHooks.activeDeadlineSeconds": acts("tpl:operator/templates/install-hooks.yaml", ()),
-        "installHooks.backoffLimit": acts("tpl:operator/templates/install-hooks.yaml", ()),
-        "installHooks.checkConflicts": acts("tpl:operator/templates/install-hooks.yaml", ()),
+        "installHooks.activeDeadlineSeconds": acts(
+            "tpl:operator/templates/install-hooks.yaml",
+            "helm:operator/tests/values_test.yaml::installHooks backoffLimit, activeDeadlineSeconds and resources reach every hook Job",
+        ),
+        "installHooks.backoffLimit": acts(
+            "tpl:operator/templates/install-hooks.yaml",
+            "helm:operator/tests/values_test.yaml::installHooks backoffLimit, activeDeadlineSeconds and resources reach every hook Job",
+        ),
+        "installHooks.checkConflicts": acts(
+            "tpl:operator/templates/install-hooks.yaml",
+            "helm:operator/tests/values_test.yaml::installHooks.checkConflicts false drops the check-conflicts Job and its cluster RBAC",
+        ),
         "installHooks.cleanupOnUninstall": acts(
             "tpl:operator/templates/uninstall-hooks.yaml",
             "helm:operator/tests/uninstall_hooks_test.yaml::can be turned off",
@@ -699,9 +715,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/uninstall-hooks.yaml",
             "helm:operator/tests/uninstall_hooks_test.yaml::restricted mode names the marker's namespace; keepSecretsOnUninstall keeps the Secrets",
         ),
-        "installHooks.resources.limits": acts("tpl:operator/templates/install-hooks.yaml", ()),
-        "installHooks.resources.requests": acts("tpl:operator/templates/install-hooks.yaml", ()),
-        "kubernetesClusterDomain": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "installHooks.resources.limits": acts(
+            "tpl:operator/templates/install-hooks.yaml",
+            "helm:operator/tests/values_test.yaml::installHooks backoffLimit, activeDeadlineSeconds and resources reach every hook Job",
+        ),
+        "installHooks.resources.requests": acts(
+            "tpl:operator/templates/install-hooks.yaml",
+            "helm:operator/tests/values_test.yaml::installHooks backoffLimit, activeDeadlineSeconds and resources reach every hook Job",
+        ),
+        "kubernetesClusterDomain": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/values_test.yaml::kubernetesClusterDomain names the bundled NATS and etcd addresses and the serving certificate's DNS names",
+        ),
         "logging.format": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/user_values_test.yaml::logging.level and logging.format reach the OperatorConfiguration",
@@ -726,7 +751,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
-        "nameOverride": acts("tpl:operator/templates/_helpers.tpl", ()),
+        "nameOverride": acts(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/values_test.yaml::nameOverride replaces the chart name in the names and the name label",
+        ),
         "namespaceRestriction.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
@@ -775,12 +803,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
         ),
-        "security.enableHTTP2": acts("tpl:operator/templates/_config.tpl", ()),
+        "security.enableHTTP2": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/values_test.yaml::security.enableHTTP2 reaches the OperatorConfiguration",
+        ),
         "serviceMonitor.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/observability_test.yaml::ServiceMonitor verifies the operator's certificate against our CA, by the Service's name",
         ),
-        "serviceMonitor.interval": acts("tpl:operator/templates/servicemonitor.yaml", ()),
+        "serviceMonitor.interval": acts(
+            "tpl:operator/templates/servicemonitor.yaml",
+            "helm:operator/tests/values_test.yaml::serviceMonitor.interval sets the scrape interval",
+        ),
         "serviceMonitor.labels": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
@@ -798,14 +832,16 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
         ),
         "webhook.certManager.certificate.renewBefore": acts(
-            "tpl:operator/templates/webhook-certificates.yaml", ()
+            "tpl:operator/templates/webhook-certificates.yaml",
+            "helm:operator/tests/values_test.yaml::webhook.certManager renewBefore values reach the serving and root CA Certificates",
         ),
         "webhook.certManager.certificate.rootCA.duration": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
         ),
         "webhook.certManager.certificate.rootCA.renewBefore": acts(
-            "tpl:operator/templates/webhook-certificates.yaml", ()
+            "tpl:operator/templates/webhook-certificates.yaml",
+            "helm:operator/tests/values_test.yaml::webhook.certManager renewBefore values reach the serving and root CA Certificates",
         ),
         "webhook.certManager.issuerRef": acts(
             "tpl:operator/templates/webhook-certificates.yaml",
@@ -827,7 +863,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/webhook-configuration.yaml",
             "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
         ),
-        "webhook.service.publishNotReadyAddresses": acts("tpl:operator/templates/services.yaml", ()),
+        "webhook.service.publishNotReadyAddresses": acts(
+            "tpl:operator/templates/services.yaml",
+            "helm:operator/tests/values_test.yaml::webhook.service.publishNotReadyAddresses sets the webhook Service's field",
+        ),
         "webhook.timeoutSeconds": acts(
             "tpl:operator/templates/webhook-configuration.yaml",
             "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
