@@ -1,9 +1,11 @@
 """A fake client for the certificate manager's unit tests (the Secret, the webhook configurations and the
-CRDs it injects its CA into), and the objects they start from. The cluster tiers use the real apiserver."""
+CRDs it injects its CA into), the objects they start from, and the few Manager calls ``setup_webhooks``
+makes. The cluster tiers use the real apiserver."""
 
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from dynamo_operator.webhooks import service_hosts
 from kubernetes.client.exceptions import ApiException
@@ -89,3 +91,25 @@ def crd(name, group="nvidia.com", strategy="Webhook"):
     if strategy == "Webhook":
         conv["webhook"] = {"clientConfig": {"service": {"name": "s", "namespace": "n", "path": "/convert"}}}
     return {"metadata": {"name": name, "resourceVersion": "1"}, "spec": {"group": group, "conversion": conv}}
+
+
+class FakeManager:
+    """What ``setup_webhooks`` needs from a Manager, without a cluster: it records the runnables and
+    readiness checks it is given and runs none of them."""
+
+    def __init__(self, settings: Any, client: Any = None, metrics_server: Any = None) -> None:
+        self.settings = settings
+        self.client = client
+        self.metrics_server = metrics_server
+        self.metrics = None
+        self.runnables: list[str] = []
+        self.checks: list[str] = []
+
+    def is_namespace_excluded(self, ns: str | None) -> bool:
+        return False
+
+    def add_runnable(self, fn, needs_leader: bool, name: str) -> None:
+        self.runnables.append(name)
+
+    def add_readiness_check(self, name: str, fn) -> None:
+        self.checks.append(name)

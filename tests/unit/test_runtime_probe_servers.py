@@ -16,6 +16,7 @@ from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.runtime.httpserver import Request
 from dynamo_operator.runtime.metrics import OperatorMetrics
 from dynamo_operator.runtime.servers import Authenticator, HealthServer, MetricsServer, probe_hosts
+from support.fakecerts import FakeManager
 from support.poll import wait_for
 
 
@@ -132,7 +133,7 @@ def test_metrics_serve_the_webhook_certificate_verified_by_the_metrics_service_n
     metrics = MetricsServer(
         "127.0.0.1:0", OperatorMetrics().registry, client=Reviews(), service_bind_address="127.0.0.1:0"
     )
-    manager = FakeManager(metrics, RuntimeSettings(pod_namespace="ns"))
+    manager = FakeManager(RuntimeSettings(pod_namespace="ns"), client=Reviews(), metrics_server=metrics)
     wh = setup_webhooks(manager, None, metrics_service="dp-metrics", port=0)
     assert {"dp-metrics.ns.svc", "dp-metrics", "dp-metrics.ns.svc.cluster.local"} <= set(wh.certs.hosts)
     ca, ca_key = issue_ca(dt.timedelta(days=1))
@@ -152,24 +153,3 @@ def test_metrics_serve_the_webhook_certificate_verified_by_the_metrics_service_n
             verify.wrap_socket(raw, server_hostname="someone-else.ns.svc")
     finally:
         metrics.stop()
-
-
-class FakeManager:
-    """What setup_webhooks needs from a Manager, without a cluster."""
-
-    def __init__(self, metrics_server: MetricsServer, settings):
-        self.metrics_server = metrics_server
-        self.settings = settings
-        self.client = Reviews()
-        self.metrics = None
-        self.runnables: list[str] = []
-        self.checks: list[str] = []
-
-    def is_namespace_excluded(self, ns: str | None) -> bool:
-        return False
-
-    def add_runnable(self, fn, needs_leader: bool, name: str) -> None:
-        self.runnables.append(name)
-
-    def add_readiness_check(self, name: str, fn) -> None:
-        self.checks.append(name)

@@ -311,7 +311,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.SecurityConfiguration": {
-        "enableHTTP2": acts("webhooks.server:WebhookServer.__init__", ()),
+        "enableHTTP2": acts(
+            "webhooks.server:WebhookServer.__init__",
+            "tests/unit/test_webhooks_config.py::test_enable_http2_is_accepted_with_a_warning_and_the_server_keeps_http1",
+        ),
     },
     "config.Server": {
         "bindAddress": acts(
@@ -346,7 +349,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "settings:_bind",
             "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
         ),
-        "certDir": acts("webhooks:_where", ()),
+        "certDir": acts(
+            "webhooks:_where",
+            "tests/unit/test_webhooks_config.py::test_cert_dir_is_where_a_manual_replica_reads_the_certificate_it_serves",
+        ),
         "certProvisionMode": acts(
             "webhooks:_where", "tests/unit/test_api_config.py::test_errors_name_the_field"
         ),
