@@ -119,6 +119,24 @@ def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
     assert only_etcd == {"etcdAddress": "http://dp-etcd.dynamo-system.svc.cluster.local:2379"}
 
 
+def test_grove_and_kai_scheduler_enabled_each_render_their_operator_only_when_true(tmp_path) -> None:
+    """``grove.enabled`` and ``kai-scheduler.enabled`` are the umbrella's conditions on those subcharts (off
+    by default): each brings its own operator Deployment and nothing of the other's."""
+    grove, kai = ("Deployment", "dp-grove-operator"), ("Deployment", "dp-kai-operator")
+
+    def rendered(*sets: str) -> set[tuple[str, str]]:
+        proc = template(tmp_path, None, *sets)
+        assert proc.returncode == 0, proc.stderr
+        return {(d["kind"], d["metadata"]["name"]) for d in docs(proc)}
+
+    default = rendered()
+    assert grove not in default and kai not in default
+    only_grove = rendered("grove.enabled=true")
+    assert grove in only_grove and kai not in only_grove
+    only_kai = rendered("kai-scheduler.enabled=true")
+    assert kai in only_kai and grove not in only_kai
+
+
 def test_the_dgdr_profiler_image_reaches_the_operator_configuration(tmp_path) -> None:
     """``dgdr.profilerImage`` becomes ``images.profiler`` (a request naming no profiler gets it); unset, the
     operator's own default stands (absent from the configuration)."""

@@ -180,7 +180,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:grove/templates/operator.yaml",
             "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
         ),
-        "enabled": acts("tpl:grove/templates/_helpers.tpl", ()),
+        "enabled": acts(
+            "tpl:platform/Chart.yaml",
+            "tests/unit/test_chart_values.py::test_grove_and_kai_scheduler_enabled_each_render_their_operator_only_when_true",
+        ),
         "fullnameOverride": acts(
             "tpl:grove/templates/_helpers.tpl",
             "helm:grove/tests/values_test.yaml::fullnameOverride names the operator, its ConfigMap, certificate Secret and RBAC subject",
@@ -234,7 +237,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:kai-scheduler/templates/operator.yaml",
             "helm:kai-scheduler/tests/values_test.yaml::operator.resources, podSecurityContext and containerSecurityContext reach the KAI pod and container",
         ),
-        "enabled": acts("tpl:kai-scheduler/templates/operator.yaml", ()),
+        "enabled": acts(
+            "tpl:platform/Chart.yaml",
+            "tests/unit/test_chart_values.py::test_grove_and_kai_scheduler_enabled_each_render_their_operator_only_when_true",
+        ),
         "fullnameOverride": acts(
             "tpl:kai-scheduler/templates/_helpers.tpl",
             "helm:kai-scheduler/tests/values_test.yaml::fullnameOverride names the operator, its ServiceAccount and RBAC subject",
