@@ -113,10 +113,20 @@ def test_without_nats_and_etcd_kubernetes_discovery_gets_no_addresses(tmp_path) 
 
 
 def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
-    only_nats = _operator_config(template(tmp_path, None, "etcd.enabled=false"))["infrastructure"]
+    """``nats.enabled`` and ``etcd.enabled`` are the umbrella's conditions on the bundled stores: the one
+    switched off renders no StatefulSet, and the operator is given only the other's address."""
+
+    def statefulsets(proc) -> set[str]:
+        return {d["metadata"]["name"] for d in docs(proc) if d["kind"] == "StatefulSet"}
+
+    no_etcd = template(tmp_path, None, "etcd.enabled=false")
+    only_nats = _operator_config(no_etcd)["infrastructure"]
     assert only_nats == {"natsAddress": "nats://dp-nats.dynamo-system.svc.cluster.local:4222"}
-    only_etcd = _operator_config(template(tmp_path, None, "nats.enabled=false"))["infrastructure"]
+    assert statefulsets(no_etcd) == {"dp-nats"}
+    no_nats = template(tmp_path, None, "nats.enabled=false")
+    only_etcd = _operator_config(no_nats)["infrastructure"]
     assert only_etcd == {"etcdAddress": "http://dp-etcd.dynamo-system.svc.cluster.local:2379"}
+    assert statefulsets(no_nats) == {"dp-etcd"}
 
 
 def test_grove_and_kai_scheduler_enabled_each_render_their_operator_only_when_true(tmp_path) -> None:

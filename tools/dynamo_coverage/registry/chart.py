@@ -37,8 +37,8 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:etcd/tests/pod_values_test.yaml::podSecurityContext and containerSecurityContext reach the etcd pod and container",
         ),
         "enabled": acts(
-            "tpl:etcd/templates/networkpolicy.yaml",
-            "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
+            "tpl:platform/Chart.yaml",
+            "tests/unit/test_chart_values.py::test_each_bundled_store_alone_gives_only_its_address",
         ),
         "exports": acts("tpl:platform/Chart.yaml", ()),
         "extraEnv": acts(
@@ -400,8 +400,8 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:nats/tests/values_test.yaml::podSecurityContext and containerSecurityContext reach the NATS pod and container",
         ),
         "enabled": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+            "tpl:platform/Chart.yaml",
+            "tests/unit/test_chart_values.py::test_each_bundled_store_alone_gives_only_its_address",
         ),
         "exports": acts("tpl:platform/Chart.yaml", ()),
         "fullnameOverride": acts(
