@@ -144,6 +144,7 @@ def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) 
     the pod) and the listener the metrics Service reaches (8443 in the pod; a free port here), which
     authenticates with TokenReview and authorizes with the chart's metrics-reader ClusterRole."""
     from dynamo_localcluster.cluster import free_port
+    from support.poll import wait_for
     from support.processes import http_get
     from support.release import preserved_crds, release, run
 
@@ -184,8 +185,14 @@ def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) 
             url = f"https://127.0.0.1:{service}/metrics"
             assert http_get(url)[0] == 401
             assert http_get(url, tokens["nobody"])[0] == 403
-            status, body = http_get(url, tokens["prometheus"])
-            assert status == 200 and "dynamo_operator_" in body, (status, body[:300])
+            # the binding reaches the API server's authorizer through its caches, a moment after its creation
+            last: dict = {}
+
+            def scraped() -> bool:
+                last["status"], last["body"] = http_get(url, tokens["prometheus"])
+                return last["status"] == 200 and "dynamo_operator_" in last["body"]
+
+            wait_for(scraped, 30, lambda: f"prometheus's scrape: {last['status']} {last['body'][:300]}")
         finally:
             run(env, "kubectl", "delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
 
