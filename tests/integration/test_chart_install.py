@@ -144,8 +144,8 @@ def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) 
     the pod) and the listener the metrics Service reaches (8443 in the pod; a free port here), which
     authenticates with TokenReview and authorizes with the chart's metrics-reader ClusterRole."""
     from dynamo_localcluster.cluster import free_port
-    from support.poll import wait_for
     from support.processes import http_get
+    from support.rbac import service_account_user, wait_allowed
     from support.release import preserved_crds, release, run
 
     env = kube_cluster.env
@@ -185,14 +185,9 @@ def test_metrics_as_the_chart_serves_them(kube_cluster, client, crds, tmp_path) 
             url = f"https://127.0.0.1:{service}/metrics"
             assert http_get(url)[0] == 401
             assert http_get(url, tokens["nobody"])[0] == 403
-            # the binding reaches the API server's authorizer through its caches, a moment after its creation
-            last: dict = {}
-
-            def scraped() -> bool:
-                last["status"], last["body"] = http_get(url, tokens["prometheus"])
-                return last["status"] == 200 and "dynamo_operator_" in last["body"]
-
-            wait_for(scraped, 30, lambda: f"prometheus's scrape: {last['status']} {last['body'][:300]}")
+            wait_allowed(env, service_account_user(rel.namespace, "prometheus"), "get", "/metrics")
+            status, body = http_get(url, tokens["prometheus"])
+            assert status == 200 and "dynamo_operator_" in body, (status, body[:300])
         finally:
             run(env, "kubectl", "delete", "clusterrolebinding", binding, "--ignore-not-found", check=False)
 

@@ -38,7 +38,7 @@ from dynamo_operator.webhooks import certs as webhook_certs
 from dynamo_operator.webhooks import service_hosts
 from dynamo_plugin import cli as plugin_cli
 from kubernetes import client as k8s
-from support.poll import wait_for
+from support.rbac import service_account_user, wait_allowed
 
 pytestmark = pytest.mark.api
 
@@ -179,19 +179,6 @@ def crd(group: str, plural: str, versions: list[str], storage: str, stamp: str |
             ],
         },
     }
-
-
-def wait_allowed(kube, user: str, attributes: dict) -> None:
-    """Until the API server's authorizer allows ``user`` the request ``attributes`` describe (a
-    SubjectAccessReview's ``resourceAttributes``; ``get`` unless a verb is given): a binding just created
-    reaches the authorizer through its informers, a moment later."""
-    review = {"spec": {"user": user, "resourceAttributes": {"verb": "get", **attributes}}}
-
-    def allowed() -> bool:
-        path = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
-        return bool(kube.create(path, review).get("status", {}).get("allowed"))
-
-    wait_for(allowed, 30, f"{user} allowed {attributes}")
 
 
 def limited_cluster(api_cluster, kube, ns: str, rules: list[dict]) -> KubeCluster:
@@ -341,10 +328,9 @@ def test_rbac_denials_are_listed(api_cluster, kube, ns):
         },
     )
     try:
-        # the API server authorizes from caches of roles and bindings: wait until they hold the new binding
-        user = f"system:serviceaccount:{ns}:limited"
-        wait_allowed(kube, user, {"resource": "namespaces", "name": ns, "verb": "get"})
-        wait_allowed(kube, user, {"group": "apiextensions.k8s.io", "resource": "customresourcedefinitions"})
+        user = service_account_user(ns, "limited")
+        wait_allowed(api_cluster.env, user, "get", f"namespaces/{ns}")
+        wait_allowed(api_cluster.env, user, "get", "customresourcedefinitions.apiextensions.k8s.io")
         _, results = run(limited, ns, chart=chart, only={"rbac.install-permissions"})
         (r,) = results
         assert r.blocking and "clusterroles.rbac.authorization.k8s.io (cluster-scoped)" in r.found

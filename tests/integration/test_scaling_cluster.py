@@ -29,7 +29,7 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     custom,
 )
-from support import graphs
+from support import graphs, rbac
 from support.dgd import apply_dgd, dgd_status, get, wait_successful
 from support.operator import Operator
 from support.poll import stays, wait_for
@@ -266,12 +266,10 @@ def test_planner_service_account_may_scale_through_the_adapter(client, ns, opera
         lambda: get(client, DGDSA, "g-decode", ns) is not None,
         WAIT,
     )
-    as_planner = f"--as=system:serviceaccount:{ns}:{sa}"
-    can_i = ("auth", "can-i", "update", "dynamographdeploymentscalingadapters", "--subresource=scale")
-    wait_for(
-        lambda: run_kubectl(kube_cluster, as_planner, "-n", ns, *can_i).stdout.strip() == "yes",
-        30,
-    )
+    planner = rbac.service_account_user(ns, sa)
+    scale = ("update", "dynamographdeploymentscalingadapters", "--subresource=scale", "-n", ns)
+    rbac.wait_allowed(kube_cluster.env, planner, *scale)
+    as_planner = f"--as={planner}"
     kubectl(kube_cluster, as_planner, "-n", ns, "scale", "dgdsa", "g-decode", "--replicas=2")
     wait_for(lambda: deployment_replicas(client, ns) == 2, WAIT)
     patch = '{"spec":{"services":{"Decode":{"replicas":5}}}}'

@@ -7,6 +7,8 @@ authorizer's decision. ``unused`` is every grant no call used; ``refused`` every
 A grant is used by a call when the call is inside it: same group, resource (``name/subresource``) and
 verb, in its namespace (a ClusterRole bound cluster-wide covers all), and one of its resource names when
 it has any (a list or watch names its object through the ``metadata.name`` field selector).
+
+``wait_allowed`` waits for a grant just made to take effect, before a test acts on it.
 """
 
 from __future__ import annotations
@@ -73,6 +75,20 @@ class Call:
 
 def service_account_user(namespace: str, name: str) -> str:
     return f"system:serviceaccount:{namespace}:{name}"
+
+
+def wait_allowed(env: dict[str, str], user: str, *request: str, timeout: float = 30.0) -> None:
+    """Until the API server's authorizer lets ``user`` make ``request`` (``kubectl auth can-i``'s arguments:
+    verb, resource or URL, flags). It authorizes from caches of roles and bindings, so a binding just created
+    allows its subject a moment later, not at once: a test that acts at once sees a 403 now and then."""
+    from support.poll import wait_for
+
+    def allowed() -> bool:
+        argv = ["kubectl", "auth", "can-i", *request, f"--as={user}"]
+        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
+        return r.stdout.strip() == "yes"
+
+    wait_for(allowed, timeout, f"{user} allowed to {' '.join(request)}")
 
 
 def render(env: dict[str, str], chart: Path, release: str, namespace: str, *args: str) -> list[dict]:
