@@ -5,8 +5,11 @@ makes. The cluster tiers use the real apiserver."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
 from typing import Any
 
+from dynamo_operator.certsecret import SERVING_KEYS
+from dynamo_operator.pki import issue_ca, issue_serving
 from dynamo_operator.webhooks import service_hosts
 from kubernetes.client.exceptions import ApiException
 
@@ -113,3 +116,16 @@ class FakeManager:
 
     def add_readiness_check(self, name: str, fn) -> None:
         self.checks.append(name)
+
+
+def write_cert_dir(directory, hosts: list[str], ca: tuple[bytes, bytes] | None = None) -> dict[str, bytes]:
+    """A serving certificate for ``hosts`` (signed by ``ca``, a new CA when None) written as a manual-mode
+    ``certDir`` holds it: the files ``tls.crt``, ``tls.key`` and ``ca.crt``. Returns them by name, with the
+    CA's key as ``ca.key``."""
+    ca_crt, ca_key = ca or issue_ca(dt.timedelta(days=3650))
+    crt, key = issue_serving(ca_crt, ca_key, hosts, dt.timedelta(days=365))
+    files = dict(zip(SERVING_KEYS, (crt, key, ca_crt), strict=True))
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    return {**files, "ca.key": ca_key}

@@ -24,7 +24,7 @@ from dynamo_operator.webhooks.certs import (
     plan,
 )
 from kubernetes.client.exceptions import ApiException
-from support.fakecerts import HOSTS, FakeClient, crd, webhook_config
+from support.fakecerts import HOSTS, FakeClient, crd, webhook_config, write_cert_dir
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
@@ -208,14 +208,11 @@ def test_concurrent_writer_conflict_is_an_error_for_retry(fake):
 
 
 def test_manual_mode_reads_files_and_reloads_on_change(fake, tmp_path):
-    ca_crt, ca_key = issue_ca(dt.timedelta(days=3650))
-    crt, key = issue_serving(ca_crt, ca_key, HOSTS, dt.timedelta(days=365))
-    (tmp_path / "tls.crt").write_bytes(crt)
-    (tmp_path / "tls.key").write_bytes(key)
-    (tmp_path / "ca.crt").write_bytes(ca_crt)
+    files = write_cert_dir(tmp_path, HOSTS)
+    ca_crt, ca_key = files["ca.crt"], files["ca.key"]
     cm = manager(fake, mode="manual", cert_dir=str(tmp_path))
     cm.reconcile()
-    assert cm.holder.serial == cert(crt).serial_number
+    assert cm.holder.serial == cert(files["tls.crt"]).serial_number
     assert ("secrets", "op", "webhook-server-cert") not in fake.objs  # manual never writes the Secret
     b64 = base64.b64encode(ca_crt).decode()
     assert (
@@ -224,11 +221,9 @@ def test_manual_mode_reads_files_and_reloads_on_change(fake, tmp_path):
         ]["caBundle"]
         == b64
     )
-    crt2, key2 = issue_serving(ca_crt, ca_key, HOSTS, dt.timedelta(days=365))
-    (tmp_path / "tls.crt").write_bytes(crt2)
-    (tmp_path / "tls.key").write_bytes(key2)
+    renewed = write_cert_dir(tmp_path, HOSTS, ca=(ca_crt, ca_key))
     cm.load()
-    assert cm.holder.serial == cert(crt2).serial_number
+    assert cm.holder.serial == cert(renewed["tls.crt"]).serial_number
 
 
 def test_manual_mode_without_files_is_not_ready(tmp_path, fake):

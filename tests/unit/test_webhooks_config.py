@@ -5,7 +5,6 @@ serves, and ``security.enableHTTP2`` is accepted with a warning while the server
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 import socket
 import ssl
@@ -14,35 +13,22 @@ import pytest
 from cryptography import x509
 from dynamo_operator.runtime.settings import RuntimeSettings
 from dynamo_operator.webhooks import setup_webhooks
-from dynamo_operator.webhooks.certs import issue_ca, issue_serving
-from support.fakecerts import FakeManager
+from support.fakecerts import FakeManager, write_cert_dir
 
-YEAR = dt.timedelta(days=365)
 HTTP2_WARNING = "security.enableHTTP2 is set, but the webhook server speaks HTTP/1.1 only"
-
-
-def _write_pair(directory, hosts: list[str]) -> tuple[bytes, bytes]:
-    """A CA and a serving certificate for ``hosts`` written as tls.crt, tls.key and ca.crt."""
-    ca, ca_key = issue_ca(YEAR)
-    crt, key = issue_serving(ca, ca_key, hosts, YEAR)
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "tls.crt").write_bytes(crt)
-    (directory / "tls.key").write_bytes(key)
-    (directory / "ca.crt").write_bytes(ca)
-    return crt, ca
 
 
 def test_cert_dir_is_where_a_manual_replica_reads_the_certificate_it_serves(tmp_path):
     chosen = tmp_path / "chosen"
-    crt, ca = _write_pair(chosen, ["dynamo-operator-webhook-service.ns.svc"])
+    files = write_cert_dir(chosen, ["dynamo-operator-webhook-service.ns.svc"])
     config = {"server": {"webhook": {"certProvisionMode": "manual", "certDir": str(chosen)}}}
 
     wh = setup_webhooks(FakeManager(RuntimeSettings(pod_namespace="ns")), config, port=0)
 
     assert wh.certs.mode == "manual" and wh.certs.cert_dir == str(chosen)
     assert wh.certs.load() is True
-    assert wh.tls.serial == x509.load_pem_x509_certificate(crt).serial_number
-    assert wh.certs.bundle == ca
+    assert wh.tls.serial == x509.load_pem_x509_certificate(files["tls.crt"]).serial_number
+    assert wh.certs.bundle == files["ca.crt"]
     empty = {"server": {"webhook": {"certProvisionMode": "manual", "certDir": str(tmp_path / "empty")}}}
     assert (
         setup_webhooks(FakeManager(RuntimeSettings(pod_namespace="ns")), empty, port=0).certs.load() is False
@@ -66,11 +52,11 @@ def test_enable_http2_is_accepted_with_a_warning_and_the_server_keeps_http1(tmp_
 
     assert HTTP2_WARNING in caplog.text
     assert wh.tls.enable_http2 is True
-    _, ca = _write_pair(tmp_path, ["127.0.0.1"])
-    wh.tls.update((tmp_path / "tls.crt").read_bytes(), (tmp_path / "tls.key").read_bytes())
+    files = write_cert_dir(tmp_path, ["127.0.0.1"])
+    wh.tls.update(files["tls.crt"], files["tls.key"])
     wh.server.start()
     try:
-        client = ssl.create_default_context(cadata=ca.decode())
+        client = ssl.create_default_context(cadata=files["ca.crt"].decode())
         client.set_alpn_protocols(["h2", "http/1.1"])
         with (
             socket.create_connection(("127.0.0.1", wh.server.port), timeout=5) as raw,
