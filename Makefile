@@ -125,9 +125,11 @@ else
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory test-realnode
 endif
+# Where this machine can run a node: its Debian packages (as root, only the missing ones) and its tools.
+# The one place that decides it for `make test`, `test-realnode` and `demo`; elsewhere it does nothing.
 realnode-tools: $(STAMP)
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
-	if $(VENV)/bin/dynamo-localcluster node-check --machine >/dev/null 2>&1; then \
+	if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
 	  $(MAKE) --no-print-directory node-tools; fi
 
 # ---- the real node and the images (docs/realnode.md) -----------------------------------------------------
@@ -160,10 +162,9 @@ image-lock: $(STAMP)
 # The serial real-node tier: only on a machine that can run a node (root, kernel features); elsewhere it is
 # skipped with one line saying why. As root the Debian packages it needs are installed first (only the missing
 # ones). One real node per machine at a time.
-test-realnode: $(STAMP) helm-plugins
-	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
-	if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
-	  $(MAKE) --no-print-directory node-tools images && \
+test-realnode: realnode-tools helm-plugins
+	@if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
+	  $(MAKE) --no-print-directory images && \
 	  DYNAMO_REALNODE_TIER=1 $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
 	else echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; fi
 
@@ -181,10 +182,9 @@ bench: $(STAMP) tools
 # The demo runs on the real node where this machine can run one (it then builds what that needs first),
 # else on kwok's fake nodes; it says which and why.
 .PHONY: demo demo-down
-demo: $(STAMP) helm-plugins
-	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-deps; fi; \
-	if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
-	  $(MAKE) --no-print-directory node-tools images; fi
+demo: realnode-tools helm-plugins
+	@if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then \
+	  $(MAKE) --no-print-directory images; fi
 	$(VENV)/bin/dynamo-localcluster demo
 demo-down: $(STAMP)
 	$(VENV)/bin/dynamo-localcluster demo --down
