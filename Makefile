@@ -81,25 +81,31 @@ UNIT_WORKERS ?= auto
 unit: $(STAMP)
 	$(PY) -m pytest -m unit -q -n $(UNIT_WORKERS) --dist worksteal --ignore=tests/realnode $(PYTEST_ARGS)
 
-# The tiers on a local control plane (api, cluster, the fault tests), as two pytest processes side by side:
-# one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the control
-# planes its tests need, on free ports and in directories of its own (with a --basetemp in PYTEST_ARGS,
-# each gets a subdirectory: tests/conftest.py). The first takes tests that start control planes of their
-# own (the fault tests, the benchmark, the RBAC proof, uninstall) and the api tier; the second everything
-# else, so a new test module lands there. The split follows measured times, so that both end together
-# (docs/testing.md). Each one's output is printed when it ends.
-INTEGRATION_SIDE := tests/faults tests/integration/test_rbac_cluster.py tests/integration/test_bench.py \
-  tests/integration/test_crds_apiserver.py tests/integration/test_hooks_checks_cluster.py \
-  tests/integration/test_localcluster_api.py tests/integration/test_runtime_api.py \
-  tests/integration/test_uninstall.py tests/integration/test_webhooks_api.py
-.PHONY: integration integration-side integration-main
+# The tiers on a local control plane (api, cluster, the fault tests), as three pytest processes side by
+# side: one process waiting on its control plane leaves most of the 2 cores idle. Each process starts the
+# control planes its tests need, on free ports and in directories of its own (with a --basetemp in
+# PYTEST_ARGS, each gets a subdirectory: tests/conftest.py). `planes` takes the tests that start control
+# planes of their own (the fault tests, the RBAC proof), so it starts no shared one; `side` the api tier,
+# the benchmark and the Helm releases (chart installs, the plugin, uninstall, the demo); `main` everything
+# else, so a new test module lands there. The split follows the per-module seconds each process prints at
+# its end, so that all three end together (docs/testing.md). Each one's output is printed when it ends.
+INTEGRATION_PLANES := tests/faults tests/integration/test_rbac_cluster.py
+INTEGRATION_SIDE := tests/integration/test_bench.py tests/integration/test_crds_apiserver.py \
+  tests/integration/test_hooks_checks_cluster.py tests/integration/test_localcluster_api.py \
+  tests/integration/test_runtime_api.py tests/integration/test_runtime_faults_api.py \
+  tests/integration/test_webhooks_api.py tests/integration/test_uninstall.py \
+  tests/integration/test_chart_install.py tests/integration/test_plugin_cluster.py tests/integration/test_demo.py
+INTEGRATION_STREAMS := integration-planes integration-side integration-main
+.PHONY: integration $(INTEGRATION_STREAMS)
 integration: $(STAMP) helm-plugins
-	$(MAKE) --no-print-directory -j2 --output-sync=target integration-side integration-main
+	$(MAKE) --no-print-directory -j3 --output-sync=target $(INTEGRATION_STREAMS)
+integration-planes: $(STAMP) helm-plugins
+	DYNAMO_TEST_STREAM=planes $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) $(INTEGRATION_PLANES)
 integration-side: $(STAMP) helm-plugins
 	DYNAMO_TEST_STREAM=side $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) $(INTEGRATION_SIDE)
 integration-main: $(STAMP) helm-plugins
-	DYNAMO_TEST_STREAM=main $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) \
-	  --ignore=tests/realnode $(addprefix --ignore=,$(INTEGRATION_SIDE))
+	DYNAMO_TEST_STREAM=main $(PY) -m pytest -m "api or cluster" $(PYTEST_ARGS) --ignore=tests/realnode \
+	  $(addprefix --ignore=,$(INTEGRATION_PLANES) $(INTEGRATION_SIDE))
 
 # Every tier in one pytest run (PYTEST_ARGS narrows it, e.g. PYTEST_ARGS=tests/integration/test_demo.py).
 .PHONY: pytest
@@ -109,7 +115,7 @@ pytest: $(STAMP) helm-plugins
 # Cheapest first, so a mistake fails early: ruff (seconds), then the charts and the unit tier side by side
 # (a minute or two: one needs helm, the other only the venv, and each alone leaves a core idle), then the
 # node's tools where a node can run (a long compile on a fresh machine, done before the streams rather than
-# beside them), then the two integration processes and the real-node tier side by side (one real node per
+# beside them), then the three integration processes and the real-node tier side by side (one real node per
 # machine; it waits on real containers while the streams wait on their control planes).
 # REALNODE_OVERLAP=0 runs the real-node tier after the integration processes instead (docs/testing.md says
 # what the overlap saves and what it risks).
@@ -120,7 +126,7 @@ checks: lint
 test: checks
 	@$(MAKE) --no-print-directory realnode-tools
 ifeq ($(REALNODE_OVERLAP),1)
-	$(MAKE) --no-print-directory -j3 --output-sync=target integration-side integration-main test-realnode
+	$(MAKE) --no-print-directory -j4 --output-sync=target $(INTEGRATION_STREAMS) test-realnode
 else
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory test-realnode

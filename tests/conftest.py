@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
-from support import cleanup, order
+from support import cleanup, moduletimes, order
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 TIERS = ("tools", "api", "cluster", "realnode")  # the markers of tests that are not unit tests
@@ -41,6 +41,8 @@ def pytest_configure(config: pytest.Config) -> None:
         shared = Path(config.option.basetemp)
         shared.mkdir(parents=True, exist_ok=True)  # pytest makes only the last level
         config.option.basetemp = str(shared / stream)
+    if stream:  # an integration stream: print the per-module times its place in the split follows
+        config.pluginmanager.register(moduletimes.ModuleTimes(), "moduletimes")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
