@@ -1,4 +1,4 @@
-"""The per-module summary the integration split is balanced by: sums every phase under its file, longest first."""
+"""The per-module summary the integration split is balanced by: every phase summed under its file."""
 
 from types import SimpleNamespace
 
