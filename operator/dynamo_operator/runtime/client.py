@@ -135,7 +135,12 @@ def _fenced_connection(base: type) -> type:
     """``base`` (a urllib3 connection class) that holds a fenced request's bytes back until the request is
     complete, runs the fence check, then writes them in one go. Without this, a process stopped between the
     check and the send (or between sending the headers and the body) resumes and finishes a write it no
-    longer may make; with it, the window is the few bytecodes between the check and one ``sendall``."""
+    longer may make.
+
+    The connection is opened before the check, and the bytes go straight to the socket's C-level write
+    after it: every Python frame between the two (``http.client``'s ``send``, ``ssl``'s ``sendall``) is a
+    point where the thread may hand the GIL over and wait, on a loaded machine for milliseconds, and a
+    process frozen during that wait resumes into the write (docs/reliability.md)."""
 
     class Fenced(base):  # type: ignore[misc, valid-type]
         _held: bytearray | None = None
@@ -150,8 +155,13 @@ def _fenced_connection(base: type) -> type:
                 data = bytes(self._held)
             finally:
                 self._held = None
+            if self.sock is None:  # plain HTTP connects on its first send: not between check and write
+                self.connect()
+            write = _raw_write(self.sock)
             check()
-            super().send(data)
+            sent = write(data)
+            if sent < len(data):  # a TLS record or a socket buffer short of the whole request (rare)
+                self.sock.sendall(memoryview(data)[sent:])
             return None
 
         def send(self, data):  # type: ignore[override]
@@ -164,6 +174,13 @@ def _fenced_connection(base: type) -> type:
 
     Fenced.__name__ = f"Fenced{base.__name__}"
     return Fenced
+
+
+def _raw_write(sock: Any) -> Callable[[bytes], int]:
+    """The socket's own write, in C: an ``SSLSocket``'s TLS object (its ``sendall`` is Python, looping over
+    ``send``), or a plain socket's ``send``. Returns how many bytes it took."""
+    tls = getattr(sock, "_sslobj", None)
+    return tls.write if tls is not None else sock.send
 
 
 def install_fenced_transport(api_client: ApiClient) -> None:
