@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
 from dynamo_operator.render import checkpoint as rc
-from support.crs import condition, describe, events_of
+from support.crs import condition, describe, events_of, wait_event_reasons
 from support.dgd import get
 from support.operator import Operator
 from support.poll import wait_for
@@ -64,8 +64,7 @@ def test_enabled_checkpoint_runs_its_job_to_ready(kube_cluster, crds, client, ns
         assert (c["status"], c["reason"]) == ("True", "CheckpointReady")
         # the outcome is recorded, so the Job is removed
         wait_for(lambda: get(client, JOBS, rc.job_name("warm"), ns) is None, WAIT, "the Job to be deleted")
-        reasons = {e[1] for e in events_of(client, ns, "warm", "DynamoCheckpoint")}
-        assert {"JobCreated", "CheckpointReady"} <= reasons, reasons
+        wait_event_reasons(client, ns, "warm", {"JobCreated", "CheckpointReady"}, "DynamoCheckpoint")
 
 
 def test_disabled_configuration_reports_why_and_creates_nothing(kube_cluster, crds, client, ns):

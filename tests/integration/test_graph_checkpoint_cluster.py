@@ -27,7 +27,7 @@ from dynamo_operator.render import names
 from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECKPOINT_ID
 from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceDescriptor
 from kubernetes.client.exceptions import ApiException
-from support.crs import condition, events_of, running_operator
+from support.crs import condition, running_operator, wait_event_reasons
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 from support.lifecycle import checkpoint_storage
 from support.poll import wait_for
@@ -185,8 +185,7 @@ def test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_rea
         assert s["components"]["Worker"]["readyReplicas"] == 2
         assert get(client, DEPLOYMENTS, "g-worker", ns)["spec"]["replicas"] == 2
         assert env_of(worker_pod_spec(client, ns))["DYN_CHECKPOINT_HASH"] == cid  # no roll on release
-        reasons = {e[1] for e in events_of(client, ns, "g", names.DGD_KIND)}
-        assert "CheckpointCreated" in reasons, reasons
+        wait_event_reasons(client, ns, "g", {"CheckpointCreated"}, names.DGD_KIND)
 
         # deleting the graph takes the checkpoint along (the garbage collector, through the owner reference)
         client.delete(store.DGD, "g", ns)

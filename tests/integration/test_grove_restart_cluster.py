@@ -19,7 +19,7 @@ from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
 from kubernetes.client.exceptions import ApiException
 from support import graphs
-from support.crs import events_of, running_operator
+from support.crs import running_operator, wait_event_reasons
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
 from support.poll import wait_for
 
@@ -134,8 +134,7 @@ def test_restart_on_grove_rolls_cliques_in_order_and_reports_status(
         grove.observe()
         s = wait_status(client, ns, restart_is({"observedID": "r1", "phase": "Completed"}), timeout=WAIT)
         wait_for(lambda: dgd_status(client, ns).get("state") == "successful", WAIT, interval=0.3)
-        reasons = [e[1] for e in events_of(client, ns, "g", names.DGD_KIND)]
-        assert "RestartStarted" in reasons and "RestartCompleted" in reasons, reasons
+        wait_event_reasons(client, ns, "g", {"RestartStarted", "RestartCompleted"}, names.DGD_KIND)
 
         # Parallel: every clique gets the new id in one generation
         before = grove.pcs()["metadata"]["generation"]

@@ -18,7 +18,7 @@ from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import PODS
-from support.crs import FakeWorker, condition, describe, events_of
+from support.crs import FakeWorker, condition, describe, events_of, wait_event_reasons
 from support.dgd import get
 from support.operator import Operator
 from support.poll import wait_for
@@ -234,8 +234,7 @@ def test_base_model_endpoints_follow_the_pods(client, ns, operator):
         WAIT,
         "the endpoint to go with its pod",
     )
-    reasons = {e[1] for e in events_of(client, ns, "base")}
-    assert {"NoServicesFound", "ServicesFound"} <= reasons
+    wait_event_reasons(client, ns, "base", {"NoServicesFound", "ServicesFound"})
 
 
 def test_endpoint_calls_are_bounded_and_run_off_the_caller():

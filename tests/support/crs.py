@@ -22,6 +22,7 @@ from dynamo_operator.runtime.client import EVENTS
 from dynamo_operator.runtime.manager import Manager
 
 from support.operator import Operator
+from support.poll import wait_for
 
 
 @contextlib.contextmanager
@@ -47,6 +48,20 @@ def events_of(client, ns: str, name: str, kind: str | None = None) -> list[tuple
         if (e.get("involvedObject") or {}).get("name") == name
         and kind in (None, (e.get("involvedObject") or {}).get("kind"))
     ]
+
+
+def wait_event_reasons(client, ns: str, name: str, reasons: set[str], kind: str | None = None) -> set[str]:
+    """Wait until Events with every one of ``reasons`` exist about ``name``; the reasons seen. The operator's
+    Event recorder sends in the background, so an Event may still be on its way after what caused it."""
+    seen: set[str] = set()
+
+    def arrived() -> bool:
+        seen.clear()
+        seen.update(e[1] for e in events_of(client, ns, name, kind))
+        return reasons <= seen
+
+    wait_for(arrived, 60, f"Events {sorted(reasons)} about {name} in {ns}")
+    return seen
 
 
 def describe(kube_cluster, kind: str, name: str, ns: str) -> str:
