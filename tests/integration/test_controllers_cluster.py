@@ -95,6 +95,127 @@ def assert_scheduled_replicas(client, ns: str, want: dict[str, int]) -> None:
         )
 
 
+def assert_preview_is_live(client, ns: str, dgd: dict, dgd_uid: str) -> None:
+    """What ``dynamo-operator render`` previews is what runs: every rendered field is live, and the owner
+    references are set (controller references on owned children, plain ones on shared children)."""
+    for obj in render_all(dgd, RenderContext()):
+        res = {
+            "Deployment": DEPLOYMENTS,
+            "Service": SERVICES,
+            "ServiceAccount": SERVICEACCOUNTS,
+            "RoleBinding": ROLEBINDINGS,
+        }.get(obj["kind"], store.DCD)
+        live = get(client, res, obj["metadata"]["name"], ns)
+        assert live is not None, obj["metadata"]["name"]
+        if obj["kind"] == names.DCD_KIND:
+            assert live["metadata"]["ownerReferences"][0]["uid"] == dgd_uid
+            live = store.to_internal(live)
+        assert (
+            live["metadata"]["annotations"][names.ANN_SPEC_HASH]
+            == obj["metadata"]["annotations"][names.ANN_SPEC_HASH]
+        )
+        refs = live["metadata"]["ownerReferences"]
+        if obj["kind"] in ("ServiceAccount", "RoleBinding"):  # shared: plain owner references
+            assert refs and not any(r.get("controller") for r in refs)
+        else:
+            assert refs[0]["controller"] and refs[0]["blockOwnerDeletion"]
+        if "spec" in obj:
+            assert first_difference(obj["spec"], live["spec"], "spec") is None
+
+
+def assert_documented_defaults(client, ns: str) -> None:
+    """The injected defaults, read on the live Deployments and on a DCD's status."""
+    front = client.get(DEPLOYMENTS, "g-frontend", ns)
+    pod = front["spec"]["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 60 and pod["restartPolicy"] == "Always"
+    assert pod["securityContext"]["fsGroup"] == 1000
+    shm = next(v for v in pod["volumes"] if v.get("emptyDir", {}).get("medium") == "Memory")
+    assert shm["emptyDir"]["sizeLimit"] == "8Gi"
+    main = next(c for c in pod["containers"] if c["name"] == "main")
+    env = {e["name"]: e.get("value") for e in main.get("env") or []}
+    assert env["DYN_NAMESPACE"] == f"{ns}-g"
+    assert main["livenessProbe"] and main["readinessProbe"]
+    labels = front["spec"]["template"]["metadata"]["labels"]
+    assert labels[names.LABEL_COMPONENT_TYPE] == "frontend" and labels[names.LABEL_DGD_NAME] == "g"
+    planner = client.get(DEPLOYMENTS, "g-planner", ns)["spec"]["template"]["spec"]
+    assert planner["serviceAccountName"] == names.PLANNER_SERVICE_ACCOUNT
+    dcd = store.to_internal(client.get(store.DCD, "g-vllmdecodeworker", ns))
+    avail = next(c for c in dcd["status"]["conditions"] if c["type"] == "Available")
+    assert avail["status"] == "True" and dcd["status"]["observedGeneration"] == dcd["metadata"]["generation"]
+
+
+def creation_events(client, ns: str, kind: str, name: str) -> list[str]:
+    """Messages of the SuccessfulCreate Events on one object: one per pass, naming every child."""
+    return [
+        e.get("message") or ""
+        for e in client.list(EVENTS, ns).get("items") or []
+        if e.get("reason") == "SuccessfulCreate"
+        and (e.get("involvedObject") or {}).get("kind") == kind
+        and (e.get("involvedObject") or {}).get("name") == name
+    ]
+
+
+def created_children(client, ns: str, kind: str, name: str) -> list[str]:
+    """The children named by the object's SuccessfulCreate Events (``Kind ns/name`` each)."""
+    return [
+        x.strip()
+        for m in creation_events(client, ns, kind, name)
+        for x in m.removeprefix("Created ").split(",")
+    ]
+
+
+def assert_creation_events(client, ns: str, dgd: dict) -> None:
+    """The graph announces its DCDs once, in one Event; its DCDs do not announce their routine creations
+    (the graph's Event names them), while a DCD applied on its own does."""
+    wait_for(lambda: created_children(client, ns, names.DGD_KIND, "g"), 15)
+    graph_children = sorted(created_children(client, ns, names.DGD_KIND, "g"))
+    assert graph_children == sorted(f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)), (
+        graph_children
+    )
+    assert len(creation_events(client, ns, names.DGD_KIND, "g")) == 1
+    standalone = {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": names.DCD_KIND,
+        "metadata": {"name": "solo", "namespace": ns},
+        "spec": {
+            "name": "Frontend",
+            "type": "frontend",
+            "podTemplate": dgd["spec"]["components"][0]["podTemplate"],
+        },
+    }
+    client.create(store.DCD, store.to_wire(standalone))
+    wait_for(lambda: created_children(client, ns, names.DCD_KIND, "solo"), 15)
+    assert sorted(created_children(client, ns, names.DCD_KIND, "solo")) == [
+        f"Deployment {ns}/solo",
+        f"Service {ns}/solo",
+    ]
+    assert creation_events(client, ns, names.DCD_KIND, "g-vllmdecodeworker") == []
+    client.delete(store.DCD, "solo", ns)
+
+
+def wait_gauges(operator, ns: str) -> None:
+    """The resource and managed-pod gauges count the graph and its decode pods."""
+    wait_for(
+        lambda: (
+            operator.mgr.registry.get_sample_value(
+                "dynamo_operator_resources_total",
+                {"resource_type": names.DGD_KIND, "namespace": ns, "status": "successful"},
+            )
+            == 1
+        ),
+        20,
+    )
+    wait_for(
+        lambda: (
+            operator.mgr.registry.get_sample_value(
+                "dynamo_operator_managed_pods_total", {"component_type": "decode", "namespace": ns}
+            )
+            == 2
+        ),
+        20,
+    )
+
+
 # -- tests ---------------------------------------------------------------------------------------------------
 
 
@@ -120,111 +241,10 @@ def test_graph_reaches_successful_with_documented_defaults(client, ns, operator)
         "availableReplicas": 1,
     }
     assert_scheduled_replicas(client, ns, {"Frontend": 1, "VllmDecodeWorker": 2})
-    # what `dynamo-operator render` previews is what runs: every rendered field is live, owner refs are set
-    preview = render_all(dgd, RenderContext())
-    dgd_uid = created["metadata"]["uid"]
-    for obj in preview:
-        res = {
-            "Deployment": DEPLOYMENTS,
-            "Service": SERVICES,
-            "ServiceAccount": SERVICEACCOUNTS,
-            "RoleBinding": ROLEBINDINGS,
-        }.get(obj["kind"], store.DCD)
-        live = get(client, res, obj["metadata"]["name"], ns)
-        assert live is not None, obj["metadata"]["name"]
-        if obj["kind"] == names.DCD_KIND:
-            assert live["metadata"]["ownerReferences"][0]["uid"] == dgd_uid
-            live = store.to_internal(live)
-        assert (
-            live["metadata"]["annotations"][names.ANN_SPEC_HASH]
-            == obj["metadata"]["annotations"][names.ANN_SPEC_HASH]
-        )
-        refs = live["metadata"]["ownerReferences"]
-        if obj["kind"] in ("ServiceAccount", "RoleBinding"):  # shared: plain owner references
-            assert refs and not any(r.get("controller") for r in refs)
-        else:
-            assert refs[0]["controller"] and refs[0]["blockOwnerDeletion"]
-        content = "spec" if "spec" in obj else None
-        if content:
-            assert first_difference(obj[content], live[content], content) is None
-    # documented defaults on the live Deployments
-    front = client.get(DEPLOYMENTS, "g-frontend", ns)
-    pod = front["spec"]["template"]["spec"]
-    assert pod["terminationGracePeriodSeconds"] == 60 and pod["restartPolicy"] == "Always"
-    assert pod["securityContext"]["fsGroup"] == 1000
-    shm = next(v for v in pod["volumes"] if v.get("emptyDir", {}).get("medium") == "Memory")
-    assert shm["emptyDir"]["sizeLimit"] == "8Gi"
-    main = next(c for c in pod["containers"] if c["name"] == "main")
-    env = {e["name"]: e.get("value") for e in main.get("env") or []}
-    assert env["DYN_NAMESPACE"] == f"{ns}-g"
-    assert main["livenessProbe"] and main["readinessProbe"]
-    labels = front["spec"]["template"]["metadata"]["labels"]
-    assert labels[names.LABEL_COMPONENT_TYPE] == "frontend" and labels[names.LABEL_DGD_NAME] == "g"
-    planner = client.get(DEPLOYMENTS, "g-planner", ns)["spec"]["template"]["spec"]
-    assert planner["serviceAccountName"] == names.PLANNER_SERVICE_ACCOUNT
-    # DCD status and events
-    dcd_name = "g-vllmdecodeworker"
-    dcd = store.to_internal(client.get(store.DCD, dcd_name, ns))
-    avail = next(c for c in dcd["status"]["conditions"] if c["type"] == "Available")
-    assert avail["status"] == "True" and dcd["status"]["observedGeneration"] == dcd["metadata"]["generation"]
-
-    def creation_events(kind: str, name: str) -> list[str]:
-        """Messages of the SuccessfulCreate Events on one object: one per pass, naming every child."""
-        return [
-            e.get("message") or ""
-            for e in client.list(EVENTS, ns).get("items") or []
-            if e.get("reason") == "SuccessfulCreate"
-            and (e.get("involvedObject") or {}).get("kind") == kind
-            and (e.get("involvedObject") or {}).get("name") == name
-        ]
-
-    def named(kind: str, name: str) -> list[str]:
-        """The children named by the object's SuccessfulCreate Events (``Kind ns/name`` each)."""
-        return [x.strip() for m in creation_events(kind, name) for x in m.removeprefix("Created ").split(",")]
-
-    wait_for(lambda: named(names.DGD_KIND, "g"), 15)
-    graph_children = sorted(named(names.DGD_KIND, "g"))  # each created once, all in the first pass
-    assert graph_children == sorted(f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)), (
-        graph_children
-    )
-    assert len(creation_events(names.DGD_KIND, "g")) == 1
-    # the graph's DCDs do not announce their routine creations (the graph's Event names them); a DCD
-    # applied on its own does
-    standalone = {
-        "apiVersion": "nvidia.com/v1beta1",
-        "kind": names.DCD_KIND,
-        "metadata": {"name": "solo", "namespace": ns},
-        "spec": {
-            "name": "Frontend",
-            "type": "frontend",
-            "podTemplate": dgd["spec"]["components"][0]["podTemplate"],
-        },
-    }
-    client.create(store.DCD, store.to_wire(standalone))
-    wait_for(lambda: named(names.DCD_KIND, "solo"), 15)
-    assert sorted(named(names.DCD_KIND, "solo")) == [f"Deployment {ns}/solo", f"Service {ns}/solo"]
-    assert creation_events(names.DCD_KIND, dcd_name) == []
-    client.delete(store.DCD, "solo", ns)
-    # gauges
-    wait_for(
-        lambda: (
-            operator.mgr.registry.get_sample_value(
-                "dynamo_operator_resources_total",
-                {"resource_type": names.DGD_KIND, "namespace": ns, "status": "successful"},
-            )
-            == 1
-        ),
-        20,
-    )
-    wait_for(
-        lambda: (
-            operator.mgr.registry.get_sample_value(
-                "dynamo_operator_managed_pods_total", {"component_type": "decode", "namespace": ns}
-            )
-            == 2
-        ),
-        20,
-    )
+    assert_preview_is_live(client, ns, dgd, created["metadata"]["uid"])
+    assert_documented_defaults(client, ns)
+    assert_creation_events(client, ns, dgd)
+    wait_gauges(operator, ns)
     print(f"graph successful after {elapsed:.1f}s")
 
 

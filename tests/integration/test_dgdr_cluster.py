@@ -412,66 +412,71 @@ def profiler_given(job: dict) -> dict:
     return json.loads(profiler["args"][1])
 
 
+def _assert_stored_in_both_versions(client, ns: str, n: str) -> None:
+    """Stored as v1alpha1 and read back identical in v1beta1; v1alpha1 readers see the fields in their
+    natural homes."""
+    assert get(client, DGDRS_V1BETA1, n, ns)["spec"] == EVERY_FIELD
+    alpha = get(client, DGDRS, n, ns)
+    prof = alpha["spec"]["profilingConfig"]
+    assert prof["profilerImage"] == EVERY_FIELD["image"] and alpha["spec"]["useMocker"] is True
+    assert prof["config"]["sla"] == {"ttft": 200, "itl": 20, "isl": 3000, "osl": 150}
+    assert prof["config"]["deployment"]["modelCache"] == {
+        "pvcName": "models",
+        "modelPathInPvc": "qwen3-0.6b",
+        "pvcMountPath": "/opt/models",
+    }
+    assert prof["config"]["planner"] == {"mode": "disagg", "ttft_ms": 200}
+    assert prof["resources"] == {"requests": {"cpu": "1"}}
+
+
+def _assert_profiling_job_carries_every_field(client, ns: str, n: str) -> None:
+    """The profiling Job carries every field of ``EVERY_FIELD``."""
+    job = wait_job_complete(client, ns, n)
+    assert profiler_given(job) == EVERY_FIELD  # all four hardware fields given: no discovery
+    pod = job["spec"]["template"]["spec"]
+    assert {"name": "model-cache", "mountPath": "/opt/models", "readOnly": True} in pod["containers"][0][
+        "volumeMounts"
+    ]
+    assert {
+        "name": "model-cache",
+        "persistentVolumeClaim": {"claimName": "models", "readOnly": True},
+    } in pod["volumes"]
+    assert job["spec"]["activeDeadlineSeconds"] == 3600
+    assert job["spec"]["template"]["metadata"]["labels"]["team"] == "inference"
+    assert pod["tolerations"] == EVERY_FIELD["overrides"]["profilingJob"]["template"]["spec"]["tolerations"]
+    assert pod["containers"][0]["resources"] == {"requests": {"cpu": "1"}}
+    assert {"name": "DYN_LOG", "value": "debug"} in pod["containers"][0]["env"]
+
+
+def _assert_generated_graph(client, ns: str, n: str) -> None:
+    """The generated graph: ``overrides.dgd``, the model cache mounts, the planner and its ConfigMap."""
+    dgd = wait_for(lambda: get(client, store.DGD, n, ns), WAIT, "the generated DGD")
+    assert dgd["metadata"]["labels"]["team"] == "inference"
+    worker = dgd["spec"]["services"]["MockerWorker"]
+    assert worker["replicas"] == 1
+    assert {"name": "DYN_LOG", "value": "debug"} in worker["envs"]
+    assert worker["extraPodSpec"]["mainContainer"]["image"] == IMAGE
+    for svc in ("Frontend", "MockerWorker"):
+        assert {"name": "models", "mountPoint": "/opt/models"} in dgd["spec"]["services"][svc]["volumeMounts"]
+    assert dgd["spec"]["services"]["Planner"]["componentType"] == "planner"
+    cm = wait_for(lambda: get(client, CONFIGMAPS, "planner-config-4a1f", ns), WAIT, "the planner ConfigMap")
+    assert cm["data"] == PLANNER_CONFIG["data"]
+    assert cm["metadata"]["ownerReferences"][0]["name"] == n
+
+
 def test_v1beta1_request_with_every_field_is_kept_and_acted_on(client, ns, operator):
     n = "every"
     with bound_pvc(client, ns, "models"):
         client.create(DGDRS_V1BETA1, beta_request(ns, n, EVERY_FIELD))
 
-        # stored as v1alpha1 and read back identical in v1beta1; v1alpha1 readers see the natural homes
-        assert get(client, DGDRS_V1BETA1, n, ns)["spec"] == EVERY_FIELD
-        alpha = get(client, DGDRS, n, ns)
-        prof = alpha["spec"]["profilingConfig"]
-        assert prof["profilerImage"] == EVERY_FIELD["image"] and alpha["spec"]["useMocker"] is True
-        assert prof["config"]["sla"] == {"ttft": 200, "itl": 20, "isl": 3000, "osl": 150}
-        assert prof["config"]["deployment"]["modelCache"] == {
-            "pvcName": "models",
-            "modelPathInPvc": "qwen3-0.6b",
-            "pvcMountPath": "/opt/models",
-        }
-        assert prof["config"]["planner"] == {"mode": "disagg", "ttft_ms": 200}
-        assert prof["resources"] == {"requests": {"cpu": "1"}}
-
-        # the profiling Job carries every field
-        job = wait_job_complete(client, ns, n)
-        assert profiler_given(job) == EVERY_FIELD  # all four hardware fields given: no discovery
-        pod = job["spec"]["template"]["spec"]
-        assert {"name": "model-cache", "mountPath": "/opt/models", "readOnly": True} in pod["containers"][0][
-            "volumeMounts"
-        ]
-        assert {
-            "name": "model-cache",
-            "persistentVolumeClaim": {"claimName": "models", "readOnly": True},
-        } in pod["volumes"]
-        assert job["spec"]["activeDeadlineSeconds"] == 3600
-        assert job["spec"]["template"]["metadata"]["labels"]["team"] == "inference"
-        assert (
-            pod["tolerations"] == EVERY_FIELD["overrides"]["profilingJob"]["template"]["spec"]["tolerations"]
-        )
-        assert pod["containers"][0]["resources"] == {"requests": {"cpu": "1"}}
-        assert {"name": "DYN_LOG", "value": "debug"} in pod["containers"][0]["env"]
-
+        _assert_stored_in_both_versions(client, ns, n)
+        _assert_profiling_job_carries_every_field(client, ns, n)
         st = beta_status(client, ns, n)
         assert st["phase"] == "Profiling" and st["profilingJobName"] == rd.job_name(n)
         assert st["profilingPhase"] in ("Initializing", "Done")
         publish_output(client, ns, n, final=yaml.safe_dump_all([PLANNER_CONFIG, PLANNER_GRAPH]))
 
-        # the generated graph: overrides.dgd, the model cache mounts, the planner and its ConfigMap
-        dgd = wait_for(lambda: get(client, store.DGD, n, ns), WAIT, "the generated DGD")
-        assert dgd["metadata"]["labels"]["team"] == "inference"
-        worker = dgd["spec"]["services"]["MockerWorker"]
-        assert worker["replicas"] == 1
-        assert {"name": "DYN_LOG", "value": "debug"} in worker["envs"]
-        assert worker["extraPodSpec"]["mainContainer"]["image"] == IMAGE
-        for svc in ("Frontend", "MockerWorker"):
-            assert {"name": "models", "mountPoint": "/opt/models"} in dgd["spec"]["services"][svc][
-                "volumeMounts"
-            ]
-        assert dgd["spec"]["services"]["Planner"]["componentType"] == "planner"
-        cm = wait_for(
-            lambda: get(client, CONFIGMAPS, "planner-config-4a1f", ns), WAIT, "the planner ConfigMap"
-        )
-        assert cm["data"] == PLANNER_CONFIG["data"]
-        assert cm["metadata"]["ownerReferences"][0]["name"] == n
+        _assert_generated_graph(client, ns, n)
 
         # progress as v1beta1 readers see it
         wait_for(lambda: beta_status(client, ns, n).get("phase") == "Deployed", WAIT, "phase Deployed")

@@ -453,6 +453,75 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
+def _missing_original_is_reported(client, ns: str, original: str) -> None:
+    """With no original, the graph's Ready message names the missing Secret and a Warning Event says so."""
+    ready = wait_for(
+        lambda: (
+            "does not exist"
+            in (st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY) or {}).get("message", "")
+            and st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY)
+        ),
+        WAIT,
+        "the missing Secret reported",
+    )
+    assert original in ready["message"]
+    wait_for(
+        lambda: any(r == "MPISecretMissing" for _, r, _ in events_of(client, ns, "trtllm-multinode")),
+        WAIT,
+        "the Warning Event",
+    )
+
+
+def _copy_follows_the_original(client, ns: str, source_ns: str, source: dict, graph_uid: str) -> None:
+    """The original appears: the copy is made, owned by the graph (not as controller), follows a rotation,
+    and is restored after a hand edit or a deletion (originals and copies are both watched)."""
+    name = source["metadata"]["name"]
+    client.create(SECRETS, source, source_ns)
+    copy_ = wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy")
+    assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"
+    refs = copy_["metadata"]["ownerReferences"]
+    assert [(r["kind"], r["uid"], r.get("controller")) for r in refs] == [
+        ("DynamoGraphDeployment", graph_uid, None)
+    ]
+    # rotated: the copy follows (the original is watched)
+    client.patch(SECRETS, name, {"data": {"private.key": b64("k2")}}, source_ns)
+    wait_for(
+        lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"),
+        WAIT,
+        "the rotation",
+    )
+    # edited by hand: written back
+    client.patch(SECRETS, name, {"data": {"private.key": b64("bogus")}}, ns)
+    wait_for(lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"), WAIT, "restored")
+    # deleted by hand: made again at once (the copies are watched)
+    client.delete(SECRETS, name, ns)
+    wait_for(
+        lambda: (
+            (get(client, SECRETS, name, ns) or {}).get("data") == {**source["data"], "private.key": b64("k2")}
+        ),
+        WAIT,
+        "the copy made again",
+    )
+
+
+def _copy_goes_with_its_last_user(client, ns: str, name: str) -> None:
+    """No longer multinode: the graph lets go and the copy is deleted; multinode again, then the graph
+    deleted: the garbage collector takes the copy along."""
+
+    def single_node(spec: dict) -> None:
+        for comp in spec["components"]:
+            comp.pop("multinode", None)
+
+    edit_graph(client, ns, single_node, "trtllm-multinode", DGD_V1BETA1)
+    wait_for(lambda: get(client, SECRETS, name, ns) is None, WAIT, "the copy deleted")
+    # multinode again, then the graph deleted: the garbage collector takes the copy along
+    edit_graph(client, ns, lambda s: s.update(trtllm_graph(ns)["spec"]), "trtllm-multinode", DGD_V1BETA1)
+    wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy again")
+    client.delete(DGD_V1BETA1, "trtllm-multinode", ns)
+    # (the garbage collector takes its time here: 18 s measured on an idle machine)
+    wait_for(lambda: get(client, SECRETS, name, ns) is None, 3 * WAIT, "the copy collected with the graph")
+
+
 def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client, fresh_ns):
     ns, source_ns = fresh_ns, chart["namespace"]
     config = copy.deepcopy(chart["config"])
@@ -473,54 +542,9 @@ def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client
     client.create(SECRETS, users, other_ns)
     try:
         with operator_as(kube_cluster, chart, config):
-            # no original: the graph says which Secret is missing
             created = client.create(DGD_V1BETA1, trtllm_graph(ns))
-            ready = wait_for(
-                lambda: (
-                    "does not exist"
-                    in (st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY) or {}).get(
-                        "message", ""
-                    )
-                    and st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY)
-                ),
-                WAIT,
-                "the missing Secret reported",
-            )
-            assert f"{source_ns}/{name}" in ready["message"]
-            wait_for(
-                lambda: any(r == "MPISecretMissing" for _, r, _ in events_of(client, ns, "trtllm-multinode")),
-                WAIT,
-                "the Warning Event",
-            )
-            client.create(SECRETS, source, source_ns)
-            copy_ = wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy")
-            assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"
-            refs = copy_["metadata"]["ownerReferences"]
-            assert [(r["kind"], r["uid"], r.get("controller")) for r in refs] == [
-                ("DynamoGraphDeployment", created["metadata"]["uid"], None)
-            ]
-            # rotated: the copy follows (the original is watched)
-            client.patch(SECRETS, name, {"data": {"private.key": b64("k2")}}, source_ns)
-            wait_for(
-                lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"),
-                WAIT,
-                "the rotation",
-            )
-            # edited by hand: written back
-            client.patch(SECRETS, name, {"data": {"private.key": b64("bogus")}}, ns)
-            wait_for(
-                lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"), WAIT, "restored"
-            )
-            # deleted by hand: made again at once (the copies are watched)
-            client.delete(SECRETS, name, ns)
-            wait_for(
-                lambda: (
-                    (get(client, SECRETS, name, ns) or {}).get("data")
-                    == {**source["data"], "private.key": b64("k2")}
-                ),
-                WAIT,
-                "the copy made again",
-            )
+            _missing_original_is_reported(client, ns, f"{source_ns}/{name}")
+            _copy_follows_the_original(client, ns, source_ns, source, created["metadata"]["uid"])
             # a graph in a namespace whose Secret of that name is the user's: used, never written
             client.create(DGD_V1BETA1, trtllm_graph(other_ns))
             wait_for(
@@ -530,23 +554,7 @@ def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client
             )
             assert client.get(SECRETS, name, other_ns)["data"] == users["data"]
 
-            # no longer multinode: the graph lets go, and the copy goes with its last user
-            def single_node(spec: dict) -> None:
-                for comp in spec["components"]:
-                    comp.pop("multinode", None)
-
-            edit_graph(client, ns, single_node, "trtllm-multinode", DGD_V1BETA1)
-            wait_for(lambda: get(client, SECRETS, name, ns) is None, WAIT, "the copy deleted")
-            # multinode again, then the graph deleted: the garbage collector takes the copy along
-            edit_graph(
-                client, ns, lambda s: s.update(trtllm_graph(ns)["spec"]), "trtllm-multinode", DGD_V1BETA1
-            )
-            wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy again")
-            client.delete(DGD_V1BETA1, "trtllm-multinode", ns)
-            # (the garbage collector takes its time here: 18 s measured on an idle machine)
-            wait_for(
-                lambda: get(client, SECRETS, name, ns) is None, 3 * WAIT, "the copy collected with the graph"
-            )
+            _copy_goes_with_its_last_user(client, ns, name)
     finally:
         with contextlib.suppress(ApiException):
             client.delete(NAMESPACES, other_ns)

@@ -246,6 +246,61 @@ def _status(env: dict, kind: str, name: str, ns: str, status: dict) -> None:
     )
 
 
+def _play_grove(env: dict, ns: str, name: str, pcs_name: str) -> str:
+    """Create what Grove would for the graph's PodCliqueSet (a PodClique owned by it, a scaling group found
+    by its label) and report the set's status; returns the scaling group's name."""
+    pcs = _get(env, "podcliqueset", pcs_name, "-n", ns)
+    owner = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueSet",
+        "name": pcs_name,
+        "uid": pcs["metadata"]["uid"],
+        "controller": True,
+    }
+    _status(
+        env,
+        "podcliqueset",
+        pcs_name,
+        ns,
+        {
+            "observedGeneration": pcs["metadata"]["generation"],
+            "availableReplicas": 0,
+            "updatedReplicas": 0,
+        },
+    )
+    frontend = rgrove.child_name(pcs_name, "frontend")
+    clique = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodClique",
+        "metadata": {"name": frontend, "namespace": ns, "ownerReferences": [owner]},
+        "spec": {
+            "roleName": "frontend",
+            "replicas": 1,
+            "podSpec": {"containers": [{"name": "main", "image": "x"}]},
+        },
+    }
+    group_name = rgrove.child_name(pcs_name, "sglangworker")
+    group = {
+        "apiVersion": "grove.io/v1alpha1",
+        "kind": "PodCliqueScalingGroup",
+        "metadata": {
+            "name": group_name,
+            "namespace": ns,
+            "labels": {"nvidia.com/dynamo-graph-deployment-name": name},
+            "ownerReferences": [owner],
+        },
+        "spec": {"cliqueNames": ["sglangworker-ldr", "sglangworker-wkr"], "replicas": 1},
+    }
+    kubectl(
+        env,
+        "create",
+        "-f",
+        "-",
+        input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [clique, group]}),
+    )
+    return group_name
+
+
 def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
     kube_cluster, third_party_crds, tmp_path
 ):
@@ -262,56 +317,9 @@ def test_grove_status_is_read_back_from_podcliques_and_scaling_groups(
             doc["metadata"]["namespace"] = ns
             pcs_name = rgrove.pcs_name(doc)
             _ready_condition(env, ns, name, f"PodCliqueSet {ns}/{pcs_name} was accepted")
-            pcs = _get(env, "podcliqueset", pcs_name, "-n", ns)
-            owner = {
-                "apiVersion": "grove.io/v1alpha1",
-                "kind": "PodCliqueSet",
-                "name": pcs_name,
-                "uid": pcs["metadata"]["uid"],
-                "controller": True,
-            }
-            _status(
-                env,
-                "podcliqueset",
-                pcs_name,
-                ns,
-                {
-                    "observedGeneration": pcs["metadata"]["generation"],
-                    "availableReplicas": 0,
-                    "updatedReplicas": 0,
-                },
-            )
-            frontend = rgrove.child_name(pcs_name, "frontend")
-            clique = {
-                "apiVersion": "grove.io/v1alpha1",
-                "kind": "PodClique",
-                "metadata": {"name": frontend, "namespace": ns, "ownerReferences": [owner]},
-                "spec": {
-                    "roleName": "frontend",
-                    "replicas": 1,
-                    "podSpec": {"containers": [{"name": "main", "image": "x"}]},
-                },
-            }
-            group_name = rgrove.child_name(pcs_name, "sglangworker")
-            group = {
-                "apiVersion": "grove.io/v1alpha1",
-                "kind": "PodCliqueScalingGroup",
-                "metadata": {
-                    "name": group_name,
-                    "namespace": ns,
-                    "labels": {"nvidia.com/dynamo-graph-deployment-name": name},
-                    "ownerReferences": [owner],
-                },
-                "spec": {"cliqueNames": ["sglangworker-ldr", "sglangworker-wkr"], "replicas": 1},
-            }
-            kubectl(
-                env,
-                "create",
-                "-f",
-                "-",
-                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": [clique, group]}),
-            )
+            group_name = _play_grove(env, ns, name, pcs_name)
             counts = {"scheduleGatedReplicas": 0, "scheduledReplicas": 1, "updatedReplicas": 1, "replicas": 1}
+            frontend = rgrove.child_name(pcs_name, "frontend")
             _status(env, "podclique", frontend, ns, {**counts, "readyReplicas": 1})
             _status(env, "podcliquescalinggroup", group_name, ns, {**counts, "availableReplicas": 0})
 

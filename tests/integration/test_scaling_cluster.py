@@ -94,11 +94,9 @@ def wait_ready_replicas(client, ns: str, n: int, component: str = "Decode", dgd:
     return dgd_status(client, ns, dgd)
 
 
-def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kube_cluster):
-    dgd = apply_dgd(client, graph(ns, decode_replicas=2))
-    wait_successful(client, ns, generation=1, timeout=WAIT)
-
-    # one adapter, for the component that asked for it, owned by the DGD, seeded with its replicas
+def _assert_adapter_seeded(client, ns: str, dgd_uid: str) -> str:
+    """One adapter, for the component that asked for it, owned by the DGD, seeded with its replicas;
+    returns the label selector its status publishes."""
     wait_for(
         lambda: get(client, DGDSA_BETA, "g-decode", ns) is not None,
         WAIT,
@@ -108,7 +106,7 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     ref = adapter["metadata"]["ownerReferences"][0]
     assert (ref["kind"], ref["uid"], ref["controller"]) == (
         "DynamoGraphDeployment",
-        dgd["metadata"]["uid"],
+        dgd_uid,
         True,
     )
     assert adapter["spec"] == {"replicas": 2, "dgdRef": {"name": "g", "componentName": "Decode"}}
@@ -117,6 +115,41 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
         lambda: (get(client, DGDSA_BETA, "g-decode", ns).get("status") or {}).get("selector") == selector,
         WAIT,
     )
+    return selector
+
+
+def _hand_back_keeps_the_replicas(client, ns: str) -> None:
+    """Hand replicas back: drop ``scalingAdapter`` (a patch that leaves replicas alone); the adapter goes
+    away and the Deployment never leaves 3 replicas (sampled every 0.1 s throughout)."""
+    seen: list[int | None] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            seen.append(deployment_replicas(client, ns))
+            stop.wait(0.1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        client.patch(store.DGD, "g", {"spec": {"services": {"Decode": {"scalingAdapter": None}}}}, ns)
+        wait_for(
+            lambda: get(client, DGDSA_BETA, "g-decode", ns) is None,
+            WAIT,
+        )
+        wait_successful(client, ns, generation=3, timeout=WAIT)
+        stays(lambda: deployment_replicas(client, ns) == 3, 2, "the Deployment at 3 replicas")
+    finally:
+        stop.set()
+        sampler.join(10)
+    assert seen and set(seen) == {3}, seen
+
+
+def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kube_cluster):
+    dgd = apply_dgd(client, graph(ns, decode_replicas=2))
+    wait_successful(client, ns, generation=1, timeout=WAIT)
+
+    selector = _assert_adapter_seeded(client, ns, dgd["metadata"]["uid"])
 
     # /scale as an autoscaler sees it: the selector finds exactly the component's pods
     scale = json.loads(
@@ -142,30 +175,7 @@ def test_adapter_lifecycle_kubectl_scale_and_hand_back(client, ns, operator, kub
     described = kubectl(kube_cluster, "-n", ns, "describe", "dgdsa", "g-decode")
     assert "Scaled component Decode of g from 2 to 3 replicas" in described
 
-    # hand replicas back: drop scalingAdapter (a patch that leaves replicas alone); the adapter goes away
-    # and the Deployment never leaves 3 replicas
-    seen: list[int | None] = []
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            seen.append(deployment_replicas(client, ns))
-            stop.wait(0.1)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        client.patch(store.DGD, "g", {"spec": {"services": {"Decode": {"scalingAdapter": None}}}}, ns)
-        wait_for(
-            lambda: get(client, DGDSA_BETA, "g-decode", ns) is None,
-            WAIT,
-        )
-        wait_successful(client, ns, generation=3, timeout=WAIT)
-        stays(lambda: deployment_replicas(client, ns) == 3, 2, "the Deployment at 3 replicas")
-    finally:
-        stop.set()
-        sampler.join(10)
-    assert seen and set(seen) == {3}, seen
+    _hand_back_keeps_the_replicas(client, ns)
     assert component_replicas(client, ns) == 3
     wait_for(
         lambda: "AdapterDeleted" in event_reasons(client, ns, names.DGD_KIND),
