@@ -47,3 +47,25 @@ def test_no_suite_picks_a_document_by_position():
         " (path: metadata.name or kind, value: ...), or drop it where the template renders one"
         f" document: {positional}"
     )
+
+
+def _vacuous_negations(suite: Path) -> list[str]:
+    doc = yaml.safe_load(suite.read_text())
+    where = []
+    for test in doc.get("tests") or []:
+        for i, assertion in enumerate(test.get("asserts") or []):
+            negated = assertion.get("not") and "containsDocument" in assertion
+            if negated and not assertion["containsDocument"].get("any"):
+                where.append(f"{test['it']!r} asserts[{i}]")
+    return where
+
+
+def test_a_negated_containsdocument_looks_at_every_document():
+    """helm-unittest (v1.1) passes ``containsDocument`` with ``not: true`` as soon as one selected
+    document differs from it, unless ``any: true``: without it, "renders no such Job" holds for any
+    template that renders anything else."""
+    vacuous = {}
+    for suite in _suites():
+        if where := _vacuous_negations(suite):
+            vacuous[str(suite.relative_to(REPO_ROOT))] = where
+    assert not vacuous, f"containsDocument with not: true needs any: true: {vacuous}"
