@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
-import socket
 import ssl
 import tempfile
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 from dynamo_hooks.cluster import CRD_API, CRDS, KubeCluster, object_path
 from dynamo_hooks.crd_delete import RETRY_ANNOTATION, delete_crds, nudge, stalled
+from dynamo_localcluster.cluster import free_port
 from dynamo_operator.pki import issue_ca, issue_serving
 from support.crds import wait_established
 from support.crs import BackgroundServer
@@ -75,12 +75,6 @@ class ConversionServer(BackgroundServer):
         self._serve(server, f"conversion-{port}")
 
 
-def _unused_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_fresh_crds_with_objects_are_deleted_and_leave_discovery(kube_cluster) -> None:
     kc = KubeCluster(kube_cluster.api_client())
     groups = [f"fresh-{uuid.uuid4().hex[:6]}.example.com" for _ in range(3)]
@@ -111,7 +105,7 @@ def test_a_finalizer_stalled_on_a_failing_list_is_requeued_at_once(kube_cluster)
     obj = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w", "namespace": "default"}}
     kc.create(f"/apis/{group}/v1/namespaces/default/widgets", obj)
 
-    port = _unused_port()
+    port = free_port()
     ca_crt, ca_key = issue_ca(dt.timedelta(days=1))
     crt, key = issue_serving(ca_crt, ca_key, ["127.0.0.1"], dt.timedelta(hours=12))
     crd = kc.get(path)

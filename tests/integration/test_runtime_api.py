@@ -210,6 +210,11 @@ def test_two_managers_one_leader_and_handover_on_release(api_cluster, client, ma
         leader, follower = (a, b) if a.is_leader() else (b, a)
         lease = client.get(LEASES, "dynamo.nvidia.com", ns)
         assert lease["spec"]["holderIdentity"] == leader.identity
+        # the controllers' writes are fenced, and one accepted past leaseDuration - renewDeadline is reported
+        for m in mgrs:
+            assert m.client.write_fence is not None and m.lease_client.write_fence is None
+            assert m.client.late_write_after == FAST_LEASE["lease_duration"] - FAST_LEASE["renew_deadline"]
+            assert m.client.on_late_write is not None
         parent_cm(client, ns)
         wait_for(
             lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader.identity,

@@ -30,6 +30,9 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.connections = 0
         self.requests: list[tuple[str, str, dict]] = []
+        self.audit_ids: list[str | None] = []
+        self.hold = threading.Event()  # set: the handler answers only once ``release`` is set
+        self.release = threading.Event()
 
     def get_request(self):
         conn = super().get_request()
@@ -41,6 +44,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.command, self.path, body))
+        self.server.audit_ids.append(self.headers.get("Audit-ID"))
+        if self.server.hold.is_set():
+            self.server.release.wait(10)
         out = json.dumps(body).encode()
         self.send_response(201)
         self.send_header("Content-Type", "application/json")
@@ -86,6 +92,33 @@ def test_an_allowed_write_is_checked_twice_the_last_time_on_an_open_connection(s
     assert created["metadata"]["name"] == "a"
     assert server.requests == [("POST", "/api/v1/namespaces/ns/configmaps", created)]
     assert len(calls) == 2  # once before the request is built, once as its bytes leave
+    assert len(server.audit_ids) == 1 and server.audit_ids[0]  # each fenced write names itself
+
+
+def test_a_write_accepted_long_after_its_fence_passed_is_reported_with_its_audit_id(server: _Server) -> None:
+    """What no client-side fence can stop (a write frozen, or held up, between its last check and the
+    apiserver's answer) is reported: the Audit-ID it carried is the one in the apiserver's audit log."""
+    reports: list[tuple[str, str, str, float]] = []
+    client = _client(server, lambda method, path: None)
+    client.late_write_after = 0.3
+    client.on_late_write = lambda *report: reports.append(report)
+    client.create(CONFIGMAPS, _cm("quick"))
+    assert reports == []  # answered at once: nothing to report
+    server.hold.set()
+    threading.Timer(0.5, server.release.set).start()  # the answer comes late
+    client.create(CONFIGMAPS, _cm("late"))
+    [(method, path, audit_id, seconds)] = reports
+    assert (method, path) == ("POST", "/api/v1/namespaces/ns/configmaps")
+    assert audit_id == server.audit_ids[1] and audit_id != server.audit_ids[0]
+    assert seconds >= 0.3
+
+
+def test_unfenced_writes_carry_no_audit_id_and_are_never_reported(server: _Server) -> None:
+    client = _client(server, None)  # no fence: a client without leader election, or the lease client
+    client.late_write_after = 0.0
+    client.on_late_write = lambda *report: pytest.fail(f"reported an unfenced write: {report}")
+    client.create(CONFIGMAPS, _cm("free"))
+    assert server.audit_ids == [None]
 
 
 def test_a_write_refused_by_the_last_check_sends_no_byte(server: _Server) -> None:

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 import subprocess
 import sys
 
 from cryptography import x509
+from dynamo_localcluster import cluster as cluster_mod
 from dynamo_localcluster import pki
-from dynamo_localcluster.cluster import LocalCluster, _pid_alive, free_port, leftover_processes
+from dynamo_localcluster.cluster import (
+    LISTEN_PORTS,
+    LocalCluster,
+    _ephemeral_low,
+    _pid_alive,
+    free_port,
+    leftover_processes,
+)
 from support.poll import wait_for
 
 
@@ -24,9 +33,32 @@ def test_pki_serving_cert_names_loopback_and_admin_is_master(tmp_path):
     assert oct(p.admin_key.stat().st_mode & 0o777) == "0o600"
 
 
-def test_free_port_is_bindable_on_loopback():
-    port = free_port()
-    assert 1024 < port < 65536
+def test_free_port_is_bindable_on_loopback_and_below_the_ephemeral_range():
+    """Outgoing connections take their local ports from the ephemeral range: a listener's port must not
+    be one of those, or a busy suite's clients take it between the pick and the component's bind."""
+    low = _ephemeral_low()
+    ports = {free_port() for _ in range(50)}
+    assert all(LISTEN_PORTS[0] <= p < low for p in ports), sorted(ports)
+    assert len(ports) > 40  # picked at random, not one fixed port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", ports.pop()))
+
+
+def test_free_port_skips_a_port_someone_listens_on(monkeypatch):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        monkeypatch.setattr(cluster_mod, "LISTEN_PORTS", (busy, busy + 1))
+        monkeypatch.setattr(cluster_mod, "_ephemeral_low", lambda: 65536)
+        assert {free_port() for _ in range(10)} == {busy + 1}
+
+
+def test_the_ephemeral_range_is_read_with_a_fallback(tmp_path):
+    f = tmp_path / "range"
+    f.write_text("40000\t60999\n")
+    assert _ephemeral_low(str(f)) == 40000
+    assert _ephemeral_low(str(tmp_path / "missing")) == 32768
 
 
 def test_state_round_trip_and_stop_kills_process_group(tmp_path):

@@ -21,6 +21,7 @@ import ctypes
 import ipaddress
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -128,9 +129,35 @@ def kwok_stage_dir(bin_dir: Path) -> Path:
     return bin_dir.parent / "kwok-stages"
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((LOOPBACK, 0))
+# Listening ports come from below the kernel's ephemeral range. A port the kernel hands out for ``bind(0)``
+# is one it may also give, a moment later, to any outgoing connection as its local port (kubectl, helm and
+# every client of a busy suite open thousands); the component then fails with "address already in use"
+# (seen once: an etcd peer listener, in a loaded `make test`). Below the range only another listener can
+# take it, and the bind test below sees those.
+LISTEN_PORTS = (10000, 32767)
+
+
+def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
+    try:
+        return int(Path(path).read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
+
+
+def free_port(host: str = LOOPBACK) -> int:
+    """A port on ``host`` nobody listens on, outside the ephemeral range (see ``LISTEN_PORTS``)."""
+    low, high = LISTEN_PORTS[0], min(LISTEN_PORTS[1], _ephemeral_low() - 1)
+    pick = random.SystemRandom()
+    for _ in range(200) if high > low else ():
+        port = pick.randint(low, high)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # no room below the range: the old way
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
@@ -291,9 +318,7 @@ class LocalCluster:
 
     def free_node_port(self) -> int:
         """A free TCP port on the API server's address (the real node's kubelet and kube-proxy)."""
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            s.bind((self.host, 0))
-            return s.getsockname()[1]
+        return free_port(self.host)
 
     # ---- paths ---------------------------------------------------------------------------------
     @property

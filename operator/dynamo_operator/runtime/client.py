@@ -15,6 +15,8 @@ import contextlib
 import json
 import os
 import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -125,6 +127,7 @@ class StaleLeaderWrite(RuntimeError):
 
 
 WriteFence = Callable[[str, str], None]
+LateWriteReport = Callable[[str, str, str, float], None]  # method, path, audit id, seconds since the fence
 
 
 # The fence check of the write this thread is sending, if any (read by the fenced connection classes).
@@ -208,7 +211,13 @@ class ResourceClient:
 
     ``write_fence(method, path)``, when set, runs immediately before every non-GET request is handed to the
     transport and raises (``StaleLeaderWrite``) to refuse it; the manager sets it on the controllers' client
-    when leader election is on, so a replica that lost its lease cannot write (see ``Manager``)."""
+    when leader election is on, so a replica that lost its lease cannot write (see ``Manager``).
+
+    A fenced write carries its own ``Audit-ID`` header (the apiserver's audit log keeps the client's), and
+    one the apiserver accepted more than ``late_write_after`` seconds after its fence passed is reported to
+    ``on_late_write(method, path, audit_id, seconds)``: a write that passed the fence while the lease was
+    held but was frozen, or held up, until a successor could hold it. No client-side check can stop such a
+    write; the report names it, so the audit log shows which writes they were."""
 
     def __init__(
         self, api_client: ApiClient, request_timeout: float = 30.0, write_fence: WriteFence | None = None
@@ -216,6 +225,8 @@ class ResourceClient:
         self.api_client = api_client
         self.request_timeout = request_timeout
         self.write_fence = write_fence
+        self.late_write_after: float | None = None
+        self.on_late_write: LateWriteReport | None = None
 
     # -- transport ------------------------------------------------------------------------------------------
     def request(
@@ -235,6 +246,9 @@ class ResourceClient:
         query = [(k, v) for k, v in (query or []) if v is not None and v != ""]
         timeout = timeout if timeout is not None else self.request_timeout
         ac = self.api_client
+        scope = self._fence(method, path, fenced)
+        if scope.fenced:
+            headers["Audit-ID"] = str(uuid.uuid4())
         if hasattr(ac, "param_serialize"):  # kubernetes >= 35 (pydantic generator)
             method_, url, hdrs, body_, _post = ac.param_serialize(
                 method=method,
@@ -244,11 +258,11 @@ class ResourceClient:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            with self._fence(method, path, fenced):
+            with scope:
                 resp = ac.call_api(method_, url, header_params=hdrs, body=body_, _request_timeout=timeout)
             raw = resp.response
         else:  # older generator: call_api raises on non-2xx itself
-            self._fence(method, path, fenced).check()
+            scope.check()
             raw = ac.call_api(
                 path,
                 method,
@@ -263,6 +277,8 @@ class ResourceClient:
         if not 200 <= raw.status <= 299:
             data = raw.data
             raise ApiException(status=raw.status, reason=raw.reason, http_resp=_Preloaded(raw, data))
+        if scope.fenced:
+            self._report_if_late(method, path, headers["Audit-ID"], scope)
         if stream:
             return raw
         data = raw.data
@@ -275,6 +291,14 @@ class ResourceClient:
         scope = _FenceScope(None if fence is None else (lambda: fence(method, path)))
         scope.check()
         return scope
+
+    def _report_if_late(self, method: str, path: str, audit_id: str, scope: _FenceScope) -> None:
+        limit, report = self.late_write_after, self.on_late_write
+        if limit is None or report is None or scope.checked_at is None:
+            return
+        seconds = time.monotonic() - scope.checked_at
+        if seconds >= limit:
+            report(method, path, audit_id, seconds)
 
     # -- verbs ----------------------------------------------------------------------------------------------
     def list(
@@ -414,17 +438,24 @@ class ResourceClient:
 
 
 class _FenceScope:
-    """Publishes a write's fence check to this thread's connection for the duration of one request."""
+    """Publishes a write's fence check to this thread's connection for the duration of one request, and
+    remembers when the check last ran (the clock is read before the check, so the time is never late)."""
 
     def __init__(self, check: Callable[[], None] | None):
         self._check = check
+        self.checked_at: float | None = None
+
+    @property
+    def fenced(self) -> bool:
+        return self._check is not None
 
     def check(self) -> None:
         if self._check is not None:
+            self.checked_at = time.monotonic()
             self._check()
 
     def __enter__(self) -> _FenceScope:
-        _FENCE.check = self._check
+        _FENCE.check = None if self._check is None else self.check
         return self
 
     def __exit__(self, *exc: object) -> None:

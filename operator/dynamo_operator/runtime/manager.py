@@ -87,6 +87,7 @@ class Manager:
         self.exit_code: int | None = None
         self.stop_reason = ""
         self._fenced_writes = AtomicCounter()  # writes refused by the leader-lease fence (logged at exit)
+        self._late_writes = AtomicCounter()  # writes accepted after a successor could lead (logged at exit)
         self._informers: dict[tuple, Informer] = {}
         self._controllers: dict[str, Controller] = {}
         self._runnables: list[_Runnable] = []
@@ -328,6 +329,11 @@ class Manager:
             )
             # set on whatever client the controllers were given (tests swap in a recording one)
             self.client.write_fence = self._write_fence
+            # a write accepted this long after its fence passed may have landed after a successor took the
+            # lease (it can take it leaseDuration after our last renewal, the fence closes renewDeadline
+            # after it): reported with its Audit-ID, never silently
+            self.client.late_write_after = s.lease_duration - s.renew_deadline
+            self.client.on_late_write = self._late_write
             install_fenced_transport(self.client.api_client)
             self.elector.start()
         else:
@@ -377,6 +383,17 @@ class Manager:
                 f"{self.settings.resolved_leader_election_namespace()}/{self.settings.leader_election_id}"
             )
 
+    def _late_write(self, method: str, path: str, audit_id: str, seconds: float) -> None:
+        self._late_writes.add()
+        self.log.warning(
+            "write accepted after a successor could hold the lease",
+            method=method,
+            path=path,
+            auditID=audit_id,
+            secondsSinceFence=round(seconds, 3),
+            why="it passed the lease fence, then this process was frozen or the request held up",
+        )
+
     def _start_runnable(self, r: _Runnable) -> None:
         def run() -> None:
             try:
@@ -424,7 +441,12 @@ class Manager:
             self._stopped.wait(self.tunables.graceful_shutdown_timeout + 10)
             return
         try:
-            self.log.info("stopping manager", release=release, fencedWrites=self.fenced_writes)
+            self.log.info(
+                "stopping manager",
+                release=release,
+                fencedWrites=self.fenced_writes,
+                lateWrites=self._late_writes.value,
+            )
             for ctl in list(self._controllers.values()):
                 ctl.stop(timeout=min(10.0, self.tunables.graceful_shutdown_timeout))
             for r in self._runnables:
