@@ -236,8 +236,12 @@ def test_a_graphs_component_holds_its_progress_back_and_reports_readiness_at_onc
         wait_successful(client, ns, generation=1)
         writes = status_writes(operator, ns, store.DCD, "g-frontend")
         assert st.condition(writes[-1], st.AVAILABLE)["status"] == "True"
-        if time.monotonic() - started < PROGRESS_SECONDS - 5:  # the readiness was the only write
-            assert len(writes) == 1, writes
+        if time.monotonic() - started < PROGRESS_SECONDS - 5:
+            # no "not ready yet" was written: the first write is the readiness, and so is every one after it
+            # (a ready component's counts may still move in writes of their own: the pod cache can trail the
+            # Deployment's, so its scheduledReplicas can come a moment later; seen in a loaded run)
+            not_ready = [w for w in writes if st.condition(w, st.AVAILABLE)["status"] != "True"]
+            assert not not_ready, writes
         states = [w["state"] for w in status_writes(operator, ns, store.DGD, "g")]
         assert states[-1] == st.STATE_SUCCESSFUL and len(states) >= 2, states
     finally:
