@@ -69,3 +69,51 @@ def test_a_negated_containsdocument_looks_at_every_document():
         if where := _vacuous_negations(suite):
             vacuous[str(suite.relative_to(REPO_ROOT))] = where
     assert not vacuous, f"containsDocument with not: true needs any: true: {vacuous}"
+
+
+def _repeats_its_selector(suite: Path) -> list[str]:
+    doc = yaml.safe_load(suite.read_text())
+    where = []
+    for test in doc.get("tests") or []:
+        for i, assertion in enumerate(test.get("asserts") or []):
+            sel = assertion.get("documentSelector") or test.get("documentSelector") or {}
+            if not sel or assertion.get("not"):
+                continue
+            kind = (assertion.get("isKind") or {}).get("of")
+            equal = assertion.get("equal") or {}
+            same_kind = sel.get("path") == "kind" and kind is not None and kind == sel.get("value")
+            same_field = "path" in equal and (equal["path"], equal.get("value")) == (
+                sel.get("path"),
+                sel.get("value"),
+            )
+            if same_kind or same_field:
+                where.append(f"{test['it']!r} asserts[{i}]")
+    return where
+
+
+def test_no_assertion_repeats_its_documents_selector():
+    """An assertion that checks the very field and value its ``documentSelector`` picked the document by
+    holds for every document it can ever see: it cannot fail. Check something else about the document."""
+    repeats = {}
+    for suite in _suites():
+        if where := _repeats_its_selector(suite):
+            repeats[str(suite.relative_to(REPO_ROOT))] = where
+    assert not repeats, f"assertions that repeat their documentSelector (they cannot fail): {repeats}"
+
+
+def test_the_repeat_check_finds_one(tmp_path):
+    suite = tmp_path / "x_test.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "tests": [
+                    {
+                        "it": "t",
+                        "documentSelector": {"path": "kind", "value": "Role"},
+                        "asserts": [{"isKind": {"of": "Role"}}, {"equal": {"path": "kind", "value": "Role"}}],
+                    }
+                ]
+            }
+        )
+    )
+    assert _repeats_its_selector(suite) == ["'t' asserts[0]", "'t' asserts[1]"]
