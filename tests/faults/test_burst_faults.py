@@ -16,6 +16,7 @@ import time
 
 import pytest
 from dynamo_operator.runtime.client import CONFIGMAPS, ResourceClient
+from dynamo_operator.runtime.manager import LATE_WRITE_MESSAGE
 from plane import BURST, LEASE, BurstReport, Plane
 from support.poll import wait_for
 
@@ -42,7 +43,7 @@ def late_write_reports(log: str) -> set[str]:
     """Audit IDs of the writes an operator's log reports as accepted after a successor could lead."""
     ids = set()
     for line in log.splitlines():
-        if "write accepted after a successor could hold the lease" in line:
+        if LATE_WRITE_MESSAGE in line:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 ids.add(json.loads(line)["auditID"])
     return ids

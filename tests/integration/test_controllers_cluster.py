@@ -17,12 +17,12 @@ from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, names, render_all
 from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
-    EVENTS,
     ROLEBINDINGS,
     SERVICEACCOUNTS,
     SERVICES,
 )
 from support import graphs
+from support.crs import events_of
 from support.dgd import apply_dgd, dgd_status, get, ready, wait_successful
 from support.operator import Operator
 from support.poll import stays, wait_for
@@ -147,11 +147,7 @@ def assert_documented_defaults(client, ns: str) -> None:
 def creation_events(client, ns: str, kind: str, name: str) -> list[str]:
     """Messages of the SuccessfulCreate Events on one object: one per pass, naming every child."""
     return [
-        e.get("message") or ""
-        for e in client.list(EVENTS, ns).get("items") or []
-        if e.get("reason") == "SuccessfulCreate"
-        and (e.get("involvedObject") or {}).get("kind") == kind
-        and (e.get("involvedObject") or {}).get("name") == name
+        message for _, reason, message in events_of(client, ns, name, kind) if reason == "SuccessfulCreate"
     ]
 
 

@@ -214,7 +214,7 @@ def test_two_managers_one_leader_and_handover_on_release(api_cluster, client, ma
         for m in mgrs:
             assert m.client.write_fence is not None and m.lease_client.write_fence is None
             assert m.client.late_write_after == FAST_LEASE["lease_duration"] - FAST_LEASE["renew_deadline"]
-            assert m.client.on_late_write is not None
+            assert m.client.on_late_write == m._late_write
         parent_cm(client, ns)
         wait_for(
             lambda: (child_data(client, ns) or {}).get("reconciledBy") == leader.identity,

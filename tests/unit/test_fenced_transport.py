@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from dynamo_operator.runtime.client import (
+    AUDIT_ID_HEADER,
     CONFIGMAPS,
     ResourceClient,
     StaleLeaderWrite,
@@ -44,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         self.server.requests.append((self.command, self.path, body))
-        self.server.audit_ids.append(self.headers.get("Audit-ID"))
+        self.server.audit_ids.append(self.headers.get(AUDIT_ID_HEADER))
         if self.server.hold.is_set():
             self.server.release.wait(10)
         out = json.dumps(body).encode()

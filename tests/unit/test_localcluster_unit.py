@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import random
 import socket
 import subprocess
 import sys
@@ -44,14 +45,19 @@ def test_free_port_is_bindable_on_loopback_and_below_the_ephemeral_range():
         s.bind(("127.0.0.1", ports.pop()))
 
 
-def test_free_port_skips_a_port_someone_listens_on(monkeypatch):
+def test_free_port_never_returns_a_port_someone_listens_on(monkeypatch):
+    """The only port of the range is taken: every pick is refused by its bind, and the fallback (the
+    kernel's choice) is used rather than handing out the busy port."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        monkeypatch.setattr(cluster_mod, "LISTEN_PORTS", (busy, busy + 1))
-        monkeypatch.setattr(cluster_mod, "_ephemeral_low", lambda: 65536)
-        assert {free_port() for _ in range(10)} == {busy + 1}
+        monkeypatch.setattr(cluster_mod, "LISTEN_PORTS", (busy - 1, busy))
+        monkeypatch.setattr(cluster_mod, "_ephemeral_low", lambda: busy + 1)
+        tried: list[int] = []
+        monkeypatch.setattr(random.SystemRandom, "randint", lambda self, a, b: tried.append(busy) or busy)
+        port = free_port()
+        assert port != busy and len(tried) == 200, (port, len(tried))
 
 
 def test_the_ephemeral_range_is_read_with_a_fallback(tmp_path):

@@ -127,6 +127,8 @@ class StaleLeaderWrite(RuntimeError):
 
 
 WriteFence = Callable[[str, str], None]
+# The apiserver logs a request under the ID its client sends in this header (it makes one up otherwise).
+AUDIT_ID_HEADER = "Audit-ID"
 LateWriteReport = Callable[[str, str, str, float], None]  # method, path, audit id, seconds since the fence
 
 
@@ -248,7 +250,7 @@ class ResourceClient:
         ac = self.api_client
         scope = self._fence(method, path, fenced)
         if scope.fenced:
-            headers["Audit-ID"] = str(uuid.uuid4())
+            headers[AUDIT_ID_HEADER] = str(uuid.uuid4())
         if hasattr(ac, "param_serialize"):  # kubernetes >= 35 (pydantic generator)
             method_, url, hdrs, body_, _post = ac.param_serialize(
                 method=method,
@@ -278,7 +280,7 @@ class ResourceClient:
             data = raw.data
             raise ApiException(status=raw.status, reason=raw.reason, http_resp=_Preloaded(raw, data))
         if scope.fenced:
-            self._report_if_late(method, path, headers["Audit-ID"], scope)
+            self._report_if_late(method, path, headers[AUDIT_ID_HEADER], scope)
         if stream:
             return raw
         data = raw.data

@@ -193,6 +193,13 @@ class LeaderElector:
     def is_leader(self) -> bool:
         return self._leading.is_set()
 
+    @property
+    def successor_gap(self) -> float:
+        """Seconds between the fence closing (``renew_deadline`` after the last renewal was sent) and the
+        earliest moment a successor can hold the lease (``lease_duration`` after it saw that renewal): a write
+        that passed the fence and is accepted this long afterwards may have landed under a successor."""
+        return self.lease_duration - self.renew_deadline
+
     def holds_lease(self) -> bool:
         """True while this process may write as the leader: it is leading and its last successful renewal
         was sent less than ``renew_deadline`` ago (see the module docstring: the write fence)."""
