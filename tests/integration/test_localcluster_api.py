@@ -99,3 +99,30 @@ def test_crd_object_and_watch(api_cluster):
     with pytest.raises(client.ApiException) as e:
         co.create_namespaced_custom_object("smoke.example.com", "v1", "default", "widgets", bad)
     assert e.value.status == 422 and "spec.size" in e.value.body
+
+
+def test_etcd_answers_only_the_api_servers_certificate(api_cluster):
+    """A root kubelet runs beside this etcd on the real node; one that answered anyone on 127.0.0.1 (it did,
+    over plain HTTP) let any local user write a privileged pod. Plain HTTP, TLS without a certificate and a
+    certificate from the cluster's own CA (the kubelet's kind) are all refused; the API server's is served."""
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    url = f"{api_cluster.etcd_url}/v3/kv/range"
+    body = b'{"key": "L3JlZ2lzdHJ5"}'  # /registry: everything the cluster stores
+
+    def post(target: str, ctx: ssl.SSLContext | None) -> int:
+        req = urllib.request.Request(target, data=body, method="POST")
+        with urllib.request.urlopen(req, context=ctx, timeout=5) as r:
+            return r.status
+
+    with pytest.raises((urllib.error.URLError, ConnectionError)):
+        post(url.replace("https://", "http://"), None)
+    no_cert = ssl.create_default_context(cafile=str(api_cluster.pki.etcd_ca_crt))
+    wrong_ca = ssl.create_default_context(cafile=str(api_cluster.pki.etcd_ca_crt))
+    wrong_ca.load_cert_chain(str(api_cluster.pki.admin_crt), str(api_cluster.pki.admin_key))  # system:masters
+    for ctx in (no_cert, wrong_ca):
+        with pytest.raises((urllib.error.URLError, ssl.SSLError, ConnectionError)):
+            post(url, ctx)
+    assert post(url, api_cluster.etcd_tls()) == 200

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from dynamo_localcluster.realnode import network, teardown
 from dynamo_localcluster.realnode.node import RealNode
 from realnode_helpers import SLOW
@@ -91,3 +92,59 @@ def test_a_start_clears_what_a_killed_run_left(tmp_path):
         assert node.finish() == []
     assert teardown.leftovers() == []
     assert network.read_sysctls() == before
+
+
+FOREIGN_CHAIN = "KUBE-FOREIGN-TEST"  # the name another node's kube-proxy would give, made by this test
+
+
+def _foreign_node(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """Another node's traces, as k3s or kubeadm leave them: a process named ``kubelet``, a ``kubepods`` pod
+    cgroup at the top of the memory hierarchy, a ``KUBE-*`` chain jumped to from INPUT. Made by this test,
+    and removed by it alone."""
+    fake = tmp_path / "bin" / "kubelet"
+    fake.parent.mkdir()
+    fake.write_bytes(Path("/bin/sleep").read_bytes())
+    fake.chmod(0o755)
+    agent = subprocess.Popen([str(fake), "600"])
+    pods = Path("/sys/fs/cgroup/memory/kubepods")
+    pods.mkdir()
+    subprocess.run(["iptables", "-w", "-N", FOREIGN_CHAIN], check=True)
+    subprocess.run(["iptables", "-w", "-A", "INPUT", "-j", FOREIGN_CHAIN], check=True)
+    return agent, pods
+
+
+def _remove_foreign_node(agent: subprocess.Popen, pods: Path) -> None:
+    agent.kill()
+    agent.wait(10)
+    pods.rmdir()
+    subprocess.run(["iptables", "-w", "-D", "INPUT", "-j", FOREIGN_CHAIN], check=False)
+    subprocess.run(["iptables", "-w", "-X", FOREIGN_CHAIN], check=False)
+
+
+def test_beside_another_node_it_refuses_to_start_and_its_cleanup_touches_nothing_of_it(tmp_path):
+    """Before: every start tore down first, killing every process in any ``kubepods`` cgroup and deleting
+    every ``KUBE-*`` chain, with no check for another kubelet: `make demo` broke a k3s on the same machine."""
+    from dynamo_localcluster.cluster import REPO_ROOT
+    from dynamo_localcluster.realnode.node import NodeError
+
+    _clear_earlier_mess()
+    agent, pods = _foreign_node(tmp_path)
+    try:
+        check = subprocess.run(
+            [str(REPO_ROOT / ".venv" / "bin" / "dynamo-localcluster"), "node-check", "--machine"],
+            capture_output=True,
+            text=True,
+        )
+        assert check.returncode == 1, check.stderr
+        said = check.stderr.strip().splitlines()
+        assert any(f"pid {agent.pid}" in line for line in said), said
+        assert any(str(pods) in line for line in said) and any(FOREIGN_CHAIN in line for line in said), said
+        with pytest.raises(NodeError, match="another Kubernetes node runs on this machine"):
+            RealNode(tmp_path / "refused").prepare()
+        assert teardown.State.load() is None and not network.bridge_exists()  # nothing was set up
+        teardown.teardown()  # what `dynamo-localcluster node-clean` runs: none of it is ours
+        assert agent.poll() is None and pods.is_dir()
+        rules = subprocess.run(["iptables", "-w", "-S", "INPUT"], capture_output=True, text=True).stdout
+        assert f"-A INPUT -j {FOREIGN_CHAIN}" in rules
+    finally:
+        _remove_foreign_node(agent, pods)

@@ -8,6 +8,7 @@ import json
 import socket
 
 from dynamo_localcluster.realnode import dns, kubelet, layout, network, runtime, teardown
+from dynamo_localcluster.realnode import node as node_mod
 
 
 def test_the_guard_drops_everything_but_bridge_traffic():
@@ -19,9 +20,47 @@ def test_the_guard_drops_everything_but_bridge_traffic():
     for net in (layout.POD_CIDR, layout.SERVICE_CIDR):
         assert ["-d", str(net), "-o", "eth0", "-j", "REJECT"] in rules["OUTPUT"]
     # the node address (API server, kubelet, DNS) answers only loopback and the bridge
-    assert rules["INPUT"][:2] == [["-i", "lo", "-j", "RETURN"], ["-i", br, "-j", "RETURN"]]
+    assert rules["INPUT"][0] == ["-i", "lo", "-j", "RETURN"]
     assert ["-d", str(layout.POD_CIDR), "-j", "DROP"] in rules["INPUT"]
     assert network.guard_rules_v6()["FORWARD"] == [["-i", br, "-j", "DROP"], ["-o", br, "-j", "DROP"]]
+
+
+def test_a_pod_reaches_only_the_api_server_kubelet_and_dns_of_the_host():
+    """Before this rule the bridge's INPUT was one RETURN: a pod reached every listener of the host (sshd on
+    0.0.0.0:22, a developer's database) through the node address."""
+    br = layout.BRIDGE
+    pod_ports = node_mod.pod_ports(6443, 10250)
+    inputs = network.guard_rules(["eth0"], pod_ports)["INPUT"]
+    from_bridge = [r for r in inputs if r[:2] == ["-i", br]]
+    assert ["-i", br, "-j", "RETURN"] not in inputs
+    allowed = [(r[5], int(r[7])) for r in from_bridge if r[-1] == "RETURN" and "--dport" in r]
+    assert allowed == [("tcp", 6443), ("tcp", 10250), ("udp", layout.DNS_PORT)]
+    assert all(r[3] == layout.NODE_IP for r in from_bridge if "--dport" in r)
+    # answers to what the host opened (probes, the tests' requests) pass; everything else is refused last
+    assert from_bridge[0][2:] == ["-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"]
+    assert from_bridge[-2:] == [
+        ["-i", br, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"],
+        ["-i", br, "-j", "DROP"],
+    ]
+    # before the control plane's ports are known: answers only
+    early = [r for r in network.guard_rules(["eth0"])["INPUT"] if r[:2] == ["-i", br]]
+    assert not [r for r in early if "--dport" in r] and early[-1] == ["-i", br, "-j", "DROP"]
+
+
+def test_forwarding_is_the_bridges_alone(monkeypatch):
+    """The CNI bridge plugin as gateway writes ip_forward=1 (machine-wide) at every pod; the node asks it not
+    to, and switches forwarding on for its bridge alone (the real-node tier reads ip_forward back)."""
+    (bridge,) = runtime.cni_conflist()["plugins"]
+    assert bridge["isGateway"] is False
+    ran, written = [], {}
+    monkeypatch.setattr(network, "_run", lambda argv, check=True: ran.append(argv))
+    monkeypatch.setattr(network, "write_sysctl", lambda name, value: written.__setitem__(name, value))
+    network.create_bridge()
+    assert written == {
+        f"net.ipv6.conf.{layout.BRIDGE}.disable_ipv6": "1",
+        f"net.ipv4.conf.{layout.BRIDGE}.forwarding": "1",
+    }
+    assert ["ip", "link", "add", layout.BRIDGE, "type", "bridge"] in ran
 
 
 def test_pods_get_no_way_out():

@@ -100,11 +100,13 @@ def node_check(machine: bool, quiet: bool) -> None:
 @main.command("node-clean")
 def node_clean() -> None:
     """Tear down whatever a real node left on this machine (processes, mounts, bridge, iptables chains,
-    cgroups, sysctls); safe to run at any time, also when nothing is left."""
+    cgroups, sysctls); safe to run at any time, also when nothing is left. Another node's kubelet, pods and
+    chains (k3s, kubeadm, kind) are never touched."""
     from .realnode import teardown
 
+    ours = teardown.State.load() is not None  # without it, KUBE-* chains are another node's
     left = teardown.teardown()
-    left += [x for x in teardown.leftovers() if x not in left]
+    left += [x for x in teardown.leftovers(include_kube=ours) if x not in left]
     for item in left:
         click.echo(f"still there: {item}", err=True)
     click.echo("clean" if not left else f"{len(left)} item(s) left", err=True)

@@ -492,8 +492,16 @@ class LocalCluster:
         )
 
     def _start_etcd(self, bin_dir: Path, timeout: float) -> None:
-        client = f"http://{LOOPBACK}:{self.ports['etcd']}"
-        peer = f"http://{LOOPBACK}:{self.ports['etcd-peer']}"
+        """etcd on 127.0.0.1 over TLS, accepting only clients with a certificate from its own CA (the API
+        server's): on a machine where the real node runs a root kubelet, an unauthenticated etcd would let
+        any local user write a privileged pod into the cluster."""
+        pki = self._pki
+        client = f"https://{LOOPBACK}:{self.ports['etcd']}"
+        peer = f"https://{LOOPBACK}:{self.ports['etcd-peer']}"
+        tls = [f"--cert-file={pki.etcd_server_crt}", f"--key-file={pki.etcd_server_key}"]
+        tls += ["--client-cert-auth=true", f"--trusted-ca-file={pki.etcd_ca_crt}"]
+        tls += [f"--peer-cert-file={pki.etcd_server_crt}", f"--peer-key-file={pki.etcd_server_key}"]
+        tls += ["--peer-client-cert-auth=true", f"--peer-trusted-ca-file={pki.etcd_ca_crt}"]
         comp = self._spawn(
             "etcd",
             [
@@ -505,6 +513,7 @@ class LocalCluster:
                 f"--listen-peer-urls={peer}",
                 f"--initial-advertise-peer-urls={peer}",
                 f"--initial-cluster=node0={peer}",
+                *tls,
                 "--unsafe-no-fsync=true",
                 "--quota-backend-bytes=4294967296",
                 "--auto-compaction-retention=1",
@@ -514,14 +523,27 @@ class LocalCluster:
 
         self._wait(comp, "etcd /health", self._etcd_healthy, timeout)
 
+    def etcd_tls(self) -> ssl.SSLContext:
+        """A client context etcd accepts (its CA, the API server's client certificate)."""
+        ctx = ssl.create_default_context(cafile=str(self._pki.etcd_ca_crt))
+        ctx.load_cert_chain(str(self._pki.etcd_client_crt), str(self._pki.etcd_client_key))
+        return ctx
+
+    @property
+    def etcd_url(self) -> str:
+        return f"https://{LOOPBACK}:{self.ports['etcd']}"
+
     def _etcd_healthy(self) -> bool:
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{self.ports['etcd']}/health", timeout=2) as r:
+        with urllib.request.urlopen(f"{self.etcd_url}/health", context=self.etcd_tls(), timeout=2) as r:
             return json.loads(r.read()).get("health") == "true"
 
     def _start_apiserver(self, bin_dir: Path, pki: pki_mod.Pki, timeout: float) -> None:
         argv = [
             str(bin_dir / "kube-apiserver"),
-            f"--etcd-servers=http://{LOOPBACK}:{self.ports['etcd']}",
+            f"--etcd-servers={self.etcd_url}",
+            f"--etcd-cafile={pki.etcd_ca_crt}",
+            f"--etcd-certfile={pki.etcd_client_crt}",
+            f"--etcd-keyfile={pki.etcd_client_key}",
             "--etcd-prefix=/registry",
             f"--bind-address={self.host}",
             f"--advertise-address={self.host}",
@@ -766,6 +788,7 @@ class LocalCluster:
 
             cluster.node.state = teardown.State.load()
         cluster.ports = state["ports"]
+        cluster._pki = pki_mod.Pki(Path(directory) / "pki")
         cluster.components = [
             Component(c["name"], [], Path(c["log"]), pid=c["pid"]) for c in state["components"]
         ]

@@ -1,7 +1,9 @@
 """Certificates and keys for a throwaway local control plane.
 
 One CA signs everything: the apiserver's serving certificate, one `system:masters` client certificate
-shared by the admin kubeconfig and every component, and kwok's fake-kubelet server. EC P-256 keys
+shared by the admin kubeconfig and every component, and kwok's fake-kubelet server. etcd has a CA of its
+own: it accepts only clients holding a certificate from that CA, which only the API server has (the
+cluster's CA also signs the real node's kubelet and kube-proxy, which must not reach etcd). EC P-256 keys
 because they are generated in milliseconds, which keeps a cold cluster start fast.
 """
 
@@ -55,6 +57,28 @@ class Pki:
     @property
     def admin_key(self) -> Path:
         return self.dir / "admin.key"
+
+    @property
+    def etcd_ca_crt(self) -> Path:
+        return self.dir / "etcd-ca.crt"
+
+    @property
+    def etcd_server_crt(self) -> Path:
+        """etcd's serving certificate, for its client and peer listeners (both on 127.0.0.1)."""
+        return self.dir / "etcd-server.crt"
+
+    @property
+    def etcd_server_key(self) -> Path:
+        return self.dir / "etcd-server.key"
+
+    @property
+    def etcd_client_crt(self) -> Path:
+        """The API server's (and the health check's) client certificate for etcd."""
+        return self.dir / "etcd-client.crt"
+
+    @property
+    def etcd_client_key(self) -> Path:
+        return self.dir / "etcd-client.key"
 
     @property
     def sa_key(self) -> Path:
@@ -157,6 +181,7 @@ def generate(directory: Path, service_ip: str = "127.96.0.1", extra_ips: tuple[s
     )
     # Service-account tokens are signed with RSA: the apiserver's JWKS and every client accept it.
     sa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    etcd = _etcd_files(pki)
 
     pem = serialization.Encoding.PEM
     files = {
@@ -168,11 +193,30 @@ def generate(directory: Path, service_ip: str = "127.96.0.1", extra_ips: tuple[s
         pki.admin_key: _key_pem(adm_key),
         pki.sa_key: _key_pem(sa_key),
         pki.sa_pub: sa_key.public_key().public_bytes(pem, serialization.PublicFormat.SubjectPublicKeyInfo),
+        **etcd,
     }
     for path, data in files.items():
         path.write_bytes(data)
         path.chmod(0o600)
     return pki
+
+
+def _etcd_files(pki: Pki) -> dict[Path, bytes]:
+    """etcd's own CA, its serving (and peer) certificate for 127.0.0.1, and the one client certificate."""
+    pem = serialization.Encoding.PEM
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_cert = _issue(_name("dynamo-localcluster-etcd-ca"), ca_key, None, ca_key, is_ca=True)
+    srv_key, cli_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    local = {"dns": ["localhost"], "ips": ["127.0.0.1"]}
+    srv = _issue(_name("etcd"), srv_key, ca_cert, ca_key, server=True, client=True, **local)
+    cli = _issue(_name("kube-apiserver-etcd-client"), cli_key, ca_cert, ca_key, client=True)
+    return {
+        pki.etcd_ca_crt: ca_cert.public_bytes(pem),
+        pki.etcd_server_crt: srv.public_bytes(pem),
+        pki.etcd_server_key: _key_pem(srv_key),
+        pki.etcd_client_crt: cli.public_bytes(pem),
+        pki.etcd_client_key: _key_pem(cli_key),
+    }
 
 
 def issue(

@@ -3,7 +3,8 @@
 Settings that matter here, each for a reason measured on this kind of machine:
 - The node's IP is the bridge's gateway address (the kubelet refuses a loopback node IP); the kubelet serves
   on it (for the API server's logs/exec/port-forward), its health endpoint on 127.0.0.1.
-- cgroupfs driver on cgroup v1 hierarchies: ``failCgroupV1: false``.
+- cgroupfs driver on cgroup v1 hierarchies: ``failCgroupV1: false``; pods under a cgroup root of the node's
+  own (``cgroupRoot``), never the machine-wide ``kubepods`` another node on this machine would use.
 - Registered with a taint: only workloads meant for the real node (they tolerate it) land here.
 - No image garbage collection (every image is imported, none could be pulled back) and eviction thresholds
   low enough that a busy development disk does not evict the test pods.
@@ -79,6 +80,7 @@ def kubelet_config(ca: Path, serving: tuple[Path, Path], ports: dict[str, int], 
         "authorization": {"mode": "Webhook"},
         "containerRuntimeEndpoint": f"unix://{layout.CONTAINERD_SOCKET}",
         "cgroupDriver": "cgroupfs",
+        "cgroupRoot": f"/{layout.CGROUP_PARENT}",
         "failCgroupV1": False,
         "failSwapOn": False,
         "clusterDomain": layout.CLUSTER_DOMAIN,

@@ -34,8 +34,11 @@ GUARD_CHAINS = {
     "FORWARD": "DYNAMO-NODE-FORWARD",
     "OUTPUT": "DYNAMO-NODE-OUTPUT",
 }
-# Chains created by kube-proxy and the kubelet; removed at teardown (nothing else on this machine makes them).
+# Chains created by kube-proxy and the kubelet: their names are fixed in those programs' code, so they cannot
+# carry a prefix of ours. The node starts only where none exist (``foreign``) and records its start in the
+# state file, so the ones its teardown removes are the ones its own kube-proxy and kubelet made.
 KUBE_CHAIN_PREFIX = "KUBE-"
+IPTABLES_TABLES = ("filter", "nat", "mangle", "raw")
 
 ROOT = Path("/var/lib/dynamo-platform/realnode")  # containerd's root, the kubelet's root, CNI state
 RUN = Path("/run/dynamo-platform/realnode")  # containerd's state (sockets, task bundles, netns mounts)
@@ -55,11 +58,15 @@ RUNC = Path("/usr/sbin/runc")
 # A pull that slips through goes here and is refused on loopback, never to a resolver or a registry.
 REFUSING_REGISTRY = "https://127.0.0.1:1"
 
-# kubelet cgroups (cgroupfs driver, cgroup v1 hierarchies) under every controller's root.
+# cgroups (cgroupfs driver, cgroup v1 hierarchies): our kubelet's pods live under a cgroup root of our own in
+# every hierarchy (its ``cgroupRoot``), never in the machine-wide ``kubepods`` another node would use.
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-KUBE_CGROUPS = ("kubepods", "kubepods.slice")
+CGROUP_PARENT = "dynamo-node"
+KUBE_CGROUPS = ("kubepods", "kubepods.slice")  # another node's pods, at the top of a hierarchy
 
-# Machine-wide settings the kubelet, kube-proxy or the pod network change; saved before and restored after.
+# Machine-wide settings the kubelet or kube-proxy change; saved before and restored after. The pod network
+# itself changes none: forwarding is switched on for the bridge alone (``net.ipv4.conf.dynbr0.forwarding``,
+# gone with the bridge); ``ip_forward`` is kept here in case anything else sets it while the node runs.
 SYSCTLS = (
     "net.ipv4.ip_forward",
     "net.ipv4.conf.all.route_localnet",

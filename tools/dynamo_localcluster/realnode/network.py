@@ -2,8 +2,10 @@
 
 The rule: traffic goes only to loopback or to our own pods on this machine's bridge. So the pods get a bridge
 (``dynbr0``, the node's address is its gateway) with no default route, no masquerade, and only two routes:
-their subnet and the Service range via the gateway. Guard chains in iptables and ip6tables (filter table,
-jumped to first from INPUT, FORWARD and OUTPUT) drop:
+their subnet and the Service range via the gateway. Forwarding is switched on for the bridge alone
+(``net.ipv4.conf.dynbr0.forwarding``; the machine-wide ``ip_forward`` is left as it was, and the CNI bridge
+plugin, which would set it, is not the gateway). Guard chains in iptables and ip6tables (filter table, jumped
+to first from INPUT, FORWARD and OUTPUT) drop:
 
 - anything forwarded from the bridge to another interface, or from another interface to the bridge;
 - any packet for the pod or Service range leaving through an interface other than the bridge (a host-side
@@ -11,6 +13,9 @@ jumped to first from INPUT, FORWARD and OUTPUT) drop:
 - any packet for the bridge's addresses arriving on an interface other than the bridge or loopback (the API
   server, the kubelet and the DNS server listen on the node address, which must stay unreachable from
   outside);
+- any connection from a pod to this machine but to the API server, the kubelet and the DNS server on the node
+  address (``pod_ports``): a pod reaches no other listener of the host, whatever address it binds (TCP is
+  answered with a reset, so a refused connection fails at once);
 - IPv6 to and from the bridge altogether.
 """
 
@@ -20,6 +25,7 @@ import contextlib
 import ipaddress
 import shlex
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import layout
@@ -94,6 +100,8 @@ def create_bridge() -> None:
         write_sysctl(f"net.ipv6.conf.{layout.BRIDGE}.disable_ipv6", "1")
     _run(["ip", "addr", "add", cidr, "dev", layout.BRIDGE])
     _run(["ip", "link", "set", layout.BRIDGE, "up"])
+    # Forwarding on the bridge alone (pod -> ClusterIP -> pod is routed back out of it): gone with the bridge.
+    write_sysctl(f"net.ipv4.conf.{layout.BRIDGE}.forwarding", "1")
     # Host traffic to a ClusterIP is routed to the bridge before kube-proxy rewrites it: never to a gateway.
     _run(["ip", "route", "add", str(layout.SERVICE_CIDR), "dev", layout.BRIDGE, "src", layout.NODE_IP])
 
@@ -124,7 +132,23 @@ def overlapping_routes() -> list[str]:
 # ---- guard chains ---------------------------------------------------------------------------------------
 
 
-def guard_rules(external: list[str]) -> dict[str, list[list[str]]]:
+# What a pod may reach on this machine (protocol, port on the node address), beside answers to connections
+# the host opened (the kubelet's probes, the tests' requests): set once the control plane's ports are known.
+PodPorts = Sequence[tuple[str, int]]
+
+
+def pod_input_rules(pod_ports: PodPorts) -> list[list[str]]:
+    """INPUT rules for packets from the bridge: answers, the allowed ports, then a refusal of the rest."""
+    br = layout.BRIDGE
+    rules = [["-i", br, "-m", "conntrack", "--ctstate", "ESTABLISHED,RELATED", "-j", "RETURN"]]
+    for proto, port in sorted(set(pod_ports)):
+        rules.append(["-i", br, "-d", layout.NODE_IP, "-p", proto, "--dport", str(port), "-j", "RETURN"])
+    rules.append(["-i", br, "-p", "tcp", "-j", "REJECT", "--reject-with", "tcp-reset"])
+    rules.append(["-i", br, "-j", "DROP"])
+    return rules
+
+
+def guard_rules(external: list[str], pod_ports: PodPorts = ()) -> dict[str, list[list[str]]]:
     """The v4 guard rules per hook chain (each rule an iptables argument list without -A CHAIN)."""
     br = layout.BRIDGE
     pods, services = str(layout.POD_CIDR), str(layout.SERVICE_CIDR)
@@ -136,12 +160,8 @@ def guard_rules(external: list[str]) -> dict[str, list[list[str]]]:
     output = []
     for ext in external:
         output += [["-d", net, "-o", ext, "-j", "REJECT"] for net in (pods, services)]
-    inputs = [
-        ["-i", "lo", "-j", "RETURN"],
-        ["-i", br, "-j", "RETURN"],
-        ["-d", pods, "-j", "DROP"],
-        ["-d", services, "-j", "DROP"],
-    ]
+    inputs = [["-i", "lo", "-j", "RETURN"], *pod_input_rules(pod_ports)]
+    inputs += [["-d", pods, "-j", "DROP"], ["-d", services, "-j", "DROP"]]
     return {"INPUT": inputs, "FORWARD": forward, "OUTPUT": output}
 
 
@@ -153,9 +173,12 @@ def guard_rules_v6() -> dict[str, list[list[str]]]:
     }
 
 
-def install_guard() -> None:
-    """Creates the guard chains and jumps to them first from INPUT, FORWARD and OUTPUT (v4 and v6)."""
-    for tool, rules in (("iptables", guard_rules(external_interfaces())), ("ip6tables", guard_rules_v6())):
+def install_guard(pod_ports: PodPorts = ()) -> None:
+    """Creates (or rewrites) the guard chains and jumps to them first from INPUT, FORWARD and OUTPUT (v4 and
+    v6). Before the control plane's ports are known, a pod may reach nothing on the host; the node's start
+    calls it again with them."""
+    v4 = guard_rules(external_interfaces(), pod_ports)
+    for tool, rules in (("iptables", v4), ("ip6tables", guard_rules_v6())):
         for hook, chain in layout.GUARD_CHAINS.items():
             _run([tool, "-w", "-N", chain], check=False)
             _run([tool, "-w", "-F", chain])
@@ -184,27 +207,42 @@ def guard_is_first(tool: str = "iptables") -> bool:
 # ---- removal of every chain we (or kube-proxy and the kubelet) made ---------------------------------------
 
 
-def _ours(chain: str) -> bool:
-    return chain.startswith(layout.KUBE_CHAIN_PREFIX) or chain in layout.GUARD_CHAINS.values()
+def list_rules(tool: str, table: str) -> str:
+    """What ``<tool> -t <table> -S`` prints ("" when the table cannot be read)."""
+    r = _run([tool, "-w", "-t", table, "-S"], check=False)
+    return r.stdout if r.returncode == 0 else ""
 
 
-def remove_chains() -> list[str]:
-    """Deletes every jump to, and then every one of, the KUBE-* and guard chains, in all tables, v4 and v6.
-    Returns what could not be removed."""
+def _ours(chain: str, include_kube: bool) -> bool:
+    return chain in layout.GUARD_CHAINS.values() or (
+        include_kube and chain.startswith(layout.KUBE_CHAIN_PREFIX)
+    )
+
+
+def removal_plan(listing: str, include_kube: bool) -> tuple[list[list[str]], list[str]]:
+    """From one table's ``-S`` listing: the deletions of every jump into our chains (as ``-D`` argument
+    lists), and our chains themselves (to flush, then delete). Nothing else of the table is named."""
+    jumps, chains = [], []
+    for line in listing.splitlines():
+        parts = shlex.split(line)  # comments are quoted
+        if parts[:1] == ["-N"] and len(parts) > 1 and _ours(parts[1], include_kube):
+            chains.append(parts[1])
+        elif parts[:1] == ["-A"] and "-j" in parts and not _ours(parts[1], include_kube):
+            target = parts[parts.index("-j") + 1]
+            jumps += [["-D", *parts[1:]]] if _ours(target, include_kube) else []
+    return jumps, chains
+
+
+def remove_chains(include_kube: bool) -> list[str]:
+    """Deletes every jump to, and then every one of, the guard chains and (``include_kube``: they are our
+    kube-proxy's, see ``teardown``) the KUBE-* chains, in all tables, v4 and v6. Returns what could not be
+    removed."""
     left = []
     for tool in ("iptables", "ip6tables"):
-        for table in ("filter", "nat", "mangle", "raw"):
-            r = _run([tool, "-w", "-t", table, "-S"], check=False)
-            if r.returncode != 0:
-                continue
-            chains = [line.split()[1] for line in r.stdout.splitlines() if line.startswith("-N ")]
-            for line in r.stdout.splitlines():
-                parts = shlex.split(line)  # comments are quoted
-                if parts[:1] == ["-A"] and not _ours(parts[1]) and "-j" in parts:
-                    target = parts[parts.index("-j") + 1]
-                    if _ours(target):
-                        _run([tool, "-w", "-t", table, "-D", *parts[1:]], check=False)
-            ours = [c for c in chains if _ours(c)]
+        for table in layout.IPTABLES_TABLES:
+            jumps, ours = removal_plan(list_rules(tool, table), include_kube)
+            for jump in jumps:
+                _run([tool, "-w", "-t", table, *jump], check=False)
             for chain in ours:
                 _run([tool, "-w", "-t", table, "-F", chain], check=False)
             for chain in ours:
@@ -213,20 +251,19 @@ def remove_chains() -> list[str]:
     return left
 
 
-def leftover_rules() -> list[str]:
+def leftover_rules(include_kube: bool = True) -> list[str]:
     """Every iptables/ip6tables line still naming one of our chains (empty after a complete teardown)."""
     found = []
     for tool in ("iptables-save", "ip6tables-save"):
         r = _run([tool], check=False)
         for line in r.stdout.splitlines():
-            if layout.KUBE_CHAIN_PREFIX in line or any(c in line for c in layout.GUARD_CHAINS.values()):
+            kube = include_kube and layout.KUBE_CHAIN_PREFIX in line
+            if kube or any(c in line for c in layout.GUARD_CHAINS.values()):
                 found.append(f"{tool}: {line}")
     return found
 
 
 # ---- the tables themselves ------------------------------------------------------------------------------
-
-IPTABLES_TABLES = ("filter", "nat", "mangle", "raw")
 
 
 def nft_tables() -> list[str]:
@@ -247,7 +284,7 @@ def remove_new_empty_tables(before: list[str]) -> list[str]:
     left = []
     for table in nft_tables():
         family, _, name = table.partition(" ")
-        if table in before or family not in ("ip", "ip6") or name not in IPTABLES_TABLES:
+        if table in before or family not in ("ip", "ip6") or name not in layout.IPTABLES_TABLES:
             continue
         tool = "iptables" if family == "ip" else "ip6tables"
         rules = _run([tool, "-w", "-t", name, "-S"], check=False).stdout.splitlines()

@@ -1,10 +1,12 @@
 """The real node's lifecycle inside a ``LocalCluster`` of the ``node`` profile.
 
 ``prepare()`` runs before the control plane starts (the API server listens on the bridge address, so the
-bridge must exist): it takes the machine-wide lock, refuses when another live node exists, tears down what a
-killed run left, records the sysctls, creates the bridge and the guard. ``start()`` runs once the control
-plane is up: containerd, the image imports, the kubelet, kube-proxy and the node DNS as components of the
-cluster, then waits for the Node to be Ready. ``finish()`` runs after the cluster stopped its components: the
+bridge must exist): it refuses beside another Kubernetes node of this machine (``foreign``), takes the
+machine-wide lock, refuses when another live node of ours exists, tears down what a killed run left, records
+the sysctls, creates the bridge, the guard and the node's cgroup root. ``start()`` runs once the control plane
+is up: the guard opens the API server's, the kubelet's and the DNS ports to pods, then containerd, the image
+imports, the kubelet, kube-proxy and the node DNS start as components of the cluster, and it waits for the
+Node to be Ready. ``finish()`` runs after the cluster stopped its components: the
 complete teardown, and a check that nothing is left.
 """
 
@@ -22,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import dns, kubelet, layout, network, preflight, runtime, teardown
+from . import cgroups, dns, kubelet, layout, network, preflight, runtime, teardown
 
 
 class NodeError(RuntimeError):
@@ -100,8 +102,8 @@ class RealNode:
             network.create_bridge()
             network.install_guard()
             # pod -> ClusterIP -> pod is routed on the bridge, and seen by kube-proxy's rules
-            network.write_sysctl("net.ipv4.ip_forward", "1")
             network.write_sysctl("net.bridge.bridge-nf-call-iptables", "1")
+            cgroups.create()
         except (network.NetworkError, OSError) as e:
             self.finish()
             raise NodeError(f"setting up the pod network failed: {e}") from e
@@ -135,6 +137,7 @@ class RealNode:
     def _start_node(self, cluster, bin_dir: Path, spawn: Callable, wait: Callable, timeout: float) -> None:
         ports = {name: cluster.free_node_port() for name in ("kubelet", "kubelet-healthz")}
         ports |= {name: cluster.free_node_port() for name in ("kube-proxy-healthz", "kube-proxy-metrics")}
+        network.install_guard(pod_ports(cluster.ports["apiserver"], ports["kubelet"]))
         files = kubelet.write_all(self.config_dir, cluster.pki, cluster.server, ports)
         t1 = time.monotonic()
         kl = spawn("kubelet", kubelet.kubelet_argv(bin_dir, files))
@@ -163,6 +166,12 @@ class RealNode:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(state.reaper_pid, 15)
         return problems + [p for p in teardown.leftovers() if p not in problems]
+
+
+def pod_ports(apiserver: int, kubelet_port: int) -> network.PodPorts:
+    """What a pod may reach on the host: the API server (the ``kubernetes`` Service's endpoint), the kubelet
+    and the node DNS, on the node address; nothing else of this machine."""
+    return [("tcp", apiserver), ("tcp", kubelet_port), ("udp", layout.DNS_PORT)]
 
 
 def _kube_proxy_synced() -> bool:

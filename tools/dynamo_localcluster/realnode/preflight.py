@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from ..cluster import REPO_ROOT
-from . import layout, network
+from . import foreign, layout, network, teardown
 
 NODE_BINARIES = ("kubelet", "kube-proxy", "containerd", "containerd-shim-runc-v2", "ctr", "pause")
 CNI_PLUGINS = ("bridge", "host-local", "loopback")
@@ -42,6 +42,7 @@ def machine_problems() -> list[str]:
     missing += [f"CNI plugin {p}" for p in CNI_PLUGINS if not (layout.CNI_BIN_DIR / p).exists()]
     if missing:
         problems.append(f"missing {', '.join(missing)}: install Debian's packages with `make node-deps`")
+    problems += foreign_problems()
     clashes = network.overlapping_routes()
     if clashes:
         problems.append(
@@ -49,6 +50,18 @@ def machine_problems() -> list[str]:
             "the real node would shadow it"
         )
     return problems
+
+
+def foreign_problems() -> list[str]:
+    """Another Kubernetes node on this machine (k3s, kubeadm, kind): its kubelet, pod cgroups or kube-proxy
+    chains. The real node would share their names, so it does not start beside them (``foreign``)."""
+    ours = teardown.State.load() is not None  # KUBE-* chains a killed node of ours left are cleared at start
+    return foreign.reasons(
+        foreign.node_agents(),
+        foreign.kube_cgroups(),
+        foreign.kube_chains(network.list_rules),
+        ours_recorded=ours,
+    )
 
 
 def problems(need_binaries: bool = True) -> list[str]:

@@ -83,7 +83,9 @@ state = "{layout.CONTAINERD_STATE}"
 
 def cni_conflist() -> dict:
     """The pod network: the bridge, host-local addresses, and no route but the Service range via the gateway
-    (no default route, no masquerade)."""
+    (no default route, no masquerade). Not ``isGateway``: the bridge has its address already, and the plugin
+    would switch on forwarding for the whole machine (``ip_forward``) at every pod; the node switches it on
+    for the bridge alone."""
     return {
         "cniVersion": "1.0.0",
         "name": "dynamo-pods",
@@ -91,7 +93,7 @@ def cni_conflist() -> dict:
             {
                 "type": "bridge",
                 "bridge": layout.BRIDGE,
-                "isGateway": True,
+                "isGateway": False,
                 "isDefaultGateway": False,
                 "ipMasq": False,
                 "hairpinMode": True,

@@ -1,4 +1,4 @@
-"""Complete removal of a real node, callable at any time, from any state, by anyone.
+"""Complete removal of a real node, callable at any time, from any state, by anyone; and nothing else.
 
 A node changes machine-wide state: processes (containerd, its shims and every container escape the process
 tree of whoever started them), mounts (overlay root filesystems, shm, secrets, network namespaces, the
@@ -6,7 +6,12 @@ kubelet's own bind mount), the bridge, iptables chains, cgroups and sysctls. ``t
 by what it is (our fixed names and path prefixes, see ``layout``), not by a record of one run, so a crash or a
 ``kill -9`` of the test run is cleaned up just as well: by the reaper that watched the owner, or by the next
 start, which always runs a teardown first. The state file adds what cannot be rediscovered: the sysctl values
-from before the first start.
+from before the first start, and that a node of ours started at all.
+
+What is not ours is never touched, even when it looks the same (``foreign``): only processes naming our
+directories and containers in our own cgroup root are killed, only that cgroup root is removed, and the
+``KUBE-*`` chains (whose names kube-proxy fixes) are removed only when the state file says our node started
+on a machine that had none, and no other node's kubelet runs now.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import layout, network
+from . import cgroups, foreign, layout, network
 
 MNT_DETACH = 2
 
@@ -97,28 +102,6 @@ def node_processes() -> list[tuple[int, str]]:
     return found
 
 
-def cgroup_dirs() -> list[Path]:
-    """Every kubelet cgroup (deepest first) in every mounted v1 hierarchy."""
-    dirs: list[Path] = []
-    if not layout.CGROUP_ROOT.is_dir():
-        return dirs
-    for hierarchy in layout.CGROUP_ROOT.iterdir():
-        for name in layout.KUBE_CGROUPS:
-            top = hierarchy / name
-            if top.is_dir():
-                dirs += sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
-                dirs.append(top)
-    return dirs
-
-
-def container_pids() -> set[int]:
-    pids: set[int] = set()
-    for d in cgroup_dirs():
-        with contextlib.suppress(OSError, ValueError):
-            pids.update(int(x) for x in (d / "cgroup.procs").read_text().split())
-    return pids
-
-
 def kill_all(timeout: float = 15.0) -> list[str]:
     """SIGKILLs the node's processes (kubelet first, so nothing is restarted) and every container process
     until none is left; returns what survived."""
@@ -127,7 +110,7 @@ def kill_all(timeout: float = 15.0) -> list[str]:
         procs = node_processes()
         kubelets = [pid for pid, cmd in procs if "kubelet" in cmd.split(" ", 1)[0]]
         targets = kubelets or [pid for pid, _ in procs]
-        targets += sorted(container_pids())
+        targets += sorted(cgroups.pids())
         if not targets:
             return []
         for pid in targets:
@@ -135,7 +118,7 @@ def kill_all(timeout: float = 15.0) -> list[str]:
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.1)
     return [f"pid {pid}: {cmd[:120]}" for pid, cmd in node_processes()] + [
-        f"container pid {pid}" for pid in sorted(container_pids())
+        f"container pid {pid}" for pid in sorted(cgroups.pids())
     ]
 
 
@@ -165,18 +148,6 @@ def unmount_all() -> list[str]:
     return node_mounts()
 
 
-def remove_cgroups() -> list[str]:
-    left = []
-    for d in cgroup_dirs():
-        try:
-            d.rmdir()
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            left.append(f"{d}: {e.strerror}")
-    return left
-
-
 def remove_files() -> list[str]:
     left = []
     for d in (layout.ROOT, layout.RUN):
@@ -200,14 +171,14 @@ def teardown(state: State | None = None) -> list[str]:
     state = state or State.load()
     problems = kill_all()
     problems += [f"mount {m}" for m in unmount_all()]
-    problems += network.remove_chains()
+    problems += _remove_chains(state)
     if state is not None:
         problems += network.remove_new_empty_tables(state.nft_tables)
     try:
         network.delete_bridge()
     except network.NetworkError as e:
         problems.append(str(e))
-    problems += remove_cgroups()
+    problems += cgroups.remove()
     problems += remove_files()
     if state is not None:
         problems += [f"sysctl {n}" for n in network.restore_sysctls(state.sysctls)]
@@ -217,16 +188,30 @@ def teardown(state: State | None = None) -> list[str]:
     return problems
 
 
-def leftovers() -> list[str]:
+def _remove_chains(state: State | None) -> list[str]:
+    """Our guard chains always; the ``KUBE-*`` chains only when they are our kube-proxy's and kubelet's:
+    a node of ours started (it refuses to start beside such chains) and no other node's agent runs now,
+    whose chains would carry the same names. Chains left for that reason are reported, so the state file
+    stays and the next start (which refuses beside that agent) or ``node-clean`` tries again."""
+    others = foreign.node_agents() if state is not None else []
+    left = network.remove_chains(include_kube=state is not None and not others)
+    if others:
+        pid, cmd = others[0]
+        left.append(f"KUBE-* chains: another node's agent runs (pid {pid}: {cmd[:60]}); none was touched")
+    return left
+
+
+def leftovers(include_kube: bool = True) -> list[str]:
     """What a complete teardown leaves: nothing. The tests' and the demo's proof, by the same checks an
-    operator would run (pgrep, mount, ip link, iptables-save)."""
+    operator would run (pgrep, mount, ip link, iptables-save). ``include_kube=False`` leaves the ``KUBE-*``
+    chains out (another node's, when no node of ours started)."""
     found = [f"process {pid}: {cmd[:120]}" for pid, cmd in node_processes()]
-    found += [f"container process {pid}" for pid in container_pids()]
+    found += [f"container process {pid}" for pid in cgroups.pids()]
     found += [f"mount {m}" for m in node_mounts()]
     if network.bridge_exists():
         found.append(f"bridge {layout.BRIDGE}")
-    found += network.leftover_rules()
-    found += [f"cgroup {d}" for d in cgroup_dirs()]
+    found += network.leftover_rules(include_kube=include_kube)
+    found += [f"cgroup {d}" for d in cgroups.dirs()]
     if layout.STATE_FILE.exists():
         found.append(f"state file {layout.STATE_FILE}")
     return found
