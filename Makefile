@@ -32,10 +32,13 @@ help:
 	@echo "make images      the operator, Dynamo runtime and sandbox images for the real node"
 	@echo "make node-tools  build the real node's kubelet, kube-proxy and containerd (first time: ~10 min)"
 
-$(STAMP): pyproject.toml
+# The development environment installs from a hashed lock (requirements-dev.lock, `make image-lock`): it runs
+# as root where the real node runs, so nothing unpinned or unhashed reaches it. The project itself goes in
+# last, editable, with no dependency resolution and no build isolation (its build tools are in the lock).
+$(STAMP): pyproject.toml requirements-dev.lock
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,lint]'
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements-dev.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
 .PHONY: venv
@@ -161,7 +164,7 @@ images: image node-tools
 	$(PY) image/build.py runtime
 	$(PY) image/build.py pause
 
-# Regenerate the hashed wheel locks of the images (needs PyPI).
+# Regenerate the hashed wheel locks of the images and of the development environment (needs PyPI).
 image-lock: $(STAMP)
 	$(PY) image/lock.py
 
