@@ -97,14 +97,20 @@ def test_a_pod_reaches_the_api_server_and_no_other_listener_of_the_host(node, bu
     assert seen == {apiserver: "open", port: "refused", 22: "refused", etcd: "refused"}, seen
 
 
-def test_containers_live_under_the_nodes_own_cgroup_root_and_forwarding_is_the_bridges(node):
+def test_containers_live_under_the_nodes_own_cgroup_root_and_forwarding_is_the_bridges(platform):
     """The kubelet's pods once lived in the machine-wide ``kubepods`` cgroups, where another node's pods live
-    too; and the pod network switched on ``ip_forward`` for every interface."""
+    too; and the pod network switched on ``ip_forward`` for every interface. The operator's pods run now."""
     roots = layout.CGROUP_ROOT
     assert foreign.kube_cgroups(roots) == []  # nothing at the top of a hierarchy: the node made none there
-    assert cgroups.pids(), "no container process under the node's own cgroup root"
-    memory = roots / "memory" / layout.CGROUP_PARENT / "kubepods"
-    assert memory.is_dir(), sorted(p.name for p in (roots / "memory" / layout.CGROUP_PARENT).iterdir())
+    pids = cgroups.pids()
+    assert pids, "no container process under the node's own cgroup root while the operator's pods run"
+    for pid in pids:
+        memory = next(
+            line.split(":", 2)[2]
+            for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+            if line.split(":")[1] == "memory"
+        )
+        assert memory.startswith(f"/{layout.CGROUP_PARENT}/kubepods/"), (pid, memory)
     state = teardown.State.load()
     assert state is not None
     before = state.sysctls["net.ipv4.ip_forward"]

@@ -32,6 +32,7 @@ def test_another_nodes_agents_are_found_and_ours_are_not(tmp_path):
             20: ("kubelet", OUR_KUBELET),
             21: ("kube-proxy", f"/x/kube-proxy --config={layout.ROOT}/config/kube-proxy.yaml"),
             30: ("bash", "bash -c kubelet"),  # a name on a command line is not an agent
+            40: ("kubelet", ""),  # a zombie (ours, just killed): no command line, nothing to share
         },
     )
     assert foreign.node_agents(proc) == [(10, FOREIGN_KUBELET), (11, "/usr/local/bin/k3s server")]
@@ -113,20 +114,25 @@ def test_one_line_says_why_the_node_does_not_start():
 
 
 @pytest.fixture
-def machine(monkeypatch):
+def machine(monkeypatch, tmp_path):
     """The teardown's view of a machine where another node runs (its chains, agent and pods) and no node of
-    ours ever started: every command it would run is recorded instead."""
+    ours ever started: every command it would run is recorded instead, and every file it would remove is a
+    file of the test's own (a first version removed this machine's real state file)."""
     ran: list[list[str]] = []
+    monkeypatch.setattr(layout, "STATE_FILE", tmp_path / "state.json")
+    monkeypatch.setattr(layout, "ROOT", tmp_path / "root")
+    monkeypatch.setattr(layout, "RUN", tmp_path / "run")
+    monkeypatch.setattr(layout, "CGROUP_ROOT", tmp_path / "cgroup")
     monkeypatch.setattr(network, "_run", _fake_iptables(ran))
     monkeypatch.setattr(network, "bridge_exists", lambda: False)
     monkeypatch.setattr(network, "nft_tables", lambda: [])
     monkeypatch.setattr(foreign, "node_agents", lambda proc=None: [(10, FOREIGN_KUBELET)])
     monkeypatch.setattr(cgroups, "dirs", lambda root=None: [])
     monkeypatch.setattr(cgroups, "pids", lambda root=None: set())
+    monkeypatch.setattr(network, "restore_sysctls", lambda saved: [])
     monkeypatch.setattr(teardown, "node_processes", lambda: [])
     monkeypatch.setattr(teardown, "node_mounts", lambda: [])
     monkeypatch.setattr(teardown, "remove_files", lambda: [])
-    monkeypatch.setattr(teardown.State, "load", classmethod(lambda cls: None))
     return ran
 
 
@@ -150,8 +156,7 @@ def test_a_teardown_without_a_start_of_ours_touches_none_of_another_nodes_chains
     assert writes and all("DYNAMO-NODE-INPUT" in argv for argv in writes), writes
 
 
-def test_a_teardown_after_our_start_leaves_the_chains_while_another_agent_runs(machine, monkeypatch):
-    monkeypatch.setattr(network, "restore_sysctls", lambda saved: [])
+def test_a_teardown_after_our_start_leaves_the_chains_while_another_agent_runs(machine):
     left = teardown.teardown(teardown.State(owner_pid=1))
     assert len(left) == 1 and "another node's agent runs (pid 10" in left[0]
     assert not [argv for argv in machine if any(a.startswith("KUBE-") for a in argv[4:])]

@@ -48,8 +48,9 @@ def node_agents(proc: Path = Path("/proc")) -> list[tuple[int, str]]:
         if comm not in NODE_AGENTS:
             continue
         cmd = _read(entry / "cmdline")
-        if not any(marker in cmd for marker in OUR_MARKERS):
-            found.append((int(entry.name), cmd or comm))
+        # a dead one (a zombie: our own kubelet, just killed, until init reaps it) has no command line
+        if cmd and not any(marker in cmd for marker in OUR_MARKERS):
+            found.append((int(entry.name), cmd))
     return sorted(found)
 
 
