@@ -223,11 +223,11 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.MPIConfiguration": {
         "sshNetworkPolicy": acts(
             "render.netpol:mpi_ssh_network_policy",
-            "tests/unit/test_render_netpol.py::test_off_by_default_and_absent_for_other_backends",
+            "tests/unit/test_render_netpol.py::test_on_by_default_off_when_asked_and_absent_for_other_backends",
         ),
         "sshSecretCopy": acts(
-            "render.mpisecret:mpi_secret_source",
-            "tests/unit/test_render_pvc_mpisecret.py::test_no_copy_where_none_is_needed",
+            "render.mpisecret:mpi_secret_home",
+            "tests/unit/test_render_pvc_mpisecret.py::test_no_secret_where_none_is_needed",
         ),
         "sshSecretName": acts(
             "render.pod:_operator_volumes",
