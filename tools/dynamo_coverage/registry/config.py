@@ -234,8 +234,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/integration/test_exposure_storage_cluster.py::test_the_copy_grant_names_the_secret",
         ),
         "sshSecretNamespace": acts(
-            "render.mpisecret:mpi_secret_source",
-            "tests/integration/test_exposure_storage_cluster.py::test_the_mpi_secret_is_copied_where_the_pods_are",
+            "render.mpisecret:mpi_secret_home",
+            "tests/integration/test_exposure_storage_cluster.py::test_each_namespace_gets_mpi_keys_of_its_own",
         ),
     },
     "config.MetricsServer": {
