@@ -16,7 +16,7 @@ from dataclasses import replace as dc_replace
 
 from kubernetes.client.exceptions import ApiException
 
-from dynamo_operator.render import GraphRender, RenderError, names, render_graph_parts
+from dynamo_operator.render import GraphRender, RenderContext, RenderError, names, render_graph_parts
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import graph_exposure_report, restart_annotation, with_restart
@@ -171,7 +171,7 @@ class DGDReconciler:
         missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
         if missing:  # nothing is applied until the components' claims can be allocated
             return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
-        keys = self._mpi_keys(req, live, internal, gen, old, ctx)
+        keys = self._mpi_keys(req, live, internal, old, ctx)
         if keys is not None:  # new MPI SSH keys: the next pass renders the pods with them
             return keys
         if restart is not None:
@@ -313,7 +313,9 @@ class DGDReconciler:
             return self._apply_failed(req, live, old, e)
         return synced
 
-    def _mpi_keys(self, req: Request, live: dict, internal: dict, gen, old: dict, ctx) -> Result | None:
+    def _mpi_keys(
+        self, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
+    ) -> Result | None:
         """The namespace's own MPI SSH Secret (``mpisecret.py``), before any child is applied: a ``Result``
         ending the pass when its keys were just written (the Secret's watch event brings the next pass,
         which renders the multinode pods with the new key id; the requeue is only the fallback)."""
