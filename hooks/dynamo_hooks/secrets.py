@@ -16,10 +16,10 @@ from enum import StrEnum
 from typing import Any
 
 from dynamo_operator import certsecret as webhook_certs
+from dynamo_operator import sshkeys
 from dynamo_operator.certsecret import service_hosts as webhook_hosts
 from dynamo_operator.labels import LABEL_APP_COMPONENT, LABEL_MANAGED_BY, LABEL_PART_OF
 
-from . import sshkeys
 from .cluster import Cluster, ClusterError, Obj, object_path
 
 MANAGED_BY = "dynamo-hooks"

@@ -1,4 +1,4 @@
-"""Ingress, VirtualService, PersistentVolumeClaim and the MPI SSH Secret's copy on the real local control
+"""Ingress, VirtualService, PersistentVolumeClaim and the MPI SSH Secret on the real local control
 plane ("cluster" profile), with the operator running as the chart's own ServiceAccount (impersonated), so
 every write below also proves the chart grants it, and with the chart's own operator configuration.
 
@@ -12,10 +12,11 @@ every write below also proves the chart grants it, and with the chart's own oper
 * ``spec.pvcs`` with ``create: true``: the claim is created without an owner, mounted, grown when
   ``size`` grows, kept when the entry goes and when the graph is deleted; a claim the user made is never
   written;
-* the MPI SSH Secret: copied into a multinode TensorRT-LLM graph's namespace with the graph as owner, kept
-  equal to the original (rotation), released when the graph no longer needs it, collected with the graph;
-  the user's own Secret of that name untouched; a missing original is reported in the graph's Ready
-  message and a Warning Event, and copied as soon as it appears.
+* the MPI SSH Secret: each multinode TensorRT-LLM graph's namespace gets keys of its own (two namespaces
+  never share one, nor the release namespace's), an earlier operator's copy of the shared Secret is
+  migrated, a second pass and a restarted operator write nothing, the graph owns it, a hand edit of a
+  derived entry is restored and a deleted Secret made again, released when the graph no longer needs it,
+  collected with the graph; the user's own Secret of that name untouched.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRET
 from kubernetes.client.exceptions import ApiException
 from support import graphs
 from support.crds import wait_established
-from support.crs import events_of
 from support.dgd import apply_dgd, dgd_status, get
 from support.operator import Operator
 from support.poll import wait_for
@@ -453,119 +453,157 @@ def b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def _missing_original_is_reported(client, ns: str, original: str) -> None:
-    """With no original, the graph's Ready message names the missing Secret and a Warning Event says so."""
-    ready = wait_for(
-        lambda: (
-            "does not exist"
-            in (st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY) or {}).get("message", "")
-            and st.condition(dgd_status(client, ns, "trtllm-multinode"), st.READY)
-        ),
-        WAIT,
-        "the missing Secret reported",
-    )
-    assert original in ready["message"]
-    wait_for(
-        lambda: any(r == "MPISecretMissing" for _, r, _ in events_of(client, ns, "trtllm-multinode")),
-        WAIT,
-        "the Warning Event",
-    )
+MPI_LABELS = {"app.kubernetes.io/managed-by": "dynamo-operator", "nvidia.com/dynamo-mpi-ssh-secret": "true"}
+MPI_KEYS = ("private.key", "private.key.pub", "authorized_keys", "host.key", "host.key.pub", "known_hosts")
 
 
-def _copy_follows_the_original(client, ns: str, source_ns: str, source: dict, graph_uid: str) -> None:
-    """The original appears: the copy is made, owned by the graph (not as controller), follows a rotation,
-    and is restored after a hand edit or a deletion (originals and copies are both watched)."""
-    name = source["metadata"]["name"]
-    client.create(SECRETS, source, source_ns)
-    copy_ = wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy")
-    assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"
-    refs = copy_["metadata"]["ownerReferences"]
+def _keys_of(client, ns: str, name: str) -> dict | None:
+    """The Secret's data once it holds keys made for ``ns`` (the mark the operator sets), else None."""
+    secret = get(client, SECRETS, name, ns)
+    annotations = ((secret or {}).get("metadata") or {}).get("annotations") or {}
+    if annotations.get("nvidia.com/dynamo-mpi-ssh-keys-for") != ns:
+        return None
+    return secret["data"]
+
+
+def _an_earlier_operators_copy(client, ns: str, home: str, name: str, original: dict) -> None:
+    """What the operator before issue 30 left in a graph namespace: a copy of the shared Secret."""
+    body = {
+        "metadata": {
+            "name": name,
+            "labels": dict(MPI_LABELS),
+            "annotations": {"nvidia.com/dynamo-copied-from": f"{home}/{name}"},
+        },
+        "type": "Opaque",
+        "data": dict(original["data"]),
+    }
+    client.create(SECRETS, body, ns)
+
+
+def _graphs_settle(client, graphs: list[tuple[str, str]], bump: bool) -> None:
+    """Each graph's pass has run since now: its spec changed (``bump``: the frontend's replicas), then its
+    observedGeneration caught up."""
+    for ns, graph_name in graphs:
+        if bump:
+            edit_graph(
+                client,
+                ns,
+                lambda s: s["components"][0].update(replicas=3 - s["components"][0]["replicas"]),
+                graph_name,
+                DGD_V1BETA1,
+            )
+        gen = client.get(DGD_V1BETA1, graph_name, ns)["metadata"]["generation"]
+        wait_for(
+            lambda ns=ns, n=graph_name, g=gen: dgd_status(client, ns, n).get("observedGeneration") == g,
+            WAIT,
+            f"{ns}/{graph_name} reconciled",
+        )
+
+
+def _own_keys_follow_their_secret(client, ns: str, name: str, graph_uid: str) -> None:
+    """Owned by the graph (not as controller); a derived entry edited by hand is restored from the private
+    keys (same keys); the Secret deleted by hand is made again with new keys."""
+    secret = client.get(SECRETS, name, ns)
+    refs = secret["metadata"]["ownerReferences"]
     assert [(r["kind"], r["uid"], r.get("controller")) for r in refs] == [
         ("DynamoGraphDeployment", graph_uid, None)
     ]
-    # rotated: the copy follows (the original is watched)
-    client.patch(SECRETS, name, {"data": {"private.key": b64("k2")}}, source_ns)
+    keys = secret["data"]
+    client.patch(SECRETS, name, {"data": {"known_hosts": b64("* ssh-rsa bogus")}}, ns)
     wait_for(
-        lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"),
-        WAIT,
-        "the rotation",
+        lambda: (_keys_of(client, ns, name) or {}).get("known_hosts") == keys["known_hosts"], WAIT, "restored"
     )
-    # edited by hand: written back
-    client.patch(SECRETS, name, {"data": {"private.key": b64("bogus")}}, ns)
-    wait_for(lambda: get(client, SECRETS, name, ns)["data"]["private.key"] == b64("k2"), WAIT, "restored")
-    # deleted by hand: made again at once (the copies are watched)
+    assert _keys_of(client, ns, name) == keys
     client.delete(SECRETS, name, ns)
-    wait_for(
-        lambda: (
-            (get(client, SECRETS, name, ns) or {}).get("data") == {**source["data"], "private.key": b64("k2")}
-        ),
-        WAIT,
-        "the copy made again",
-    )
+    again = wait_for(lambda: _keys_of(client, ns, name), WAIT, "made again")
+    assert again["private.key"] != keys["private.key"] and again["host.key"] != keys["host.key"]
 
 
-def _copy_goes_with_its_last_user(client, ns: str, name: str) -> None:
-    """No longer multinode: the graph lets go and the copy is deleted; multinode again, then the graph
-    deleted: the garbage collector takes the copy along."""
+def _secret_goes_with_its_last_user(client, ns: str, name: str) -> None:
+    """No longer multinode: the graph lets go and the Secret is deleted; multinode again, then the graph
+    deleted: the garbage collector takes the Secret along."""
 
     def single_node(spec: dict) -> None:
         for comp in spec["components"]:
             comp.pop("multinode", None)
 
     edit_graph(client, ns, single_node, "trtllm-multinode", DGD_V1BETA1)
-    wait_for(lambda: get(client, SECRETS, name, ns) is None, WAIT, "the copy deleted")
-    # multinode again, then the graph deleted: the garbage collector takes the copy along
+    wait_for(lambda: get(client, SECRETS, name, ns) is None, WAIT, "the Secret deleted")
+    # multinode again, then the graph deleted: the garbage collector takes the Secret along
     edit_graph(client, ns, lambda s: s.update(trtllm_graph(ns)["spec"]), "trtllm-multinode", DGD_V1BETA1)
-    wait_for(lambda: get(client, SECRETS, name, ns), WAIT, "the copy again")
+    wait_for(lambda: _keys_of(client, ns, name), WAIT, "the Secret again")
     client.delete(DGD_V1BETA1, "trtllm-multinode", ns)
     # (the garbage collector takes its time here: 18 s measured on an idle machine)
-    wait_for(lambda: get(client, SECRETS, name, ns) is None, 3 * WAIT, "the copy collected with the graph")
+    wait_for(lambda: get(client, SECRETS, name, ns) is None, 3 * WAIT, "the Secret collected with the graph")
 
 
-def test_the_mpi_secret_is_copied_where_the_pods_are(kube_cluster, chart, client, fresh_ns):
-    ns, source_ns = fresh_ns, chart["namespace"]
+def _namespaces(client, base: str, *suffixes: str) -> list[str]:
+    made = [f"{base}-{s}" for s in suffixes]
+    for ns in made:
+        client.create(NAMESPACES, {"metadata": {"name": ns}})
+    return made
+
+
+def test_each_namespace_gets_mpi_keys_of_its_own(kube_cluster, chart, client, fresh_ns):
+    """Issue 30: two graph namespaces get different keys, neither the release namespace's; an earlier
+    operator's copy of the shared Secret is migrated to keys of its own; a second pass, and a restarted
+    operator, change nothing (resourceVersions equal); the user's own Secret of that name is never written.
+    The operator runs as the chart's ServiceAccount under its admission policy."""
+    home, name = chart["namespace"], chart["config"]["mpi"]["sshSecretName"]
     config = copy.deepcopy(chart["config"])
-    assert config["mpi"]["sshSecretNamespace"] == source_ns and config["mpi"]["sshSecretCopy"] is True
-    name = config["mpi"]["sshSecretName"]
-    config["orchestrators"] = {"grove": {"enabled": False}}  # no LWS either: the DCDs fail, the graph copies
-    source = {
-        "metadata": {"name": name},
-        "type": "Opaque",
-        "data": {"private.key": b64("k1"), "private.key.pub": b64("p1")},
-    }
+    assert config["mpi"]["sshSecretNamespace"] == home and config["mpi"]["sshSecretCopy"] is True
+    config["orchestrators"] = {"grove": {"enabled": False}}  # no LWS either: the DCDs fail, the graph goes on
+    original = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("shared")}}
     with contextlib.suppress(ApiException):
-        client.delete(SECRETS, name, source_ns)
-    wait_for(lambda: get(client, SECRETS, name, source_ns) is None, WAIT, "no original yet")
-    other_ns = f"{ns}-b"
-    client.create(NAMESPACES, {"metadata": {"name": other_ns}})
+        client.create(SECRETS, original, home)
+    original = client.get(SECRETS, name, home)
+    ns_a, (ns_b, ns_c) = fresh_ns, _namespaces(client, fresh_ns, "b", "c")
+    _an_earlier_operators_copy(client, ns_a, home, name, original)
     users = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("theirs")}}
-    client.create(SECRETS, users, other_ns)
+    users_rv = client.create(SECRETS, users, ns_c)["metadata"]["resourceVersion"]
+    graphs = [(ns, "trtllm-multinode") for ns in (ns_a, ns_b, ns_c)]
     try:
         with operator_as(kube_cluster, chart, config):
-            created = client.create(DGD_V1BETA1, trtllm_graph(ns))
-            _missing_original_is_reported(client, ns, f"{source_ns}/{name}")
-            _copy_follows_the_original(client, ns, source_ns, source, created["metadata"]["uid"])
-            # a graph in a namespace whose Secret of that name is the user's: used, never written
-            client.create(DGD_V1BETA1, trtllm_graph(other_ns))
-            wait_for(
-                lambda: dgd_status(client, other_ns, "trtllm-multinode").get("observedGeneration"),
-                WAIT,
-                "seen",
-            )
-            assert client.get(SECRETS, name, other_ns)["data"] == users["data"]
-
-            _copy_goes_with_its_last_user(client, ns, name)
+            uid = {
+                ns: client.create(DGD_V1BETA1, trtllm_graph(ns))["metadata"]["uid"]
+                for ns in (ns_a, ns_b, ns_c)
+            }
+            a = wait_for(lambda: _keys_of(client, ns_a, name), WAIT, "the copy migrated to keys of its own")
+            b = wait_for(lambda: _keys_of(client, ns_b, name), WAIT, "keys made for the second namespace")
+            assert sorted(a) == sorted(b) == sorted(MPI_KEYS)
+            assert all(a[k] != b[k] for k in MPI_KEYS)  # nothing shared between the two namespaces
+            assert original["data"]["private.key"] not in (a["private.key"], b["private.key"])
+            migrated = client.get(SECRETS, name, ns_a)["metadata"]
+            assert "nvidia.com/dynamo-copied-from" not in migrated.get("annotations", {})
+            _graphs_settle(client, graphs, bump=False)
+            versions = {
+                ns: client.get(SECRETS, name, ns)["metadata"]["resourceVersion"] for ns in (ns_a, ns_b)
+            }
+            _graphs_settle(client, graphs, bump=True)  # a second pass of each graph: nothing written
+            assert {
+                ns: client.get(SECRETS, name, ns)["metadata"]["resourceVersion"] for ns in versions
+            } == versions
+        with operator_as(kube_cluster, chart, config):  # a new operator, its caches empty: keys kept
+            _graphs_settle(client, graphs, bump=True)
+            assert {
+                ns: client.get(SECRETS, name, ns)["metadata"]["resourceVersion"] for ns in versions
+            } == versions
+            assert client.get(SECRETS, name, ns_c)["metadata"]["resourceVersion"] == users_rv  # the user's
+            assert client.get(SECRETS, name, home)["data"] == original["data"]  # never written either
+            _own_keys_follow_their_secret(client, ns_b, name, uid[ns_b])
+            _secret_goes_with_its_last_user(client, ns_a, name)
     finally:
+        for ns in (ns_b, ns_c):
+            with contextlib.suppress(ApiException):
+                client.delete(NAMESPACES, ns)
         with contextlib.suppress(ApiException):
-            client.delete(NAMESPACES, other_ns)
-        with contextlib.suppress(ApiException):
-            client.delete(SECRETS, name, source_ns)
+            client.delete(SECRETS, name, home)
 
 
 def test_the_copy_grant_names_the_secret(kube_cluster, chart):
-    """What the chart grants for the copies: create anywhere (Kubernetes cannot narrow create by name),
-    get/update/delete on that one name (no Secret of another name can be deleted), and the original read
-    by name in the release namespace."""
+    """What the chart grants for the namespaces' MPI SSH Secrets: create anywhere (Kubernetes cannot narrow
+    create by name), list/watch/update/delete on that one name (no Secret of another name can be deleted),
+    no get (they are read from their cache)."""
     from kubernetes import client as k8s
 
     api = k8s.AuthorizationV1Api(kube_cluster.api_client())
@@ -584,13 +622,16 @@ def test_the_copy_grant_names_the_secret(kube_cluster, chart):
     assert all(allowed(v, name) for v in ("list", "watch", "update", "delete"))
     assert not allowed("get", name)  # the copies are read from their cache
     assert not allowed("delete", "some-other-secret")
-    assert allowed("watch", name, chart["namespace"])  # the original, by name, in the release namespace
+    # cluster-wide, the ClusterRole's name-limited list/watch covers the release namespace too (the admission
+    # policy refuses any write there); the Role that read the original there is gone (test_rbac_chart.py)
+    assert allowed("watch", name, chart["namespace"])
 
 
 def test_the_copy_create_is_bounded_by_the_admission_policy(kube_cluster, chart, client, fresh_ns):
     """RBAC grants create on any Secret; the chart's ValidatingAdmissionPolicy lets the operator's
-    ServiceAccount write only the copy: a token Secret, another name, the original's namespace, missing
-    labels, a foreign key, or the user's own Secret of that name are refused (dry runs, as the operator)."""
+    ServiceAccount write only a namespace's MPI SSH Secret: a token Secret, another name, the release
+    namespace, missing labels, a foreign key, or the user's own Secret of that name are refused (dry runs,
+    as the operator)."""
     from kubernetes import client as k8s
 
     name = chart["config"]["mpi"]["sshSecretName"]
@@ -630,13 +671,13 @@ def test_the_copy_create_is_bounded_by_the_admission_policy(kube_cluster, chart,
     refused = {
         "a service-account-token Secret": create(token),
         "another name": create(secret("other")),
-        "in the original's namespace": create(secret(), chart["namespace"]),
+        "in the release namespace": create(secret(), chart["namespace"]),
         "without the copy's labels": create({**secret(), "metadata": {"name": name}}),
         "with a key of its own": create(secret(data={"private.key": b64("k"), "token": b64("t")})),
     }
     for what, (code, body) in refused.items():
         assert code == 403 and "ValidatingAdmissionPolicy" in body, (what, code, body)
-    assert create(secret()) == (200, "")  # the copy itself
+    assert create(secret()) == (200, "")  # a namespace's own MPI SSH Secret
     users = {"metadata": {"name": name}, "type": "Opaque", "data": {"private.key": b64("theirs")}}
     client.create(SECRETS, users, fresh_ns)  # the user's own Secret of that name: not to be taken over
     mine = client.get(SECRETS, name, fresh_ns)

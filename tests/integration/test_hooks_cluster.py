@@ -243,7 +243,7 @@ def _assert_host_key_pinned(data: dict) -> None:
     """host.key.pub is host.key's public half, and known_hosts pins exactly it for any host name."""
     import base64
 
-    from dynamo_hooks import sshkeys
+    from dynamo_operator import sshkeys
 
     host = {k: base64.b64decode(data[k]) for k in ("host.key", "host.key.pub", "known_hosts")}
     derived = sshkeys.host_key_from_private(host["host.key"])
@@ -255,7 +255,7 @@ def _assert_host_key_pinned(data: dict) -> None:
 def test_existing_ssh_key_is_kept(kube_cluster) -> None:
     import base64
 
-    from dynamo_hooks import sshkeys
+    from dynamo_operator import sshkeys
 
     api = kube_cluster.api_client()
     ensure_namespace(api, "hm-keep")
@@ -299,7 +299,7 @@ def test_a_secret_with_a_host_key_keeps_it_and_gets_its_known_hosts(kube_cluster
     replaced; only the missing public half and known_hosts line are added, from it."""
     import base64
 
-    from dynamo_hooks import sshkeys
+    from dynamo_operator import sshkeys
 
     api = kube_cluster.api_client()
     ensure_namespace(api, "hm-host")

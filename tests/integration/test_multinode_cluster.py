@@ -5,6 +5,8 @@
 * A running operator applies each example: on Grove one PodCliqueSet per graph, on LWS one LeaderWorkerSet
   (+ headless Service) per multinode component. kwok runs no Grove or LWS controller, so those components
   can never become ready here, and the DGD status must say exactly that, naming the object.
+* The multinode TensorRT-LLM pods carry their namespace's MPI SSH key id on both pathways, and new keys
+  change every such template (issue 30).
 * That ``helm install`` with ``grove.enabled=true`` brings these CRDs is checked by the chart's own install
   test (test_chart_install.py).
 
@@ -27,6 +29,8 @@ from dynamo_operator.controllers.diff import first_difference
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.cli import dump_yaml
+from dynamo_operator.render.mpisecret import key_id
+from dynamo_operator.render.names import ANN_MPI_SSH_KEY_ID
 from support import examples
 from support.poll import wait_for
 from support.processes import operator_process
@@ -226,6 +230,64 @@ def test_on_lws_each_multinode_component_is_a_leaderworkerset_and_status_says_lw
                         "False",
                         "LeaderWorkerSetNotReconciled",
                     )
+    finally:
+        for ns in namespaces.values():
+            kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)
+
+
+def _key_ids(env: dict, ns: str, pathway: str) -> set[str]:
+    """The MPI SSH key ids on the trtllm-multinode example's multinode pod templates (its LeaderWorkerSet's
+    leader and worker, or its PodCliqueSet's cliques), one per template carrying one."""
+    if pathway == "lws":
+        lws = _get(env, "leaderworkerset", "trtllm-multinode-trtllmworker-0", "-n", ns) or {"spec": {}}
+        tpl = lws["spec"].get("leaderWorkerTemplate") or {}
+        metas = [(tpl.get(t) or {}).get("metadata") or {} for t in ("leaderTemplate", "workerTemplate")]
+    else:
+        pcs = _get(env, "podcliqueset", rgrove.pcs_name(example("trtllm-multinode")), "-n", ns) or {
+            "spec": {}
+        }
+        metas = list(((pcs["spec"].get("template") or {}).get("cliques")) or [])
+    found = [(m.get("annotations") or {}).get(ANN_MPI_SSH_KEY_ID) for m in metas]
+    return {f for f in found if f}
+
+
+def _stamped_with_the_secret(env: dict, ns: str, pathway: str, not_id: str | None = None) -> str | None:
+    """The namespace Secret's key id once every multinode template carries it (and it is not ``not_id``)."""
+    want = key_id(_get(env, "secret", MPI["sshSecretName"], "-n", ns))
+    return want if want and want != not_id and _key_ids(env, ns, pathway) == {want} else None
+
+
+def test_new_mpi_keys_roll_the_multinode_pods_on_both_pathways(kube_cluster, third_party_crds, tmp_path):
+    """Issue 30: a namespace's multinode TensorRT-LLM pod templates (leader and worker of a LeaderWorkerSet,
+    the cliques of a PodCliqueSet) carry the id of that namespace's own MPI SSH keys, never another's; the
+    Secret deleted, new keys are made and every template takes the new id: the pods roll onto them
+    together (kwok runs no LWS or Grove controller: the template change is what makes them roll)."""
+    env = kube_cluster.env
+    namespaces = {p: f"{NS_PREFIX}-k-{uuid.uuid4().hex[:6]}" for p in PATHWAYS}
+    try:
+        with _operator(kube_cluster, tmp_path, {}) as proc:  # Grove wins, unless a graph opts out
+            for pathway, ns in namespaces.items():
+                kubectl(env, "create", "namespace", ns)
+                doc = example("trtllm-multinode")
+                doc["metadata"]["namespace"] = ns
+                if pathway == "lws":
+                    doc["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
+                kubectl(env, "apply", "-f", "-", input=json.dumps(doc))
+            first = {
+                p: wait_for(
+                    lambda p=p, ns=ns: _stamped_with_the_secret(env, ns, p), 90, lambda: proc.log_tail()
+                )
+                for p, ns in namespaces.items()
+            }
+            assert first["lws"] != first["grove"]  # each namespace its own keys
+            for ns in namespaces.values():
+                kubectl(env, "delete", "secret", MPI["sshSecretName"], "-n", ns)
+            for p, ns in namespaces.items():
+                wait_for(
+                    lambda p=p, ns=ns: _stamped_with_the_secret(env, ns, p, not_id=first[p]),
+                    90,
+                    lambda p=p, ns=ns: f"{p}: {_key_ids(env, ns, p)} {proc.log_tail()}",
+                )
     finally:
         for ns in namespaces.values():
             kubectl(env, "delete", "namespace", ns, "--wait=false", check=False)

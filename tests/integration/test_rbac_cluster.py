@@ -93,6 +93,7 @@ ALLOWED_UNUSED = {
             ("inference.networking.k8s.io", "inferencepools"),
             ("networking.istio.io", "destinationrules"),
             ("resource.k8s.io", "resourceclaimtemplates"),
+            ("networking.k8s.io", "networkpolicies"),
         )
     },
     ("operator", "inference.networking.k8s.io", "inferencepools", "delete"): (
@@ -131,11 +132,16 @@ ALLOWED_UNUSED = {
         for group, resource in (("", "serviceaccounts"), ("rbac.authorization.k8s.io", "rolebindings"))
     },
     ("operator", "", "secrets", "delete"): (
-        "controllers/mpisecret.py MPISecretSync._release deletes an MPI SSH Secret copy when the last graph "
-        "of its namespace stops running multinode TensorRT-LLM components: the admission rules forbid "
+        "controllers/mpisecret.py MPISecretSync._release deletes a namespace's MPI SSH Secret when the last "
+        "graph of its namespace stops running multinode TensorRT-LLM components: the admission rules forbid "
         "switching a component between single-node and multinode (and keep the backend and the component "
         "types), so only a graph admitted while the webhook was off reaches it "
         "(test_exposure_storage_cluster.py exercises it under the chart's RBAC and admission policy)"
+    ),
+    ("operator", "networking.k8s.io", "networkpolicies", "delete"): (
+        "controllers/netpol.py prunes a graph's sshd NetworkPolicy when it stops running multinode "
+        "TensorRT-LLM components: the admission rules forbid that switch (as for the MPI SSH Secret's "
+        "delete above); a graph's deletion leaves the policy to the garbage collector"
     ),
     ("install-hooks", "", "secrets", "create"): (
         "the hooks create their Secrets by server-side apply, which the API server authorizes as create with "

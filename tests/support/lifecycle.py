@@ -19,6 +19,7 @@ from dynamo_operator.controllers.sync import (
     DEVICECLASSES,
     INFERENCEPOOLS,
     LWS,
+    NETWORKPOLICIES,
     PODCLIQUESETS,
     RESOURCECLAIMTEMPLATES,
 )
@@ -907,10 +908,11 @@ def graph_with_claims(env: dict[str, str], client: ResourceClient, ns: str) -> N
     wait_for(lambda: storage() == "2Gi", WAIT, lambda: f"the claim grown (requests {storage()})")
 
 
-def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: str) -> None:
-    """A multinode TensorRT-LLM graph in a namespace other than the MPI SSH Secret's: the operator copies
-    the Secret there (create) and writes a hand-edited copy back (update). (Its delete, when the last graph
-    using the copy stops running multinode, is out of reach here: admission forbids that switch.)"""
+def graph_with_mpi_ssh(env: dict[str, str], client: ResourceClient, ns: str, own_secret: bool) -> None:
+    """A multinode TensorRT-LLM graph: the operator keeps its sshd NetworkPolicy (create; a hand edit
+    written back: update) and, ``own_secret`` (a namespace other than the install hook's Secret's), the
+    namespace's own MPI SSH Secret (create; a hand-edited derived entry restored: update). (Their deletes,
+    when the last graph stops running multinode, are out of reach here: admission forbids that switch.)"""
     doc = _example("trtllm-multinode", ns, {"nvidia.com/enable-grove": "false"})
     for comp in doc["spec"]["components"]:  # one GPU a node, as graphs_on_components does
         for container in comp["podTemplate"]["spec"]["containers"]:
@@ -918,15 +920,25 @@ def graph_with_mpi_secret_copy(env: dict[str, str], client: ResourceClient, ns: 
                 container["resources"]["limits"]["nvidia.com/gpu"] = "1"
                 container["args"] = [a if a != "16" else "2" for a in container.get("args", [])]
     _kubectl_create(env, doc)
+    policy = f"{doc['metadata']['name']}-mpi-ssh"
+
+    def ingress() -> list | None:
+        return _at(get_or_none(client, NETWORKPOLICIES, policy, ns), "spec", "ingress")
+
+    rules = wait_for(ingress, WAIT, "the sshd NetworkPolicy")
+    client.patch(NETWORKPOLICIES, policy, {"spec": {"ingress": [{}]}}, ns)  # admits everything
+    wait_for(lambda: ingress() == rules, WAIT, "the sshd NetworkPolicy written back")
+    if not own_secret:
+        return
     name = "mpi-run-ssh-secret"
 
-    def key() -> str | None:
-        return _at(get_or_none(client, SECRETS, name, ns), "data", "private.key")
+    def known_hosts() -> str | None:
+        return _at(get_or_none(client, SECRETS, name, ns), "data", "known_hosts")
 
-    wait_for(lambda: key() is not None, WAIT, "a copy of the MPI SSH Secret")
-    original = key()
-    client.patch(SECRETS, name, {"data": {"private.key": "Ym9ndXM="}}, ns)
-    wait_for(lambda: key() == original, WAIT, "the copy written back")
+    wait_for(lambda: known_hosts() is not None, WAIT, "the namespace's MPI SSH Secret")
+    pinned = known_hosts()
+    client.patch(SECRETS, name, {"data": {"known_hosts": "Ym9ndXM="}}, ns)
+    wait_for(lambda: known_hosts() == pinned, WAIT, "the known_hosts restored from the host key")
 
 
 def exercise(
@@ -939,8 +951,8 @@ def exercise(
 ) -> None:
     """Everything above, in the namespace ``ns`` (the operator runs with ``SERVICE_MESH``, the
     InferencePool, DestinationRule and VirtualService CRDs installed); ends with one object of each Dynamo
-    kind finalized. ``mpi_secret_namespace``: where the MPI SSH Secret is (its copy is exercised when that
-    is not ``ns``)."""
+    kind finalized. ``mpi_secret_namespace``: where the install hook's MPI SSH Secret is (the namespace's own
+    is exercised when that is not ``ns``)."""
     pull_secret(env, ns)
     graphs_on_components(env, client, ns)
     discovery_identity(env, client, ns, cluster_wide)
@@ -955,6 +967,5 @@ def exercise(
     graph_behind_ingress(env, client, ns)
     graph_behind_virtual_service(env, client, ns)
     graph_with_claims(env, client, ns)
-    if mpi_secret_namespace is not None and mpi_secret_namespace != ns:
-        graph_with_mpi_secret_copy(env, client, ns)
+    graph_with_mpi_ssh(env, client, ns, mpi_secret_namespace is not None and mpi_secret_namespace != ns)
     finalize_every_kind(client, ns)

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from dynamo_operator.api.registry import KINDS
 from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
-from dynamo_operator.render.mpisecret import LABEL_MPI_SSH_COPY, MPI_SSH_KEYS
+from dynamo_operator.render.mpisecret import LABEL_MPI_SSH
+from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
 pytestmark = pytest.mark.tools  # helm template
 
@@ -188,8 +189,20 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
     assert "oldObject.metadata.labels" in checks and '"Opaque"' in checks
     assert f"[{', '.join(f'{k!r}' for k in MPI_SSH_KEYS)}]".replace("'", '"') in checks
     labels = {v["name"]: v["expression"] for v in spec["variables"]}["copyLabels"]
-    assert f'"{LABEL_MPI_SSH_COPY}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
+    assert f'"{LABEL_MPI_SSH}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
     assert all(v.get("reason") == "Forbidden" for v in spec["validations"])
+
+
+def test_the_operator_holds_no_role_on_the_release_namespaces_mpi_secret() -> None:
+    """The operator no longer reads the install hook's Secret (each graph namespace has keys of its own,
+    issue 30): restricted to another namespace, nothing in the release namespace grants it that Secret."""
+    for role in _ours(_render("restricted-other-target")):
+        component = (role["metadata"].get("labels") or {}).get("app.kubernetes.io/component")
+        if component in ("install-hooks", "uninstall-hooks"):
+            continue  # the install hook makes that Secret
+        if role["kind"] == "Role" and role["metadata"].get("namespace") == "dynamo-system":
+            for rule, resource, _ in _cells(role):
+                assert not (resource == "secrets" and MPI_SECRET in (rule.get("resourceNames") or [])), role
 
 
 @pytest.mark.parametrize("variant", ["namespace-restricted", "restricted-other-target"])

@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from dynamo_hooks import sshkeys
+from dynamo_operator import sshkeys
 from dynamo_operator.render import RenderContext, RenderError
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.multinode import (
@@ -439,6 +439,59 @@ def test_a_secret_without_a_host_key_pins_the_user_key(tmp_path):
     ssh_dir, _ = _run_sshd_setup(tmp_path, keys)
     assert (ssh_dir / "host_key").read_bytes() == pair.private_openssh
     assert _pinned(ssh_dir / "known_hosts", "[any-worker.ns]:2222") == [_key(pair.public_openssh)]
+
+
+def _openssh_accepts(signer_key: Path, trusted: Path, tmp_path: Path) -> bool:
+    """OpenSSH's own public key check (``ssh-keygen -Y sign`` / ``-Y verify``): a signature by
+    ``signer_key`` verifies against ``trusted`` (an authorized_keys or known_hosts file, each line a key
+    with a principal pattern in front: what sshd and ssh match a peer's key against)."""
+    message = tmp_path / "challenge"
+    message.write_bytes(b"mpi ssh challenge")
+    signature = Path(f"{message}.sig")
+    signature.unlink(missing_ok=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-f", str(signer_key), "-n", "mpi", str(message)],
+        check=True, capture_output=True, timeout=30,
+    )  # fmt: skip
+    allowed = tmp_path / "allowed_signers"
+    lines = [ln.split(None, 1)[1] if ln.startswith("* ") else ln for ln in trusted.read_text().splitlines()]
+    allowed.write_text("".join(f"* {ln}\n" for ln in lines if ln.strip()))
+    verify = [
+        "ssh-keygen",
+        "-Y",
+        "verify",
+        "-f",
+        str(allowed),
+        "-I",
+        "worker",
+        "-n",
+        "mpi",
+        "-s",
+        str(signature),
+    ]
+    with message.open("rb") as stdin:
+        return subprocess.run(verify, stdin=stdin, capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs OpenSSH's ssh-keygen")
+def test_one_namespaces_mpi_keys_are_refused_by_another_namespaces_workers(tmp_path):
+    """Two namespaces' Secrets as the operator makes them (``sshkeys.complete_keys``), each set up by the
+    worker's launch script for real: namespace B's sshd (its authorized_keys) refuses A's user key, and A's
+    leader (its known_hosts) refuses B's host key; each accepts its own. Stand-in: OpenSSH's signature check
+    (``ssh-keygen -Y``) in place of an sshd handshake, since this machine has no sshd (openssh-server is not
+    installed); the handshake between pods is the real-node MPI test's."""
+    dirs = {}
+    for ns in ("a", "b"):
+        data, made = sshkeys.complete_keys({})
+        assert made == [sshkeys.PRIVATE_KEY, sshkeys.HOST_KEY]
+        (tmp_path / ns).mkdir()
+        dirs[ns], _ = _run_sshd_setup(tmp_path / ns, _mounted_secret(tmp_path / ns, data))
+    a, b = dirs["a"], dirs["b"]
+    assert _openssh_accepts(b / "id_rsa", b / "authorized_keys", tmp_path)  # B's own leader logs in
+    assert not _openssh_accepts(a / "id_rsa", b / "authorized_keys", tmp_path)  # A's key: refused by B
+    assert _openssh_accepts(b / "host_key", b / "known_hosts", tmp_path)  # B's worker, pinned by B
+    assert not _openssh_accepts(b / "host_key", a / "known_hosts", tmp_path)  # ... not by A's leader
+    assert not _openssh_accepts(a / "host_key", b / "known_hosts", tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------- conflicts

@@ -25,8 +25,10 @@ def graph(doc: dict, ns: str = "team") -> dict:
     return to_v1beta1(obj)
 
 
-def test_off_by_default_and_absent_for_other_backends():
-    assert mpi_ssh_network_policy(graph(TRTLLM), RenderContext()) is None
+def test_on_by_default_off_when_asked_and_absent_for_other_backends():
+    assert mpi_ssh_network_policy(graph(TRTLLM), RenderContext()) is not None  # issue 30: on by default
+    off = {"mpi": {"sshNetworkPolicy": False}}
+    assert mpi_ssh_network_policy(graph(TRTLLM), RenderContext(operator_config=off)) is None
     assert mpi_ssh_network_policy(graph(SGLANG), RenderContext(operator_config=ON)) is None
     single = graph(TRTLLM)
     single["spec"]["components"][1]["multinode"] = {"nodeCount": 1}

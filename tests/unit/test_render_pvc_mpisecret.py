@@ -1,19 +1,31 @@
-"""The claims of ``spec.pvcs`` with ``create: true`` (render/pvc.py) and the MPI SSH Secret's copy
-(render/mpisecret.py): what the graph controller writes, from the same functions ``render`` shows."""
+"""The claims of ``spec.pvcs`` with ``create: true`` (render/pvc.py) and each namespace's own MPI SSH Secret
+(render/mpisecret.py, the keys it should hold: controllers/mpisecret.py ``wanted_keys``): what the graph
+controller writes, from the same functions ``render`` shows."""
 
 from __future__ import annotations
 
+import base64
 import copy
 
 import pytest
 import yaml
-from dynamo_hooks import sshkeys
 from dynamo_localcluster.cluster import REPO_ROOT
+from dynamo_operator import sshkeys
 from dynamo_operator.api.conversion import convert
+from dynamo_operator.controllers.mpisecret import wanted_keys
 from dynamo_operator.render import RenderContext, render_all
-from dynamo_operator.render.mpisecret import MPI_SSH_KEYS, is_copy, mpi_secret_copy
+from dynamo_operator.render.mpisecret import (
+    ANN_COPIED_FROM,
+    ANN_KEYS_FOR,
+    is_ours,
+    key_id,
+    keys_made_here,
+    mpi_ssh_secret,
+)
+from dynamo_operator.render.names import ANN_MPI_SSH_KEY_ID as ANN_ID
 from dynamo_operator.render.pvc import created_by, graph_pvcs, pvc_problems
 from dynamo_operator.render.validate import to_v1beta1
+from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 CACHE = {
@@ -118,48 +130,110 @@ def graph(doc: dict, ns: str) -> dict:
     return to_v1beta1(obj)
 
 
-def test_a_multinode_trtllm_graph_elsewhere_gets_a_copy_of_the_mpi_secret():
-    source = {"type": "Opaque", "data": {"private.key": "a2V5", "private.key.pub": "cHVi"}}
-    copy_ = mpi_secret_copy(graph(TRTLLM, "team"), RenderContext(operator_config=MPI), source)
-    assert copy_["metadata"]["name"] == "mpi-run-ssh-secret" and copy_["metadata"]["namespace"] == "team"
-    assert copy_["data"] == source["data"] and copy_["type"] == "Opaque"
-    assert (
-        copy_["metadata"]["annotations"]["nvidia.com/dynamo-copied-from"]
-        == "dynamo-system/mpi-run-ssh-secret"
-    )
-    assert is_copy(copy_) and not is_copy({"metadata": {"labels": {}}})
+def test_a_multinode_trtllm_graph_elsewhere_gets_a_secret_of_its_namespaces_own():
+    secret = mpi_ssh_secret(graph(TRTLLM, "team"), RenderContext(operator_config=MPI))
+    assert secret["metadata"]["name"] == "mpi-run-ssh-secret" and secret["metadata"]["namespace"] == "team"
+    assert secret["type"] == "Opaque" and "data" not in secret  # the keys are the controller's to make
+    assert secret["metadata"]["annotations"][ANN_KEYS_FOR] == "team"
+    assert ANN_COPIED_FROM not in secret["metadata"]["annotations"]
+    assert is_ours(secret) and keys_made_here(secret) and not is_ours({"metadata": {"labels": {}}})
 
 
-def test_the_copy_holds_only_the_mpi_keys_in_an_opaque_secret():
-    """What the chart's admission policy lets the operator write (templates/mpi-secret-rbac.yaml): a source
-    of another type or with keys of its own still gives an Opaque copy of the three MPI keys."""
-    data = {"private.key": "a2V5", "authorized_keys": "cHVi", "token": "c2VjcmV0", "ca.crt": "Y2E="}
-    source = {"type": "kubernetes.io/ssh-auth", "data": data}
-    copy_ = mpi_secret_copy(graph(TRTLLM, "team"), RenderContext(operator_config=MPI), source)
-    assert copy_["type"] == "Opaque"
-    assert copy_["data"] == {"private.key": "a2V5", "authorized_keys": "cHVi"}
+def _stored(ns: str, data: dict[str, bytes], annotations: dict) -> dict:
+    secret = mpi_ssh_secret(graph(TRTLLM, ns), RenderContext(operator_config=MPI))
+    secret["metadata"]["annotations"] = annotations
+    secret["data"] = {k: base64.b64encode(v).decode() for k, v in data.items()}
+    return secret
 
 
-def test_the_copyable_keys_are_the_ones_the_install_hook_writes():
-    user = sshkeys.generate_keypair(key_size=1024).secret_data()
-    written = {**user, **sshkeys.generate_host_key().secret_data()}
-    assert set(MPI_SSH_KEYS) == set(written)  # the user key pair, authorized_keys, the pinned host key
+def test_an_earlier_operators_copy_of_the_shared_key_gets_keys_of_its_own():
+    """The upgrade migration: a copy (annotated copied-from, the shared key) and a Secret whose keys were
+    made for another namespace get new keys of both kinds; keys made here are kept."""
+    shared, _ = sshkeys.complete_keys({})
+    old_copy = _stored("team", shared, {ANN_COPIED_FROM: "dynamo-system/mpi-run-ssh-secret"})
+    moved = _stored("team", shared, {ANN_KEYS_FOR: "other-team"})
+    for secret in (old_copy, moved):
+        data, why = wanted_keys(secret)
+        assert why and "team" in why
+        for key in (sshkeys.PRIVATE_KEY, sshkeys.HOST_KEY):
+            assert data[key] != secret["data"][key]
+        assert set(data) == set(MPI_SSH_KEYS) and key_id({"data": data}) != key_id(secret)
+    assert "copied from dynamo-system/mpi-run-ssh-secret" in wanted_keys(old_copy)[1]
+    own = _stored("team", shared, {ANN_KEYS_FOR: "team"})
+    assert wanted_keys(own) == (own["data"], "")  # never rotated
+
+
+def test_keys_made_here_are_completed_never_rotated():
+    """An edited derived entry is restored from the private keys (no new key); a private key made
+    unreadable or deleted by hand is made anew (the pods roll onto it: the key id changes)."""
+    data, _ = sshkeys.complete_keys({})
+    own = _stored("team", data, {ANN_KEYS_FOR: "team"})
+    edited = copy.deepcopy(own)
+    edited["data"][sshkeys.PUBLIC_KEY] = base64.b64encode(b"ssh-rsa bogus").decode()
+    del edited["data"][sshkeys.KNOWN_HOSTS]
+    assert wanted_keys(edited) == (own["data"], "")
+    broken = copy.deepcopy(own)
+    broken["data"][sshkeys.HOST_KEY] = base64.b64encode(b"not a key").decode()
+    new, why = wanted_keys(broken)
+    assert why == "host.key missing or unreadable: made anew"
+    assert new[sshkeys.PRIVATE_KEY] == own["data"][sshkeys.PRIVATE_KEY]
+    assert new[sshkeys.HOST_KEY] != own["data"][sshkeys.HOST_KEY] and key_id({"data": new}) != key_id(own)
+
+
+def test_the_key_id_follows_every_entry_the_pods_read_and_nothing_else():
+    data, _ = sshkeys.complete_keys({})
+    secret = _stored("team", data, {ANN_KEYS_FOR: "team"})
+    assert key_id(secret) == key_id(copy.deepcopy(secret)) and len(key_id(secret)) == 16
+    for key in MPI_SSH_KEYS:
+        changed = copy.deepcopy(secret)
+        changed["data"][key] = base64.b64encode(b"x").decode()
+        assert key_id(changed) != key_id(secret), key
+    assert key_id({**secret, "data": {**secret["data"], "token": "eA=="}}) == key_id(secret)
+    assert key_id(None) is None and key_id({"data": {"token": "eA=="}}) is None
+
+
+def test_multinode_trtllm_pods_carry_the_namespaces_key_id():
+    """What rolls the pods when the keys change: the id on the leader's and workers' templates (LWS and
+    Grove), on no other pod, and nothing without an id (``render``, copying off)."""
+    doc = copy.deepcopy(TRTLLM)
+    doc["metadata"]["namespace"] = "team"
+    for detected in ({"lws"}, {"grove"}):
+        ctx = RenderContext(operator_config=MPI, detected=frozenset(detected), mpi_ssh_key_id="0123abcd")
+        templates = list(_pod_templates(render_all(doc, ctx)))
+        stamped = [t for t in templates if (t.get("metadata") or {}).get("annotations", {}).get(ANN_ID)]
+        assert len(stamped) == 2 and all(t["metadata"]["annotations"][ANN_ID] == "0123abcd" for t in stamped)
+        assert len(templates) > len(stamped)  # the frontend is not stamped
+        bare = RenderContext(operator_config=MPI, detected=frozenset(detected))
+        assert not any(ANN_ID in str(t) for t in _pod_templates(render_all(doc, bare)))
+
+
+def _pod_templates(objs: list[dict]):
+    for obj in objs:
+        spec = obj.get("spec") or {}
+        if obj["kind"] == "LeaderWorkerSet":
+            yield spec["leaderWorkerTemplate"]["leaderTemplate"]
+            yield spec["leaderWorkerTemplate"]["workerTemplate"]
+        elif obj["kind"] == "Deployment":
+            yield spec["template"]
+        elif obj["kind"] == "PodCliqueSet":
+            for clique in spec["template"]["cliques"]:
+                yield {"metadata": {"annotations": clique.get("annotations") or {}}, "spec": clique["spec"]}
 
 
 @pytest.mark.parametrize(
     ("doc", "ns", "config"),
     [
-        (TRTLLM, "dynamo-system", MPI),  # the graph lives with the source: its pods mount the original
-        (TRTLLM, "team", {"mpi": {**MPI["mpi"], "sshSecretCopy": False}}),  # copying turned off
-        (TRTLLM, "team", {}),  # no source configured
+        (TRTLLM, "dynamo-system", MPI),  # the release namespace: its pods mount the install hook's Secret
+        (TRTLLM, "team", {"mpi": {**MPI["mpi"], "sshSecretCopy": False}}),  # the operator provides none
+        (TRTLLM, "team", {}),  # no Secret configured
         (GRAPH, "team", MPI),  # no multinode TensorRT-LLM component
     ],
 )
-def test_no_copy_where_none_is_needed(doc, ns, config):
-    assert mpi_secret_copy(graph(doc, ns), RenderContext(operator_config=config)) is None
+def test_no_secret_where_none_is_needed(doc, ns, config):
+    assert mpi_ssh_secret(graph(doc, ns), RenderContext(operator_config=config)) is None
 
 
-def test_render_shows_the_copy_without_data():
+def test_render_shows_the_secret_without_data():
     doc = copy.deepcopy(TRTLLM)
     doc["metadata"]["namespace"] = "team"
     objs = render_all(doc, RenderContext(operator_config=MPI, detected=frozenset({"lws"})))

@@ -12,8 +12,10 @@ from typing import Any
 from kubernetes.client.exceptions import ApiException
 
 from dynamo_operator import __version__
+from dynamo_operator.api.config import lookup
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
+from dynamo_operator.render.mpisecret import key_id
 from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
@@ -40,6 +42,9 @@ class Deps:
     recent: RecentWrites = field(default_factory=RecentWrites)
     detected: frozenset[str] = frozenset()  # integrations served by the cluster (``discovery``)
     tunables: ControllerTunables = field(default_factory=ControllerTunables)
+    # the cache of the MPI SSH Secret's name in every namespace (``wiring.mpi_secrets``), when the operator
+    # provides the Secret (``mpi.sshSecretCopy``)
+    mpi_secrets: Indexer | None = None
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []
@@ -49,7 +54,16 @@ class Deps:
             operator_version=self.operator_version,
             detected=self.detected,
             checkpoints=self.checkpoints(namespace),
+            mpi_ssh_key_id=self.mpi_ssh_key_id(namespace),
         )
+
+    def mpi_ssh_key_id(self, namespace: str | None) -> str | None:
+        """The id of the keys in the namespace's MPI SSH Secret as stored (freshest known version): what its
+        multinode TensorRT-LLM pods are stamped with."""
+        if self.mpi_secrets is None or not namespace:
+            return None
+        name = str(lookup(self.operator_config, "mpi.sshSecretName", ""))
+        return key_id(self.recent.resolve(self.mpi_secrets.get(namespace, name)))
 
     def checkpoints(self, namespace: str | None) -> dict[str, dict]:
         """The namespace's DynamoCheckpoints by name (freshest known version), what restores and

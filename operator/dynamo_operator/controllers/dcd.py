@@ -211,7 +211,8 @@ def register(w: Wiring) -> Controller:
     """Primary DCDs; owns Deployments, Services, ConfigMaps, Ingresses (and VirtualServices with Istio,
     LeaderWorkerSets when enabled); the shared
     planner/epp ServiceAccounts and RoleBindings map to every DCD referencing them; a change of a pull
-    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret; a
+    Secret re-queues the DCDs of its namespace, whose pod specs may gain or lose a discovered secret, as does
+    a change of the namespace's MPI SSH Secret (its key id is on multinode TensorRT-LLM pods); a
     DynamoCheckpoint event re-queues the DCDs referencing it (its ID, WaitForCheckpoint); a component's pod
     re-queues its DCD (``scheduledReplicas``, coalesced)."""
     owned = [DEPLOYMENTS, SERVICES, CONFIGMAPS, *w.exposure_kinds] + ([LWS] if w.lws_enabled else [])
@@ -234,6 +235,8 @@ def register(w: Wiring) -> Controller:
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
     ctl.watch(w.pull_secrets, dcds_in_namespace)
+    if w.mpi_secrets is not None:  # new MPI SSH keys: the multinode pods are stamped with their id and roll
+        ctl.watch(w.mpi_secrets, dcds_in_namespace)
     # scheduledReplicas: a pod placed or gone re-queues its component; a pod changes several times while it
     # starts, so its events are coalesced per component over the graph's window (one pass, not one per event)
     ctl.watch(w.graph_informers[PODS], component_pods.component_of, delay=w.tunables.graph_coalesce_seconds)

@@ -16,7 +16,7 @@ from dataclasses import replace as dc_replace
 
 from kubernetes.client.exceptions import ApiException
 
-from dynamo_operator.render import GraphRender, RenderError, names, render_graph_parts
+from dynamo_operator.render import GraphRender, RenderContext, RenderError, names, render_graph_parts
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.graph import graph_exposure_report, restart_annotation, with_restart
@@ -31,7 +31,6 @@ from dynamo_operator.runtime.client import (
     SERVICES,
 )
 from dynamo_operator.runtime.controller import Controller, Request, Result
-from dynamo_operator.runtime.informer import Indexer
 
 from . import component_pods, rollout, store
 from . import grove as grove_status
@@ -73,6 +72,8 @@ from .sync import (
 from .wiring import MANAGED_SELECTOR, Wiring
 
 CONTROLLER = "DynamoGraphDeployment"
+# a pass that wrote MPI SSH keys ends; the Secret's watch event starts the next one, this is the fallback
+MPI_KEYS_SETTLE_SECONDS = 2.0
 
 
 class Applied(list):
@@ -133,7 +134,7 @@ _DGD_CHILD_KINDS = (
 
 
 class DGDReconciler:
-    def __init__(self, deps: Deps, mpi_secrets: tuple[Indexer, Indexer] | None = None):
+    def __init__(self, deps: Deps):
         self.deps = deps
         # it reads Deployments (and Grove's objects) from the shared caches for status
         self.syncer = ChildSyncer(
@@ -150,7 +151,7 @@ class DGDReconciler:
         self.policies = NetworkPolicySync(deps)  # MPI sshd NetworkPolicies (mpi.sshNetworkPolicy)
         self.checkpoints = CheckpointSync(deps)  # the graph's automatic DynamoCheckpoints
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
-        self.mpi_secrets = MPISecretSync(deps, *(mpi_secrets or (None, None)))  # the MPI SSH Secret's copies
+        self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
 
     def __call__(self, req: Request) -> Result:
@@ -170,6 +171,9 @@ class DGDReconciler:
         missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
         if missing:  # nothing is applied until the components' claims can be allocated
             return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)
+        keys = self._mpi_keys(req, live, internal, old, ctx)
+        if keys is not None:  # new MPI SSH keys: the next pass renders the pods with them
+            return keys
         if restart is not None:
             return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, parts)
@@ -189,7 +193,7 @@ class DGDReconciler:
         applied = self._apply(req, live, internal, gen, old, desired, parts)
         if isinstance(applied, Result):
             return applied
-        synced, notes = applied
+        synced = applied
         components = [
             self._component(req.namespace, comp, dcd, result.obj)
             for comp, dcd, result in zip(comps, desired, synced, strict=True)
@@ -205,7 +209,7 @@ class DGDReconciler:
             if c.get("type") in names.WORKER_TYPES
         }
         ru = rollout.rolling_update(old.get("rollingUpdate"), stored, whash, workers, st.now_rfc3339())
-        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart, notes)
+        new = self._dcd_graph_status(comps, desired, components, old, gen, ru, restart)
         st.set_optional(new, "checkpoints", _checkpoint_status(parts))
         self._exposed(new, internal, gen, desired)
         try:
@@ -262,14 +266,12 @@ class DGDReconciler:
         gen,
         ru: rollout.RolloutStep,
         restart: rollout.RestartStep,
-        notes: list[str],
     ) -> dict:
         """The graph's status: readiness from its components, overlaid by the rolling update and the
         restart; workers report the runtime namespace of the revision serving until the cutover."""
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.rolling_overlay(state, reason, message, ru.status)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
-        message = st.with_notes(message, notes)
         replicas = {c.name: c.replica_status for c in components}
         for c, dcd in zip(comps, desired, strict=True):
             if c.get("type") in names.WORKER_TYPES and replicas[c["name"]].get("runtimeNamespace"):
@@ -289,11 +291,10 @@ class DGDReconciler:
         old: dict,
         desired: list[dict],
         parts: GraphRender,
-    ) -> tuple[Applied, list[str]] | Result:
+    ) -> Applied | Result:
         """Apply the graph's automatic checkpoints (first: the components' controllers look them up), its
-        claims (before the pods that mount them), the rendered children, scaling adapters, policies, EPP
-        objects and the MPI Secret's copy: (the children as synced, notes for the Ready message), or a
-        ``Result`` when the pass must end here."""
+        claims (before the pods that mount them), the rendered children, scaling adapters, policies and EPP
+        objects: the children as synced, or a ``Result`` when the pass must end here."""
         try:
             conflicts = self.checkpoints.apply(live, parts.checkpoints)
             self.pvcs.apply(live, internal)
@@ -301,7 +302,6 @@ class DGDReconciler:
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
             self.epp.apply(live, internal)
-            missing = self.mpi_secrets.apply(live, internal)
         except Conflict:
             return Result(requeue=True)
         except OwnershipConflict as e:
@@ -310,21 +310,40 @@ class DGDReconciler:
             self._fail(live, old, gen, st.REASON_OWNERSHIP, str(e), "OwnershipConflict")
             return Result(requeue_after=10)
         except Exception as e:
-            if namespace_terminating(e):
-                log().info("namespace terminating; nothing to reconcile", namespace=req.namespace)
-                return Result()
-            message = f"Failed to reconcile the components: {short_error(e)}"
-            self.deps.recorder.warning(live, "ReconcileError", message)
-            try:  # observedGeneration stays: this generation was not fully applied
-                self.status.write(
-                    live, st.dgd_status(old, None, st.STATE_FAILED, st.REASON_FAILED, message, None)
-                )
-            except Exception:
-                log().warning("could not record the failure in status", error=short_error(e))
-            raise
-        if missing and missing not in str((st.condition(old, st.READY) or {}).get("message")):
-            self.deps.recorder.warning(live, "MPISecretMissing", missing)
-        return synced, [missing] if missing else []
+            return self._apply_failed(req, live, old, e)
+        return synced
+
+    def _mpi_keys(
+        self, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
+    ) -> Result | None:
+        """The namespace's own MPI SSH Secret (``mpisecret.py``), before any child is applied: a ``Result``
+        ending the pass when its keys were just written (the Secret's watch event brings the next pass,
+        which renders the multinode pods with the new key id; the requeue is only the fallback)."""
+        try:
+            if self.mpi_secrets.apply(live, internal, ctx):
+                return Result(requeue_after=MPI_KEYS_SETTLE_SECONDS)
+        except Conflict:
+            return Result(requeue=True)
+        except Exception as e:
+            return self._apply_failed(req, live, old, e)
+        return None
+
+    def _apply_failed(self, req: Request, live: dict, old: dict, e: Exception) -> Result:
+        """A write of the pass failed: nothing to do in a terminating namespace; otherwise a Warning Event and
+        a failed status (observedGeneration stays: this generation was not fully applied), and the error
+        raised again for the work queue's backoff."""
+        if namespace_terminating(e):
+            log().info("namespace terminating; nothing to reconcile", namespace=req.namespace)
+            return Result()
+        message = f"Failed to reconcile the components: {short_error(e)}"
+        self.deps.recorder.warning(live, "ReconcileError", message)
+        try:
+            self.status.write(
+                live, st.dgd_status(old, None, st.STATE_FAILED, st.REASON_FAILED, message, None)
+            )
+        except Exception:
+            log().warning("could not record the failure in status", error=short_error(e))
+        raise e
 
     def _grove_restart(self, namespace: str, internal: dict, old: dict) -> GroveRestart:
         """``spec.restart`` on the Grove pathway (``rollout.restart``): the id goes onto the cliques of the
@@ -377,13 +396,12 @@ class DGDReconciler:
         applied = self._apply(req, live, internal, gen, old, desired, parts)
         if isinstance(applied, Result):
             return applied
-        synced, notes = applied
+        synced = applied
         pcs = next(r.obj for r, d in zip(synced, desired, strict=True) if d["kind"] == rgrove.PCS_KIND)
         components = [self._grove_component(internal, comp, pcs) for comp in internal["spec"]["components"]]
         components = _checkpoint_states(components, parts.checkpoints, held, synced.conflicts)
         state, reason, message = st.dgd_ready_condition(components)
         state, reason, message = st.restart_overlay(state, reason, message, restart.status)
-        message = st.with_notes(message, notes)
         new = st.dgd_status(old, gen, state, reason, message, {c.name: c.replica_status for c in components})
         st.set_optional(new, "restart", restart.status)
         st.set_optional(new, "checkpoints", _checkpoint_status(parts))
@@ -549,21 +567,6 @@ def _grove_graph_of(pcs_store) -> Callable[[dict], list[Request]]:
     return map_fn
 
 
-def _graphs_outside(dgds) -> Callable[[dict], list[Request]]:
-    """The MPI SSH Secret -> every graph in another namespace (those with copies reconcile them)."""
-
-    def map_fn(secret: dict) -> list[Request]:
-        ns = (secret.get("metadata") or {}).get("namespace")
-        out = []
-        for d in dgds.list():
-            md = d.get("metadata") or {}
-            if md.get("namespace") != ns:
-                out.append(Request(md.get("namespace") or "", md.get("name") or ""))
-        return out
-
-    return map_fn
-
-
 def _graphs_in(dgds, obj: dict) -> list[Request]:
     ns = (obj.get("metadata") or {}).get("namespace") or ""
     return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
@@ -587,17 +590,10 @@ def register(w: Wiring) -> Controller:
     if w.destination_rules_served:
         owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
     coalesce = w.tunables.graph_coalesce_seconds
-    mpi = w.mpi_secret_informers
-    if mpi is not None:  # our writes of copies resolve until the cache shows them
-        mpi[1].add_event_handler(
-            on_add=w.deps.recent.observe,
-            on_update=lambda old, new: w.deps.recent.observe(new),
-            on_delete=w.deps.recent.forget,
-        )
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DGD,
-        reconcile=DGDReconciler(w.deps, (mpi[0].store, mpi[1].store) if mpi is not None else None),
+        reconcile=DGDReconciler(w.deps),
         owns=owns,
         workers=w.tunables.graph_workers,
         resource_type=names.DGD_KIND,
@@ -607,11 +603,9 @@ def register(w: Wiring) -> Controller:
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
     ctl.watch(informers[store.CHECKPOINTS], checkpoint_users(informers[store.DGD].store, graph_label=True))
     ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
-    if mpi is not None:
-        original, copies = mpi
+    if w.mpi_secrets is not None:  # keys written, edited or deleted: the namespace's graphs take them up
         dgds = informers[store.DGD].store
-        ctl.watch(original, _graphs_outside(dgds))  # rotated: every graph elsewhere compares its copy
-        ctl.watch(copies, lambda obj: _graphs_in(dgds, obj))  # a copy edited or deleted: written back
+        ctl.watch(w.mpi_secrets, lambda obj: _graphs_in(dgds, obj))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

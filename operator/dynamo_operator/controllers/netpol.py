@@ -1,6 +1,6 @@
 """The DGD controller's MPI sshd NetworkPolicies (``render/netpol.py``): one per graph with multinode
-TensorRT-LLM components while ``mpi.sshNetworkPolicy`` is on, owned by the graph (the garbage collector
-removes it with the graph) and deleted when the graph no longer needs it.
+TensorRT-LLM components while ``mpi.sshNetworkPolicy`` is on (the default), owned by the graph (the garbage
+collector removes it with the graph) and deleted when the graph no longer needs it.
 
 Why a syncer of its own: the graph's main ``ChildSyncer.apply`` prunes every cached child kind it knows
 that the pass did not render, and its result list is zipped with the components; keeping policies in a
@@ -21,8 +21,9 @@ CONFIG_KEY = "mpi.sshNetworkPolicy"
 
 
 def enabled(config_doc: dict) -> bool:
-    """Whether the (effective) operator configuration asks for the policies."""
-    return bool(lookup(config_doc, CONFIG_KEY, False))
+    """Whether the effective operator configuration (``api.config.effective``: on by default) asks for the
+    policies."""
+    return bool(lookup(config_doc, CONFIG_KEY))
 
 
 class NetworkPolicySync:

@@ -409,11 +409,6 @@ def rolling_overlay(state: str, reason: str, message: str, rolling: dict | None)
     return state, reason, message
 
 
-def with_notes(message: str, notes: list[str]) -> str:
-    """The Ready message with what else keeps the graph's pods from starting (a missing MPI SSH Secret)."""
-    return "; ".join([message, *notes]) if notes else message
-
-
 def set_optional(status: dict, key: str, value: dict | None) -> None:
     """Set ``status[key]``, or drop it when ``value`` is None."""
     if value is None:

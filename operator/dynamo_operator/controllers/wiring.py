@@ -19,7 +19,7 @@ from typing import Any
 from dynamo_operator.api.config import effective
 from dynamo_operator.render import RenderContext, names
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO_DESTINATION_RULE
-from dynamo_operator.render.mpisecret import mpi_secret_source
+from dynamo_operator.render.mpisecret import mpi_secret_home
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -103,9 +103,10 @@ class Wiring:
         return RenderContext(operator_config=self.config, detected=self.detected)
 
     @property
-    def mpi_secret_source(self) -> tuple[str, str] | None:
-        """(namespace, name) of the MPI SSH Secret the graph controller copies (None: copying is off)."""
-        return mpi_secret_source(RenderContext(operator_config=self.config))
+    def mpi_secret_home(self) -> tuple[str, str] | None:
+        """(release namespace, name) of the MPI SSH Secret; None when the graph controller provides none in
+        graph namespaces (``mpi.sshSecretCopy``)."""
+        return mpi_secret_home(RenderContext(operator_config=self.config))
 
     @property
     def dra_served(self) -> bool:
@@ -172,18 +173,14 @@ class Wiring:
         return informers
 
     @cached_property
-    def mpi_secret_informers(self) -> tuple[Informer, Informer] | None:
-        """(the original, its copies): caches of the one MPI SSH Secret name (``mpisecret.py``), the
-        original in its namespace, the copies in the operator's scope; by name, so the grant can name the
-        Secret. None when copying is off."""
-        source = self.mpi_secret_source
-        if source is None:
+    def mpi_secrets(self) -> Informer | None:
+        """The cache of the one MPI SSH Secret name in the operator's scope (``mpisecret.py``: each graph
+        namespace's own keys; their id stamps the multinode pods, ``Deps.render_context``); by name, so the
+        grant can name the Secret. None when the operator provides none."""
+        home = self.mpi_secret_home
+        if home is None:
             return None
-        ns, name = source
-        selector = f"metadata.name={name}"
-        original = self.manager.informer(SECRETS, ns, field_selector=selector, resync_period=0)
-        copies = self.manager.informer(SECRETS, field_selector=selector)
-        return original, copies
+        return self.manager.informer(SECRETS, field_selector=f"metadata.name={home[1]}")
 
     @cached_property
     def pull_secrets(self) -> Informer:
@@ -195,7 +192,8 @@ class Wiring:
         """What the DGD, DCD and adapter reconcilers share (built once, on first use)."""
         informers = self.graph_informers
         recent = RecentWrites()
-        for inf in informers.values():  # entries for our own writes live until the cache shows them
+        mpi = [self.mpi_secrets] if self.mpi_secrets is not None else []
+        for inf in [*informers.values(), *mpi]:  # entries for our own writes live until the cache shows them
             inf.add_event_handler(
                 on_add=recent.observe, on_update=lambda old, new: recent.observe(new), on_delete=recent.forget
             )
@@ -209,4 +207,5 @@ class Wiring:
             recent=recent,
             detected=self.detected,
             tunables=self.tunables,
+            mpi_secrets=self.mpi_secrets.store if self.mpi_secrets is not None else None,
         )

@@ -11,7 +11,7 @@
 * ``render_all(obj, ctx)``: recursive; for a DGD, its automatic DynamoCheckpoints, its DCDs and every
   DCD's children (and its MPI sshd NetworkPolicy when ``mpi.sshNetworkPolicy`` asks for it, ``netpol.py``;
   its EPP's InferencePool and Istio DestinationRule, ``epp.py``; the claims of ``spec.pvcs`` with
-  ``create: true``, ``pvc.py``; the MPI SSH Secret's copy in its namespace, ``mpisecret.py``; its scaling
+  ``create: true``, ``pvc.py``; the namespace's own MPI SSH Secret, ``mpisecret.py``; its scaling
   adapters, ``scaling.render_adapters``, what the DGD controller creates for components with
   ``scalingAdapter``); for a DynamoGraphDeploymentRequest, its profiling ServiceAccount, RoleBinding
   (cluster-wide configuration) and Job (``dgdr_job.request_children``; offline, so ``spec.hardware`` is
@@ -40,7 +40,7 @@ from .epp import graph_objects as epp_graph_objects
 from .errors import RenderError
 from .graph import GraphRender, render_dgd
 from .hashing import content_hash
-from .mpisecret import mpi_secret_copy
+from .mpisecret import mpi_ssh_secret
 from .netpol import mpi_ssh_network_policy
 from .pullsecrets import PullSecretIndex, build_index
 from .pvc import graph_pvcs
@@ -122,9 +122,9 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
             if child["kind"] == names.DCD_KIND:
                 out.extend(render_component(child, ctx))
         graph = to_v1beta1(obj)
-        # what the DGD controller applies besides: the sshd policy, the claims, the MPI Secret's copy
-        # (shown without its data, which is the cluster's), the EPP's InferencePool / DestinationRule
-        extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_secret_copy(graph, ctx)]
+        # what the DGD controller applies besides: the sshd policy, the claims, the namespace's MPI SSH
+        # Secret (shown without the keys it generates), the EPP's InferencePool / DestinationRule
+        extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_ssh_secret(graph, ctx)]
         out.extend(o for o in extra if o is not None)
         out.extend(epp_graph_objects(graph, ctx))
         out.extend(render_adapters(graph))  # the DGD controller's AdapterSync creates these

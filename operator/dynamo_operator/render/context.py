@@ -61,6 +61,9 @@ class RenderContext:
     ``inferencePool``, ``istio``: the keys of ``INTEGRATION_GROUPS``; ``istioVirtualService``,
     ``istioDestinationRule``: of ``INTEGRATION_KINDS``); the controllers discover them, ``render
     --detected`` pretends them.
+    ``mpi_ssh_key_id``: the id of the namespace's MPI SSH Secret's keys (``mpisecret.key_id``), stamped on
+    multinode TensorRT-LLM pod templates so new keys roll those pods; None where the operator does not see
+    the Secret (``render``, ``mpi.sshSecretCopy: false``).
     """
 
     operator_config: Any = None
@@ -68,6 +71,7 @@ class RenderContext:
     operator_version: str = __version__
     checkpoints: Mapping[str, dict] = field(default_factory=dict)
     detected: Collection[str] = frozenset()
+    mpi_ssh_key_id: str | None = None
 
     def __post_init__(self) -> None:
         # every default filled in once (api.config.DEFAULTS), so no renderer carries a fallback of its own

@@ -1,43 +1,57 @@
-"""The MPI SSH Secret where a graph's pods are (``mpi.sshSecretName`` / ``mpi.sshSecretNamespace``).
+"""Each graph namespace's own MPI SSH Secret (``mpi.sshSecretName``), and the key id its pods carry.
 
-Multinode TensorRT-LLM pods mount the Secret ``mpi.sshSecretName`` (``render/pod.py``); the platform keeps
-it in ``mpi.sshSecretNamespace`` (the release namespace, where the install hook creates it), and a pod can
-mount a Secret of its own namespace only. So for a graph elsewhere that runs such pods, the DGD controller
-copies the Secret into the graph's namespace under the same name (``controllers/mpisecret.py``): data and
-type from the source, kept equal to it (a rotated key reaches every copy), with a plain owner reference
-from every graph of the namespace that needs it (one copy per namespace: the garbage collector deletes it
-with the last of them; a graph that stops needing it lets go). A Secret of that name the operator did not
-copy (the user's) is used as it is and never written.
+Multinode TensorRT-LLM pods mount the Secret ``mpi.sshSecretName`` (``render/pod.py``), and a pod can mount
+a Secret of its own namespace only. The platform keeps one in ``mpi.sshSecretNamespace`` (the release
+namespace, made by the install hook); for a graph elsewhere that runs such pods, the DGD controller keeps a
+Secret of that name in the graph's namespace with **keys generated for that namespace**
+(``controllers/mpisecret.py``): a user key pair, a host key and their ``authorized_keys`` and
+``known_hosts``, the layout of ``sshkeys.py``. Why per namespace, not per graph, nor one shared copy:
 
-``mpi.sshSecretCopy: false`` (a dynamo-platform extension) turns copying off; the graph's namespace then
-needs the Secret from whoever creates it, and the operator needs no write access to Secrets.
+* one shared key (what the operator did before: copies of the release namespace's Secret) let anyone who
+  can read Secrets in one tenant's namespace log in, as root on port 2222, to every other tenant's workers;
+* the namespace is Kubernetes' boundary: whoever reads one Secret of a namespace reads them all, and whoever
+  creates pods there can mount any of them, so a key per graph would protect nothing a key per namespace
+  does not; and the Secret's name stays the one the pods mount (``mpi.sshSecretName``, the contract),
+  instead of a name per graph that manifests written for upstream would not know.
+
+The Secret carries a plain owner reference from every graph of its namespace that needs it (the garbage
+collector deletes it with the last of them; a graph that stops needing it lets go). It is labelled as the
+operator's; ``nvidia.com/dynamo-mpi-ssh-keys-for: <namespace>`` says its keys were made for that namespace.
+A Secret of the operator's without that mark (an earlier operator's copy, annotated
+``nvidia.com/dynamo-copied-from``, holding the shared key; or a Secret moved from another namespace) gets
+new keys. A Secret of that name the operator did not make (the user's) is used as it is and never written.
+
+The pods of multinode TensorRT-LLM components carry the namespace Secret's key id (``key_id``) as a pod
+template annotation (``names.ANN_MPI_SSH_KEY_ID``, ``render/pod.py``): when the keys change (migrated,
+deleted and made anew, edited), every multinode pod of the namespace rolls, so no leader holding one key
+meets workers trusting another.
+
+``mpi.sshSecretCopy: false`` (a dynamo-platform extension; the name is from when the Secret was copied)
+turns this off; the graph's namespace then needs the Secret from whoever creates it, and the operator needs
+no write access to Secrets.
 """
 
 from __future__ import annotations
+
+import hashlib
+
+from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
 from . import names
 from .context import RenderContext
 from .netpol import mpi_components
 
-LABEL_MPI_SSH_COPY = "nvidia.com/dynamo-mpi-ssh-secret"
-ANN_COPIED_FROM = "nvidia.com/dynamo-copied-from"
-# what a copy may hold: the keys the pods read (``multinode.py``; the install hook writes the user key pair,
-# authorized_keys and the pinned host key with its known_hosts, hooks/dynamo_hooks/sshkeys.py) in an Opaque
-# Secret. The chart's ValidatingAdmissionPolicy (templates/mpi-secret-rbac.yaml) refuses the operator's
-# ServiceAccount any other Secret write, so the copy carries exactly these and nothing else.
-MPI_SSH_KEYS = (
-    "private.key",
-    "private.key.pub",
-    "authorized_keys",
-    "host.key",
-    "host.key.pub",
-    "known_hosts",
-)
-COPY_TYPE = "Opaque"
+LABEL_MPI_SSH = "nvidia.com/dynamo-mpi-ssh-secret"
+ANN_KEYS_FOR = "nvidia.com/dynamo-mpi-ssh-keys-for"  # the namespace the Secret's keys were made for
+ANN_COPIED_FROM = "nvidia.com/dynamo-copied-from"  # an earlier operator's copy of the shared Secret
+# Opaque, with the ``MPI_SSH_KEYS`` only: the chart's ValidatingAdmissionPolicy
+# (templates/mpi-secret-rbac.yaml) refuses the operator's ServiceAccount any other Secret write.
+SECRET_TYPE = "Opaque"
 
 
-def mpi_secret_source(ctx: RenderContext) -> tuple[str, str] | None:
-    """(namespace, name) of the Secret copies are made from, or None when copying is off."""
+def mpi_secret_home(ctx: RenderContext) -> tuple[str, str] | None:
+    """(namespace, name): where the install hook keeps the Secret (the operator writes none there) and the
+    name every namespace's Secret has; None when the operator provides none (``mpi.sshSecretCopy``)."""
     name = ctx.config("mpi", "sshSecretName")
     namespace = ctx.config("mpi", "sshSecretNamespace")
     if not name or not namespace or ctx.config("mpi", "sshSecretCopy") is False:
@@ -45,39 +59,49 @@ def mpi_secret_source(ctx: RenderContext) -> tuple[str, str] | None:
     return str(namespace), str(name)
 
 
-def mpi_secret_copy(dgd: dict, ctx: RenderContext, source: dict | None = None) -> dict | None:
-    """The copy a (v1beta1) graph needs in its namespace (None: it needs none: no multinode TensorRT-LLM
-    component, the graph lives with the source, or copying is off), with ``source``'s ``MPI_SSH_KEYS`` when
-    given (``render`` shows it without: the data is the cluster's); always Opaque (pods read the data only,
-    and the admission policy bounding the operator's Secret writes admits no other type)."""
-    where = mpi_secret_source(ctx)
-    if where is None or not mpi_components(dgd):
+def mpi_ssh_secret(dgd: dict, ctx: RenderContext) -> dict | None:
+    """The Secret a (v1beta1) graph needs in its namespace, without its data (the keys are generated by
+    the controller, and ``render`` shows none); None when it needs none: no multinode TensorRT-LLM
+    component, the graph lives in ``mpi.sshSecretNamespace`` (its pods mount the hook's Secret), or the
+    operator provides none."""
+    home = mpi_secret_home(ctx)
+    if home is None or not mpi_components(dgd):
         return None
-    src_ns, name = where
+    home_ns, name = home
     namespace = (dgd.get("metadata") or {}).get("namespace") or "default"
-    if namespace == src_ns:
+    if namespace == home_ns:
         return None
-    copy: dict = {
+    return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
             "name": name,
             "namespace": namespace,
-            "labels": {LABEL_MPI_SSH_COPY: "true", names.LABEL_MANAGED_BY: names.MANAGED_BY},
-            "annotations": {
-                ANN_COPIED_FROM: f"{src_ns}/{name}",
-                names.ANN_OPERATOR_VERSION: ctx.operator_version,
-            },
+            "labels": {LABEL_MPI_SSH: "true", names.LABEL_MANAGED_BY: names.MANAGED_BY},
+            "annotations": {ANN_KEYS_FOR: namespace, names.ANN_OPERATOR_VERSION: ctx.operator_version},
         },
-        "type": COPY_TYPE,
+        "type": SECRET_TYPE,
     }
-    data = {k: v for k, v in ((source or {}).get("data") or {}).items() if k in MPI_SSH_KEYS}
-    if data:
-        copy["data"] = data
-    return copy
 
 
-def is_copy(secret: dict) -> bool:
-    """The operator made ``secret`` (only copies are ever written or deleted)."""
+def is_ours(secret: dict) -> bool:
+    """The operator made ``secret`` (only such Secrets are ever written or deleted)."""
     labels = (secret.get("metadata") or {}).get("labels") or {}
-    return labels.get(names.LABEL_MANAGED_BY) == names.MANAGED_BY and labels.get(LABEL_MPI_SSH_COPY) == "true"
+    return labels.get(names.LABEL_MANAGED_BY) == names.MANAGED_BY and labels.get(LABEL_MPI_SSH) == "true"
+
+
+def keys_made_here(secret: dict) -> bool:
+    """The operator's Secret holds keys made for its own namespace (not an earlier operator's copy of the
+    shared key, nor a Secret moved from another namespace)."""
+    md = secret.get("metadata") or {}
+    return is_ours(secret) and (md.get("annotations") or {}).get(ANN_KEYS_FOR) == md.get("namespace")
+
+
+def key_id(secret: dict | None) -> str | None:
+    """A short digest of everything the pods read from the Secret (its ``MPI_SSH_KEYS``, as stored): equal
+    ids, equal keys. None without any of them."""
+    data = (secret or {}).get("data") or {}
+    entries = [f"{k}={data[k]}" for k in MPI_SSH_KEYS if data.get(k)]
+    if not entries:
+        return None
+    return hashlib.sha256("\n".join(entries).encode()).hexdigest()[:16]

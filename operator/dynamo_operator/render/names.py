@@ -36,6 +36,8 @@ COMPONENT_CLASS_WORKER = "worker"
 # Annotations
 ANN_SPEC_HASH = "nvidia.com/dynamo-spec-hash"
 ANN_OPERATOR_VERSION = "nvidia.com/dynamo-operator-version"
+# the id of the namespace's MPI SSH keys (mpisecret.key_id) on multinode TensorRT-LLM pod templates
+ANN_MPI_SSH_KEY_ID = "nvidia.com/dynamo-mpi-ssh-key-id"
 ANN_DISABLE_PULL_SECRET_DISCOVERY = "nvidia.com/disable-image-pull-secret-discovery"
 ANN_ENABLE_METRICS = "nvidia.com/enable-metrics"
 ANN_DISCOVERY_BACKEND = "nvidia.com/dynamo-discovery-backend"

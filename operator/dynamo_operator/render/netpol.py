@@ -1,5 +1,5 @@
 """The MPI sshd NetworkPolicy of a graph (OperatorConfiguration ``mpi.sshNetworkPolicy``, a
-dynamo-platform extension).
+dynamo-platform extension, on by default: issue 30).
 
 A multinode TensorRT-LLM component runs ``sshd`` on port 2222 in its worker pods so that the leader's
 ``mpirun`` can start ranks there. Anything that can reach that port may try the key; this policy admits it

@@ -185,7 +185,12 @@ def build_pod_template(
         secrets = discover_pull_secrets(pod, info.namespace, ctx.pull_secrets)
         if secrets:
             pod["imagePullSecrets"] = secrets
-    return {"metadata": pod_metadata(info, template), "spec": _ordered_pod(pod)}
+    metadata = pod_metadata(info, template)
+    if info.backend == "trtllm" and info.multinode and ctx.mpi_ssh_key_id:  # new MPI SSH keys roll the pods
+        metadata["annotations"] = dict(
+            sorted({**metadata.get("annotations", {}), names.ANN_MPI_SSH_KEY_ID: ctx.mpi_ssh_key_id}.items())
+        )
+    return {"metadata": metadata, "spec": _ordered_pod(pod)}
 
 
 def frontend_sidecar(info: ComponentInfo, ctx: RenderContext, user: dict, main: dict) -> dict:

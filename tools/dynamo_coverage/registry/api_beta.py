@@ -481,7 +481,7 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.MultinodeSpec": {
         "nodeCount": acts(
             "render.grove:pcs_name",
-            "tests/unit/test_render_netpol.py::test_off_by_default_and_absent_for_other_backends",
+            "tests/unit/test_render_netpol.py::test_on_by_default_off_when_asked_and_absent_for_other_backends",
         ),
     },
     "v1beta1.OverridesSpec": {

@@ -627,7 +627,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "dynamo.mpiRun.networkPolicy.enabled": acts(
             "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy needs the API server's addresses",
+            "helm:operator/tests/hardening_test.yaml::the sshd NetworkPolicies can be turned off, and their grant with them",
         ),
         "dynamo.mpiRun.secretName": acts(
             "tpl:operator/templates/_config.tpl",

@@ -223,19 +223,19 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.MPIConfiguration": {
         "sshNetworkPolicy": acts(
             "render.netpol:mpi_ssh_network_policy",
-            "tests/unit/test_render_netpol.py::test_off_by_default_and_absent_for_other_backends",
+            "tests/unit/test_render_netpol.py::test_on_by_default_off_when_asked_and_absent_for_other_backends",
         ),
         "sshSecretCopy": acts(
-            "render.mpisecret:mpi_secret_source",
-            "tests/unit/test_render_pvc_mpisecret.py::test_no_copy_where_none_is_needed",
+            "render.mpisecret:mpi_secret_home",
+            "tests/unit/test_render_pvc_mpisecret.py::test_no_secret_where_none_is_needed",
         ),
         "sshSecretName": acts(
             "render.pod:_operator_volumes",
             "tests/integration/test_exposure_storage_cluster.py::test_the_copy_grant_names_the_secret",
         ),
         "sshSecretNamespace": acts(
-            "render.mpisecret:mpi_secret_source",
-            "tests/integration/test_exposure_storage_cluster.py::test_the_mpi_secret_is_copied_where_the_pods_are",
+            "render.mpisecret:mpi_secret_home",
+            "tests/integration/test_exposure_storage_cluster.py::test_each_namespace_gets_mpi_keys_of_its_own",
         ),
     },
     "config.MetricsServer": {

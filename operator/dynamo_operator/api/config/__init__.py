@@ -61,7 +61,7 @@ DEFAULTS: dict[str, Any] = {
         "workloads": {"restrictedSecurityContext": False, "podTemplates": {"action": "Warn"}},
     },
     "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
-    "mpi": {"sshNetworkPolicy": False, "sshSecretCopy": True},
+    "mpi": {"sshNetworkPolicy": True, "sshSecretCopy": True},
 }
 ISTIO_DEFAULTS: dict[str, Any] = {"tlsMode": "SIMPLE", "insecureSkipVerify": True}
 LOG_LEVELS = ("debug", "info", "warn", "warning", "error")

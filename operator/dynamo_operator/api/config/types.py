@@ -480,18 +480,20 @@ class MPIConfiguration(ApiModel):
     ssh_secret_copy: bool | None = Field(
         None,
         description=(
-            "SSHSecretCopy (dynamo-platform extension, default true): copy the Secret SSHSecretName from\n"
-            "SSHSecretNamespace into the namespace of every graph with multinode TensorRT-LLM components,\n"
-            "whose pods mount it. Needs create on Secrets in those namespaces (the chart grants it with\n"
-            "this switch); false leaves providing the Secret there to you."
+            "SSHSecretCopy (dynamo-platform extension, default true): give every namespace with multinode\n"
+            "TensorRT-LLM graphs, but SSHSecretNamespace, a Secret SSHSecretName with SSH keys the operator\n"
+            "generates for that namespace (its pods mount it; no two namespaces share a key). Needs create\n"
+            "on Secrets in those namespaces (the chart grants it with this switch); false leaves providing\n"
+            "the Secret there to you."
         ),
     )
     ssh_network_policy: bool | None = Field(
         None,
         description=(
-            "SSHNetworkPolicy (dynamo-platform extension): render one NetworkPolicy per graph with\n"
-            "multinode TensorRT-LLM components, admitting their sshd port (2222) only from pods of the\n"
-            "same graph. Needs write access to NetworkPolicies (the chart grants it with this switch)."
+            "SSHNetworkPolicy (dynamo-platform extension, default true): render one NetworkPolicy per\n"
+            "graph with multinode TensorRT-LLM components, admitting their sshd port (2222) only from pods\n"
+            "of the same graph. Needs write access to NetworkPolicies (the chart grants it with this\n"
+            "switch)."
         ),
     )
 

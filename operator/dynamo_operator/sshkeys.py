@@ -1,4 +1,8 @@
-"""The MPI SSH keypair, made with `cryptography` (no ssh-keygen binary or extra image needed).
+"""The MPI SSH keys, made with `cryptography` (no ssh-keygen binary or extra image needed).
+
+One module for the install hook (the release namespace's Secret, ``hooks/dynamo_hooks/secrets.py``) and the
+operator (each graph namespace's own keys, ``controllers/mpisecret.py``): both write the same layout, which
+the launch scripts of ``render/multinode.py`` read.
 
 TensorRT-LLM multinode workers mount the Secret at /ssh-pk and read `private.key` and `private.key.pub`
 (the names upstream's keygen Job and operator use); `authorized_keys` is added so sshd can point at the
@@ -8,13 +12,15 @@ which broke upstream's keygen Job once.
 The workers' sshd host key lives in the same Secret (`host.key`, `host.key.pub`) with a `known_hosts` line
 pinning it for every host name (`*`): the leader's ssh then checks the key the worker presents
 (``StrictHostKeyChecking=yes``) instead of trusting whatever answers on port 2222. One host key for all
-workers, because the workers of a graph are interchangeable and their names are not known when the hook
-runs. ECDSA P-256: FIPS-approved like RSA, and instant to generate.
+workers of a Secret, because the workers are interchangeable and their names are not known when the keys
+are made. ECDSA P-256: FIPS-approved like RSA, and instant to generate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -28,8 +34,10 @@ HOST_KEY = "host.key"
 HOST_PUBLIC_KEY = "host.key.pub"
 KNOWN_HOSTS = "known_hosts"
 HOST_KEY_COMMENT = "dynamo-mpi-host"
+_T = TypeVar("_T")
 USER_KEYS = (PRIVATE_KEY, PUBLIC_KEY, AUTHORIZED_KEYS)
 HOST_KEYS = (HOST_KEY, HOST_PUBLIC_KEY, KNOWN_HOSTS)
+MPI_SSH_KEYS = USER_KEYS + HOST_KEYS  # every entry of an MPI SSH Secret, and nothing else
 
 
 @dataclass(frozen=True)
@@ -104,3 +112,31 @@ def keypair_from_private(private_pem: bytes, comment: str = KEY_COMMENT) -> SshK
         key = serialization.load_pem_private_key(private_pem, password=None)  # raises ValueError if not PEM
     derived = _pair(key, comment)
     return SshKeyPair(private_pem, derived.public_openssh)
+
+
+def _readable(private: bytes | None, load: Callable[[bytes], _T]) -> _T | None:
+    if not private:
+        return None
+    try:
+        return load(private)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        return None
+
+
+def complete_keys(current: Mapping[str, bytes]) -> tuple[dict[str, bytes], list[str]]:
+    """A whole MPI SSH data set from what a Secret holds: each readable private key kept (never rotated),
+    its public half, ``authorized_keys`` and ``known_hosts`` derived from it (an edited one is restored);
+    a missing or unreadable private key replaced by a new one. Returns (every ``MPI_SSH_KEYS`` entry, the
+    private keys that were made new: ``PRIVATE_KEY`` and/or ``HOST_KEY``).
+
+    For a Secret whose keys are its own to replace (the operator's per-namespace Secret: its pods roll when
+    the keys change); the install hook, whose Secret may be trusted by running pods it cannot roll, refuses
+    an unreadable key instead (``hooks/dynamo_hooks/secrets.py``)."""
+    made: list[str] = []
+    user = _readable(current.get(PRIVATE_KEY), keypair_from_private)
+    if user is None:
+        user, made = generate_keypair(), [PRIVATE_KEY]
+    host = _readable(current.get(HOST_KEY), host_key_from_private)
+    if host is None:
+        host, made = generate_host_key(), [*made, HOST_KEY]
+    return {**user.secret_data(), **host.secret_data()}, made
