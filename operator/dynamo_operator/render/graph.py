@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dynamo_operator.api.alpha import alpha_spec, may_hold_alpha_fields, with_alpha_fields
+from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
 from . import gms, names
 from .context import RenderContext
@@ -25,7 +26,7 @@ from .pod import split_containers
 ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
 # v1alpha1 service fields v1beta1 has no place for that a graph's DCD carries (in its own v1alpha1 spec,
 # ``api.alpha.with_alpha_fields``) so the DCD's renderer acts on them: the exposure (``ingress.py``) and
-# a componentType without a v1beta1 value (``main``: the component-type label)
+# a componentType v1beta1 has no value for, or another name for (``main``: the component-type label)
 CARRIED_ALPHA_FIELDS = ("ingress", "componentType")
 
 
@@ -188,8 +189,8 @@ def build_dcd(
         "spec": spec,
     }
     carried = {k: alpha_svc[k] for k in CARRIED_ALPHA_FIELDS if k in alpha_svc}
-    if component.get("type"):
-        carried.pop("componentType", None)  # v1beta1 holds it
+    if component.get("type") and carried.get("componentType") not in ALPHA_COMPONENT_TYPE_ALIASES:
+        carried.pop("componentType", None)  # v1beta1 holds it (an alias rides along: the DCD says "main")
     return with_alpha_fields(dcd, carried) if carried else dcd
 
 

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from dynamo_operator.api.alpha import alpha_spec
+from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
 from . import names
 from .errors import RenderError
@@ -68,7 +69,7 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     node_count = int((spec.get("multinode") or {}).get("nodeCount") or 1)
     discovery = annotations.get(names.ANN_DISCOVERY_BACKEND) or discovery_default
     return ComponentInfo(
-        type_label=type_label(spec.get("type"), alpha_spec(dcd) if not spec.get("type") else {}),
+        type_label=type_label(spec.get("type"), alpha_spec(dcd) if _may_be_aliased(spec.get("type")) else {}),
         dcd=dcd,
         name=name,
         namespace=namespace,
@@ -83,16 +84,22 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     )
 
 
+def _may_be_aliased(component_type: str | None) -> bool:
+    """No type, or a type a v1alpha1 ``componentType`` may name by another name (``main``): only then
+    can the label differ from the type (the others skip the conversion)."""
+    return not component_type or component_type in ALPHA_COMPONENT_TYPE_ALIASES.values()
+
+
 def type_label(component_type: str | None, alpha: dict) -> str:
-    """The nvidia.com/dynamo-component-type label: the v1beta1 ``type``; else a v1alpha1 ``componentType``
-    v1beta1 has no value for (``main``), from ``alpha`` (the v1alpha1 service or DCD spec), kept as the
-    user wrote it when it is a valid label value; else "default"."""
-    if component_type:
-        return component_type
+    """The nvidia.com/dynamo-component-type label: the v1alpha1 ``componentType`` as the user wrote it when
+    v1beta1 has no value for it or knows it by another name (``main``, the frontend: the label stays
+    ``main``, as upstream labelled it) and it is a valid label value; else the v1beta1 ``type``; else
+    "default". ``alpha``: the v1alpha1 service or DCD spec."""
     value = alpha.get("componentType")
-    if isinstance(value, str) and _LABEL_VALUE.match(value):
+    named_so = not component_type or ALPHA_COMPONENT_TYPE_ALIASES.get(str(value)) == component_type
+    if named_so and isinstance(value, str) and _LABEL_VALUE.match(value):
         return value
-    return names.DEFAULT_COMPONENT_TYPE
+    return component_type or names.DEFAULT_COMPONENT_TYPE
 
 
 _FLAG = re.compile(
