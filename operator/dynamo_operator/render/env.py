@@ -43,8 +43,11 @@ def common_env(info: ComponentInfo, container: str = names.MAIN_CONTAINER) -> li
         _field("POD_UID", "metadata.uid"),
         _v("DYN_DISCOVERY_BACKEND", info.discovery_backend),
     ]
-    if info.annotations.get(names.ANN_KUBE_DISCOVERY_MODE) == "container":
-        env += [_v("CONTAINER_NAME", container), _v("DYN_KUBE_DISCOVERY_MODE", "container")]
+    if info.kube_discovery_mode == names.KUBE_DISCOVERY_CONTAINER:
+        env += [
+            _v("CONTAINER_NAME", container),
+            _v("DYN_KUBE_DISCOVERY_MODE", names.KUBE_DISCOVERY_CONTAINER),
+        ]
     return env
 
 

@@ -49,9 +49,25 @@ class ComponentInfo:
         return ((self.dcd.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
 
     @property
+    def kube_discovery_mode(self) -> str | None:
+        """How the component's containers register with Kubernetes discovery: the
+        ``nvidia.com/dynamo-kube-discovery-mode`` annotation, else "container" for intra-pod failover (its
+        two engines of a pod must register separately; upstream sets the mode for failover itself)."""
+        mode = self.annotations.get(names.ANN_KUBE_DISCOVERY_MODE)
+        if mode is None and failover_spec(self.spec) is not None:
+            return names.KUBE_DISCOVERY_CONTAINER
+        return mode
+
+    @property
     def checkpoint(self) -> dict | None:
         cp = (self.spec.get("experimental") or {}).get("checkpoint")
         return cp if isinstance(cp, dict) and cp.get("enabled") else None
+
+
+def failover_spec(spec: dict) -> dict | None:
+    """``experimental.failover`` of a (v1beta1) component spec; present means enabled."""
+    value = (spec.get("experimental") or {}).get("failover")
+    return value if isinstance(value, dict) else None
 
 
 def component_info(dcd: dict, discovery_default: str = "kubernetes") -> ComponentInfo:
