@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from dynamo_operator.api.alpha import alpha_spec, may_hold_alpha_fields, with_alpha_fields
 from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
-from . import gms, names
+from . import gms, kvtransfer, names
 from .context import RenderContext
 from .epp import check_pool_api, has_epp
 from .errors import RenderError
@@ -161,6 +161,9 @@ def build_dcd(
             main = {"name": names.MAIN_CONTAINER}
             containers.insert(0, main)
         main["env"] = merge_env([], graph_env, main.get("env") or [])
+    policy = kvtransfer.policy_of(dgd)
+    if policy is not None and component.get("type") in names.WORKER_TYPES:
+        kvtransfer.apply_to_component(spec, policy)  # the DCD needs no graph to render it
 
     dyn_ns = names.dynamo_namespace(namespace, dgd_name, bool(component.get("globalDynamoNamespace")))
     labels = {
@@ -192,6 +195,16 @@ def build_dcd(
     if component.get("type") and carried.get("componentType") not in ALPHA_COMPONENT_TYPE_ALIASES:
         carried.pop("componentType", None)  # v1beta1 holds it (an alias rides along: the DCD says "main")
     return with_alpha_fields(dcd, carried) if carried else dcd
+
+
+def check_kv_transfer(dgd: dict, ctx: RenderContext) -> None:
+    """``spec.experimental.kvTransferPolicy``'s problems (``kvtransfer.problems``, what admission refuses)."""
+    policy = (((dgd.get("spec") or {}).get("experimental")) or {}).get("kvTransferPolicy")
+    if policy is None:
+        return
+    for path, _, detail in kvtransfer.problems(policy, ctx.grove_enabled)[:1]:
+        where = ".".join(("spec.experimental.kvTransferPolicy", *path))
+        raise RenderError(dgd, where, detail)
 
 
 def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
@@ -226,6 +239,7 @@ def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None
     check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
     check_gms(dgd, backend, ctx)
+    check_kv_transfer(dgd, ctx)
     whash = worker_hash(dgd)
     services = alpha_spec(dgd).get("services") or {}
     dcds = [
