@@ -509,11 +509,13 @@ def test_trtllm_engines_get_their_own_torch_distributed_store():
 
 
 def test_multinode_vllm_failover_keeps_each_engines_rendezvous_apart():
-    mp = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
-    d = failover_dcd("vllm", 2, mp, ("--model", "m", "--tensor-parallel-size", "16"))
+    """Unannotated, multinode vLLM with failover runs on the mp executor (a second Ray head could not
+    start); each engine has its own torch.distributed store."""
+    d = failover_dcd("vllm", 2, None, ("--model", "m", "--tensor-parallel-size", "16"))
     leader, worker = lws_pods(render_all(d, ctx(CFG, ALL | {"lws"})))
     for pod in (leader, worker):
         e0, e1 = engines_of(pod)
+        assert "--distributed-executor-backend mp" in words(e0)
         assert "--master-port 29500" in words(e0) and "--master-port 29600" in words(e1)
         assert env(e0)["NNODES"] == env(e1)["NNODES"] == "2"
 

@@ -143,16 +143,16 @@ def test_failover_refusals(component, annotations, want):
 
 @pytest.mark.parametrize("backend", ["vllm", "sglang", "trtllm"])
 def test_failover_of_every_backend_is_admitted_on_one_node_or_several(backend):
-    """Upstream renders failover for vLLM, SGLang and TensorRT-LLM workers, multinode ones included (the
-    multinode vLLM one on the mp executor: two Ray heads cannot share the leader's port)."""
+    """Upstream renders failover for vLLM, SGLang and TensorRT-LLM workers, multinode ones included
+    (multinode vLLM with failover runs on the mp executor unless annotated: two Ray heads cannot share
+    the leader's port)."""
     w = worker(None, {}, gpus="8")
     main = w["podTemplate"]["spec"]["containers"][0]
     main["command"] = ["python3", "-m", f"dynamo.{backend}"]
     main["args"] = ["--model", "m", "--tensor-parallel-size", "16"]
     assert errors(dgd(w)) == []
     w["multinode"] = {"nodeCount": 2}
-    mp = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
-    assert errors(dgd(w, annotations=mp if backend == "vllm" else None)) == []
+    assert errors(dgd(w)) == []
 
 
 def test_failover_needs_a_known_engine_and_not_two_ray_heads():
@@ -166,9 +166,10 @@ def test_failover_needs_a_known_engine_and_not_two_ray_heads():
     ]
     ray = worker(None, {}, gpus="8", multinode={"nodeCount": 2})
     ray["podTemplate"]["spec"]["containers"][0]["args"] = ["--tensor-parallel-size", "16"]
-    (found,) = errors(dgd(ray))
+    asked = {"nvidia.com/vllm-distributed-executor-backend": "ray"}
+    (found,) = errors(dgd(ray, annotations=asked))
     assert found.startswith("spec.components[0].experimental.failover: Forbidden: failover of multinode vLLM")
-    assert "nvidia.com/vllm-distributed-executor-backend: mp" in found
+    assert "remove the annotation (failover then runs on the mp executor" in found
 
 
 def test_failover_modes_must_match():

@@ -107,7 +107,7 @@ def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -
             info.multinode
             and info.is_worker
             and vllm_multinode_mode(main) == "tp-pp"
-            and vllm_executor(info.annotations) == VLLM_MP
+            and vllm_executor(info.annotations, info.spec) == VLLM_MP
         ):
             env.append(_field("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
     elif info.backend == "trtllm" and info.multinode:

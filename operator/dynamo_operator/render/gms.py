@@ -296,10 +296,11 @@ def _failover_backend_problems(spec: dict, backend: str | None, annotations: dic
             Problem(
                 FAILOVER_PATH,
                 "forbidden",
-                "failover of multinode vLLM on the Ray executor would start two Ray head nodes on the "
-                "leader's port 6379 in one pod, and the standby's could never start",
-                f"annotate the graph {names.ANN_VLLM_EXECUTOR}: mp (torch.distributed, whose port the "
-                "standby moves), or remove experimental.failover",
+                f"failover of multinode vLLM on the Ray executor (the annotation {names.ANN_VLLM_EXECUTOR} "
+                "asks for it) would start two Ray head nodes on the leader's port 6379 in one pod, and the "
+                "standby's could never start",
+                "remove the annotation (failover then runs on the mp executor, torch.distributed, whose "
+                "port the standby moves) or set it to mp, or remove experimental.failover",
             )
         ]
     return []

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from .errors import RenderError, spec_path
-from .info import gpus_per_node, parallel_sizes, vllm_multinode_mode
+from .info import failover_spec, gpus_per_node, parallel_sizes, vllm_multinode_mode
 from .names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, WORKER_TYPES
 from .ports import (
     DIST_INIT_PORT_NAME,
@@ -332,9 +332,14 @@ def _flag_value(words: tuple[str, ...], flag: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def vllm_executor(annotations: dict) -> str:
-    """Distributed executor of multinode TP/PP vLLM: Ray (the defaults document) unless annotated ``mp``."""
-    return VLLM_MP if annotations.get(ANN_VLLM_EXECUTOR) == VLLM_MP else VLLM_RAY
+def vllm_executor(annotations: dict, spec: dict | None = None) -> str:
+    """Distributed executor of multinode TP/PP vLLM: Ray (the defaults document) unless annotated ``mp``,
+    or, unannotated, for a component with failover (its standby engine cannot start a second Ray head on
+    the leader's port, and moves the mp rendezvous port instead: ``render/gms.py``)."""
+    chosen = annotations.get(ANN_VLLM_EXECUTOR)
+    if chosen is None and spec is not None and failover_spec(spec) is not None:
+        return VLLM_MP
+    return VLLM_MP if chosen == VLLM_MP else VLLM_RAY
 
 
 @dataclass(frozen=True)
@@ -356,7 +361,9 @@ def _gpu_problem(launch: _Launch, backend: str, why: str) -> Problem:
     )
 
 
-def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) -> tuple[str, int, int]:
+def _vllm_plan(
+    launch: _Launch, main: dict, node_count: int, annotations: dict, spec: dict
+) -> tuple[str, int, int]:
     """(mode, GPUs per node, DP ranks per node) of multinode vLLM, by the defaults document's rules: Ray
     (or mp) tensor/pipeline parallel when TP x PP exceeds a node's GPUs, data parallel when TP x PP x DP
     does, else per node (upstream adds no flag then: each node runs its own engine as written)."""
@@ -384,7 +391,7 @@ def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) 
                     f"--pipeline-parallel-size {sizes['pipeline-parallel-size']}",
                 )
             )
-        return vllm_executor(annotations), gpus, 0
+        return vllm_executor(annotations, spec), gpus, 0
     if mode == "dp":
         local = gpus // world
         if dp != local * node_count:
@@ -446,7 +453,7 @@ def _plan(
             )
         )
     if backend == "vllm":
-        mode, gpus, local = _vllm_plan(launch, container, node_count, annotations)
+        mode, gpus, local = _vllm_plan(launch, container, node_count, annotations, spec)
         return _Plan(backend, mode, node_count, gpus, local, launch)
     if backend == "sglang":
         return _Plan(backend, "sglang", node_count, 0, 0, launch)
