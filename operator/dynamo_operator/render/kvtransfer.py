@@ -168,7 +168,8 @@ def labels_to_copy(annotations: dict, node_labels: dict, levels: list[dict]) -> 
 
 
 def notices(kind: str, beta: dict) -> list[Notice]:
-    """``render/notices.py`` rule: what of the policy is accepted and has no effect."""
+    """``spec.experimental.kvTransferPolicy.preferredWeight`` beside enforcement required (it weighs only
+    "preferred"), and a policy in a graph without a worker to label (a ``render/notices.py`` rule)."""
     policy = d(d(d(beta.get("spec")).get("experimental")).get("kvTransferPolicy"))
     if kind != names.DGD_KIND or not policy:
         return []

@@ -35,7 +35,8 @@ Rule = Callable[[str, dict], Iterable[Notice]]
 
 
 def _epp_config(kind: str, beta: dict) -> Iterator[Notice]:
-    """Only an epp component reads an EndpointPickerConfig (``render/epp.py``)."""
+    """A non-epp component's ``eppConfig``: only an EPP component reads an EndpointPickerConfig
+    (``render/epp.py``)."""
     for base, comp in components(kind, beta):
         if comp.get("type") != "epp" and comp.get("eppConfig") is not None:
             yield Notice(
@@ -46,7 +47,8 @@ def _epp_config(kind: str, beta: dict) -> Iterator[Notice]:
 
 
 def _epp_pool(kind: str, beta: dict) -> Iterator[Notice]:
-    """A graph creates its EPP's InferencePool (``render/epp.py``); a DCD on its own has no graph."""
+    """An epp DynamoComponentDeployment on its own: a graph creates its EPP's InferencePool
+    (``render/epp.py``), and a DCD alone has no graph."""
     if kind == names.DCD_KIND and d(beta.get("spec")).get("type") == "epp":
         yield Notice(
             ("spec", "type"),
