@@ -21,7 +21,7 @@ from .info import type_label
 from .ingress import dcds_exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
-from .pod import split_containers
+from .pod import ensure_main, split_containers
 
 ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
 # v1alpha1 service fields v1beta1 has no place for that a graph's DCD carries (in its own v1alpha1 spec,
@@ -154,12 +154,7 @@ def build_dcd(
         del template["metadata"]
     graph_env = gspec.get("env") or []
     if graph_env:
-        pspec = template.setdefault("spec", {})
-        containers = pspec.setdefault("containers", [])
-        main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
-        if main is None:
-            main = {"name": names.MAIN_CONTAINER}
-            containers.insert(0, main)
+        main = ensure_main(spec)
         main["env"] = merge_env([], graph_env, main.get("env") or [])
     policy = kvtransfer.policy_of(dgd)
     if policy is not None and component.get("type") in names.WORKER_TYPES:

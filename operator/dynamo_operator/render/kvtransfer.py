@@ -28,6 +28,7 @@ from dynamo_operator.api.jsontree import d, lst
 from . import names
 from .merge import merge_env
 from .notice import Notice, components
+from .pod import ensure_main
 
 ANN_LABEL_KEY = "nvidia.com/topology-label-key"
 ANN_CLUSTER_TOPOLOGY = "nvidia.com/topology-cluster-topology-name"
@@ -84,15 +85,11 @@ def source_annotations(policy: dict) -> dict[str, str]:
 def apply_to_component(component: dict, policy: dict) -> None:
     """Wire a worker component (a v1beta1 copy, in place): the env on ``main`` (over the user's), the
     Downward API volume and its mount, the source annotation on the pod template."""
-    template = component.setdefault("podTemplate", {})
+    main = ensure_main(component)
+    template = component["podTemplate"]
     meta = template.setdefault("metadata", {})
     meta["annotations"] = {**(meta.get("annotations") or {}), **source_annotations(policy)}
-    pod = template.setdefault("spec", {})
-    containers = pod.setdefault("containers", [])
-    main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
-    if main is None:
-        main = {"name": names.MAIN_CONTAINER}
-        containers.insert(0, main)
+    pod = template["spec"]
     main["env"] = merge_env(main.get("env") or [], policy_env(policy))
     mounts = [m for m in main.get("volumeMounts") or [] if m.get("name") != VOLUME]
     main["volumeMounts"] = [*mounts, {"name": VOLUME, "mountPath": MOUNT_PATH, "readOnly": True}]

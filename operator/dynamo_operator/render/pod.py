@@ -52,6 +52,17 @@ _CONTAINER_ORDER = (
 )
 
 
+def ensure_main(component: dict) -> dict:
+    """The ``main`` container of a (v1beta1) component's pod template, added first when there is none:
+    where the graph puts what it gives every component (the graph's env, a KV-transfer policy)."""
+    containers = component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
+    main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
+    if main is None:
+        main = {"name": names.MAIN_CONTAINER}
+        containers.insert(0, main)
+    return main
+
+
 def split_containers(pod_spec: dict) -> tuple[dict | None, list[dict]]:
     """(the user's ``main`` container or None, the sidecars in order)."""
     main, sidecars = None, []
@@ -474,4 +485,4 @@ def _ordered_pod(pod: dict) -> dict:
     return out
 
 
-__all__ = ["build_pod_template", "merge_env", "shared_memory_size", "split_containers"]
+__all__ = ["build_pod_template", "ensure_main", "merge_env", "shared_memory_size", "split_containers"]
