@@ -23,11 +23,12 @@ from dynamo_operator.controllers.sync import (
     PODCLIQUESETS,
     RESOURCECLAIMTEMPLATES,
 )
+from dynamo_operator.controllers.topology import CLUSTER_TOPOLOGIES, EV_SOURCE
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
-from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICES, ResourceClient, custom
+from dynamo_operator.runtime.client import CONFIGMAPS, EVENTS, PODS, PVCS, SERVICES, ResourceClient, custom
 from kubernetes.client.exceptions import ApiException
 
 from support import graphs
@@ -419,6 +420,38 @@ def gpu_memory_service(client: ResourceClient, ns: str, cluster_wide: bool) -> N
     client.delete(BETA_DGD, "gms", ns)
     with contextlib.suppress(ApiException):
         client.delete(DEVICECLASSES, GMS_DEVICE_CLASS)
+
+
+def graph_with_kv_transfer_policy(client: ResourceClient, ns: str, cluster_wide: bool) -> None:
+    """A graph whose ``spec.experimental.kvTransferPolicy`` names a Grove ClusterTopology: cluster-wide, its
+    scheduled worker gets the level's label (one get of the node and of the topology, a patch of the pod);
+    namespace-restricted, the operator reads no Node and says so in a Warning Event on the pod."""
+    topology = f"{ns}-topology"
+    levels = [{"domain": "host", "key": "kubernetes.io/hostname"}]
+    with contextlib.suppress(ApiException):
+        client.create(CLUSTER_TOPOLOGIES, {"metadata": {"name": topology}, "spec": {"levels": levels}})
+    worker = graphs.component("Decode", "decode", image=IMAGE, command=graphs.VLLM, gpus=1)
+    policy = {"clusterTopologyName": topology, "domain": "host"}
+    metadata = {"annotations": {"nvidia.com/enable-grove": "false"}}
+    graph = graphs.dgd(
+        worker, name="kvt", namespace=ns, metadata=metadata, experimental={"kvTransferPolicy": policy}
+    )
+    client.create(BETA_DGD, graph)
+
+    def labelled() -> bool:
+        pods = client.list(PODS, ns, label_selector="nvidia.com/selector=kvt-decode").get("items") or []
+        return any("nvidia.com/dynamo-topology.host" in (p["metadata"].get("labels") or {}) for p in pods)
+
+    def warned() -> bool:
+        return any(e.get("reason") == EV_SOURCE for e in client.list(EVENTS, ns).get("items") or [])
+
+    if cluster_wide:
+        wait_for(labelled, WAIT, "no topology label on the worker pod")
+    else:
+        wait_for(warned, WAIT, "no Event saying the restricted operator reads no Node")
+    client.delete(BETA_DGD, "kvt", ns)
+    with contextlib.suppress(ApiException):
+        client.delete(CLUSTER_TOPOLOGIES, topology)
 
 
 def leaderworkerset_drift(client: ResourceClient, ns: str) -> None:
@@ -959,6 +992,7 @@ def exercise(
     leaderworkerset_drift(client, ns)
     graph_with_epp(env, client, ns)
     gpu_memory_service(client, ns, cluster_wide)
+    graph_with_kv_transfer_policy(client, ns, cluster_wide)
     graph_on_grove(env, client, ns)
     request_profiling(env, client, ns, cluster_wide)
     request_with_model_cache(env, client, ns, cluster_wide)

@@ -46,11 +46,12 @@ def test_ingress_errors_name_the_v1alpha1_field():
     ]
     (err,) = errors(alpha_dgd({"enabled": True, "host": "a", "useVirtualService": True}))
     assert err.startswith("spec.services[Frontend].ingress.virtualServiceGateway: Required value")
-    (err,) = errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="main"))
+    (err,) = errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="router"))
     assert err.startswith(
         "spec.services[Frontend].ingress.enabled: Invalid value: true: the component has no"
     )
-    assert "componentType main" in err
+    assert "componentType router" in err
+    assert errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="main")) == []  # main is the frontend
 
 
 def test_the_configured_gateway_satisfies_use_virtual_service():

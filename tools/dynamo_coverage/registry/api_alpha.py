@@ -330,19 +330,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.DynamoGraphDeploymentExperimentalSpec": {
-        "kvTransferPolicy": refused(
-            "admission",
-            {
-                "spec.experimental.kvTransferPolicy": {
-                    "labelKey": "topology.kubernetes.io/zone",
-                    "domain": "zone",
-                }
-            },
-            "is not supported by this operator: topology-aware KV-cache routing",
-            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
-            kind="DynamoGraphDeployment",
-            version="v1alpha1",
-        ),
+        "kvTransferPolicy": Converted("v1beta1.DynamoGraphDeploymentExperimentalSpec.kvTransferPolicy"),
     },
     "v1alpha1.DynamoGraphDeploymentRequestSpec": {
         "autoApply": acts(

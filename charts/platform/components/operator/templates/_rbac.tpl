@@ -7,7 +7,8 @@ code that calls it.
 
 Namespaced rules are granted cluster-wide by a ClusterRole, or in the target namespace by a Role in
 namespace-restricted mode. Nothing here grants get on Secrets outside the release namespace, writes on
-Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery).
+Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery) and a
+get (a worker's topology label).
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
 # controllers/dgd.py, dgdr.py (informer, cached_or_live get; DGDR creates the generated graph),
@@ -317,4 +318,23 @@ Pods, and each worker applies, updates and deletes its own DynamoWorkerMetadata.
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- end }}
+
+{{/*
+Cluster-wide operator only (manager-rbac.yaml): controllers/topology.py (spec.experimental.kvTransferPolicy,
+render/kvtransfer.py) copies a scheduled worker pod's node topology label(s) onto it, a merge patch of the
+pod's labels, reading the node and the Grove ClusterTopology the graph names by one get each. A
+namespace-restricted operator reads no Node, so it gets none of these: its controller writes nothing and
+says so in an Event on the pod (docs/multinode.md).
+*/}}
+{{- define "dynamo-operator.clusterWideRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["get"]
+- apiGroups: ["grove.io"]
+  resources: ["clustertopologies"]
+  verbs: ["get"]
 {{- end }}
