@@ -6,6 +6,8 @@ every write below also proves the chart grants it, and with the chart's own oper
   annotations), restored after a hand edit, updated when the graph changes, deleted when the ingress is
   turned off; the configuration's ``dynamo.ingress.*`` exposes a v1beta1 graph's frontend; the graph's
   ``Exposed`` condition lists the endpoints; ``componentType: main`` reaches the DCD and the pods;
+* the ingress policy: a stored graph's configuration snippet, once the configuration no longer allows
+  it, withholds its Ingress (deleted) and the graph's ``Exposed`` condition says why;
 * ``useVirtualService``: on a cluster without Istio's API the graph says so (``Exposed`` False) and still
   runs; with the (minimal, test-only) VirtualService CRD the VirtualService is created, owned, read back as
   rendered, updated and deleted;
@@ -247,6 +249,34 @@ def test_a_v1alpha1_ingress_is_an_owned_ingress_kept_as_the_graph_says(kube_clus
         edit_graph(client, ns, lambda s: s["services"]["Frontend"]["ingress"].update(enabled=False))
         wait_for(lambda: get(client, INGRESSES, "g-frontend", ns) is None, WAIT, "the Ingress deleted")
         wait_for(lambda: not exposed(client, ns), WAIT, "no Exposed condition")
+
+
+SNIPPET = "nginx.ingress.kubernetes.io/configuration-snippet"
+
+
+def test_the_ingress_policy_withholds_a_stored_graphs_injection(kube_cluster, chart, client, fresh_ns):
+    """A graph stored before the policy (or before the configuration allowed less) stops injecting at once:
+    with the snippet allowed its Ingress carries it; under the chart's default policy the operator deletes
+    that Ingress and says why in the graph's Exposed condition, while the graph keeps running."""
+    ns = fresh_ns
+    ingress = {**INGRESS, "annotations": {SNIPPET: "more_set_headers 'X-Injected: 1';"}}
+    allowing = copy.deepcopy(chart["config"])
+    allowing["ingress"]["allowedAnnotations"] = [SNIPPET]
+    with operator_as(kube_cluster, chart, allowing):
+        apply_dgd(client, alpha_graph(ns, frontend={"ingress": ingress}))
+        ing = wait_for(lambda: get(client, INGRESSES, "g-frontend", ns), WAIT, "Ingress g-frontend")
+        assert ing["metadata"]["annotations"][SNIPPET].startswith("more_set_headers")
+    assert chart["config"]["ingress"]["allowedAnnotations"] == []  # the chart's default
+    with operator_as(kube_cluster, chart):
+        wait_for(lambda: get(client, INGRESSES, "g-frontend", ns) is None, WAIT, "the Ingress withheld")
+        cond = wait_for(
+            lambda: exposed(client, ns).get("status") == "False" and exposed(client, ns), WAIT, "Exposed"
+        )
+        assert cond["reason"] == "IngressPolicy"
+        assert cond["message"].startswith(
+            f"Frontend: not exposed: spec.ingress.annotations[{SNIPPET}]: is a configuration snippet"
+        )
+        assert get(client, DEPLOYMENTS, "g-frontend", ns) is not None  # the graph still runs
 
 
 def test_the_charts_ingress_settings_expose_a_v1beta1_frontend(kube_cluster, chart, client, fresh_ns):

@@ -157,9 +157,9 @@ def test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served():
     assert set(exposed(render_all(beta_graph(), ctx(config)))) == {("Ingress", "llm-frontend")}
     endpoints, problems = graph_exposure_report(beta_graph(), ctx(config))
     assert endpoints == ["Frontend at http://llm.local (Ingress team/llm-frontend)"]
-    assert (
-        len(problems) == 1 and "networking.istio.io" in problems[0] and "virtualServiceGateway" in problems[0]
-    )
+    ((reason, message),) = problems
+    assert reason == "VirtualServiceUnavailable"
+    assert "networking.istio.io" in message and "virtualServiceGateway" in message
 
 
 def test_use_virtual_service_renders_a_virtual_service_instead_of_an_ingress():
@@ -215,9 +215,16 @@ def test_the_exposed_condition():
     st.set_exposed(status, ["Frontend at http://a.local (Ingress t/a)"], [], 3)
     cond = st.condition(status, st.EXPOSED)
     assert (cond["status"], cond["reason"], cond["observedGeneration"]) == ("True", "Exposed", 3)
-    st.set_exposed(status, [], ["Frontend: no VirtualService ..."], 4)
+    st.set_exposed(status, [], [(st.REASON_VS_UNAVAILABLE, "Frontend: no VirtualService ...")], 4)
     cond = st.condition(status, st.EXPOSED)
     assert (cond["status"], cond["reason"]) == ("False", "VirtualServiceUnavailable")
+    assert cond["message"] == "Frontend: no VirtualService ..."
+    st.set_exposed(
+        status, ["Worker at http://w.local (Ingress t/w)"], [(st.REASON_POLICY, "Frontend: ...")], 4
+    )
+    cond = st.condition(status, st.EXPOSED)
+    assert (cond["status"], cond["reason"]) == ("False", "IngressPolicy")
+    assert cond["message"] == "Frontend: ...; Worker at http://w.local (Ingress t/w)"
     st.set_exposed(status, [], [], 5)
     assert st.condition(status, st.EXPOSED) is None
 

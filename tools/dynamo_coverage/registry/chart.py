@@ -587,6 +587,16 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
+        "dynamo.ingress.allowedAnnotations": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedAnnotations",
+        ),
+        "dynamo.ingress.allowedHostSuffixes": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedHostSuffixes",
+        ),
         "dynamo.ingress.className": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
@@ -608,6 +618,11 @@ VALUES: dict[str, dict[str, Status]] = {
             {"dynamo-operator.dynamo.internalImages.debugger": "busybox:1"},
             "is not supported: this operator starts no debugger containers",
             ("tpl:operator/templates/_helpers.tpl",),
+        ),
+        "dynamo.istio.allowedGateways": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedGateways",
         ),
         "dynamo.istio.enabled": acts(
             "tpl:operator/templates/_config.tpl",

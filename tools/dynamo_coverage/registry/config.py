@@ -141,6 +141,18 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.IngressConfiguration": {
+        "allowedAnnotations": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_an_allowed_annotation_passes_and_renders",
+        ),
+        "allowedGateways": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_the_gateway_must_be_a_configured_one",
+        ),
+        "allowedHostSuffixes": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_the_host_must_end_in_a_configured_suffix",
+        ),
         "controllerClassName": acts(
             "render.graph:graph_exposure_report",
             "tests/unit/test_render_ingress.py::test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served",

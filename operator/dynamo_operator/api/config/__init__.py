@@ -177,7 +177,32 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
-    return errors + _credential_errors(cfg) + _workload_errors(cfg) + _rbac_errors(cfg)
+    return errors + _credential_errors(cfg) + _workload_errors(cfg) + _rbac_errors(cfg) + _ingress_errors(cfg)
+
+
+_ANNOTATION_KEY = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+_GATEWAY = re.compile(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def _ingress_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """The ingress policy's lists spelled as Kubernetes and Istio spell them, so a typo does not silently
+    allow nothing (or, for a suffix, refuse every host)."""
+    ingress = cfg.ingress
+    if ingress is None:
+        return []
+    checks = (
+        ("allowedAnnotations", ingress.allowed_annotations, _ANNOTATION_KEY, 'an annotation key (or "*")'),
+        ("allowedHostSuffixes", ingress.allowed_host_suffixes, _DNS_SUBDOMAIN, "a lower-case DNS domain"),
+        ("allowedGateways", ingress.allowed_gateways, _GATEWAY, "an Istio gateway (namespace/name)"),
+    )
+    errors = []
+    for key, values, pattern, what in checks:
+        for i, value in enumerate(values or []):
+            if not (pattern.match(value) or (key == "allowedAnnotations" and value == "*")):
+                errors.append((f"ingress.{key}[{i}]", f"{value!r} is not {what}"))
+    return errors
 
 
 def _rbac_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:

@@ -59,6 +59,10 @@ ingress:
   {{- end }}
   hostSuffix: {{ .Values.dynamo.ingressHostSuffix | quote }}
   virtualServiceSupportsHTTPS: {{ .Values.dynamo.virtualServiceSupportsHTTPS }}
+  # the ingress policy on graph authors' own ingress (render/ingress_policy.py)
+  allowedAnnotations: {{ .Values.dynamo.ingress.allowedAnnotations | default list | toJson }}
+  allowedHostSuffixes: {{ .Values.dynamo.ingress.allowedHostSuffixes | default list | toJson }}
+  allowedGateways: {{ .Values.dynamo.istio.allowedGateways | default list | toJson }}
 {{- if not .Values.namespaceRestriction.enabled }}
 rbac:
   plannerClusterRoleName: {{ include "dynamo-operator.plannerClusterRole" . }}
