@@ -34,6 +34,7 @@ import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
+from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import INGRESSES, VIRTUALSERVICES, controller_ref
 from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRETS, custom
 from kubernetes.client.exceptions import ApiException
@@ -302,6 +303,7 @@ VS_INGRESS = {
     "host": "api",
     "useVirtualService": True,
     "virtualServiceGateway": "istio-system/gw",
+    "ingressControllerClassName": "nginx",  # upstream ignores it beside useVirtualService: a warning Event
 }
 
 
@@ -336,6 +338,14 @@ def test_a_virtual_service_where_istio_is_served_and_a_condition_where_it_is_not
         assert "networking.istio.io" in cond["message"] and "useVirtualService" in cond["message"]
         wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns), WAIT, "the frontend's Deployment")
         assert get(client, INGRESSES, "g-frontend", ns) is None  # instead of an Ingress, not beside one
+        noticed = wait_for(
+            lambda: [m for _, r, m in events_of(client, ns, "g") if r == NOTICE], WAIT, "FieldHasNoEffect"
+        )
+        assert noticed == [
+            "spec.components[0].ingress.ingressControllerClassName: has no effect: useVirtualService renders "
+            "a VirtualService instead of an Ingress, so no Ingress controller is selected; remove it, or set "
+            "useVirtualService: false for an Ingress"
+        ]
     config["ingress"]["virtualServiceSupportsHTTPS"] = True
     with istio_crd(kube_cluster), operator_as(kube_cluster, chart, config):
         vs = wait_for(

@@ -1078,3 +1078,36 @@ def test_kubectl_prints_the_warning_of_a_field_with_no_effect(env):
         assert "eppConfig: has no effect unless type is epp" in text
         version = body["apiVersion"].rpartition("/")[2]
         assert env.get(version, "DynamoGraphDeployment", body["metadata"]["name"])  # stored
+
+
+def test_kubectl_prints_the_ingress_only_settings_a_virtual_service_ignores(env):
+    """A v1alpha1 frontend with ``useVirtualService`` beside ``ingressControllerClassName`` and
+    ``tls.secretName`` (upstream renders the VirtualService and ignores both): stored, and kubectl prints
+    a Warning for each, the text ``render.notices.warnings`` gives (render's stderr and the Event say it
+    too: tests/unit/test_render_ingress.py)."""
+    ingress = {
+        "enabled": True,
+        "host": "api",
+        "useVirtualService": True,
+        "virtualServiceGateway": "istio-system/gw",
+        "ingressControllerClassName": "nginx",
+        "tls": {"secretName": "api-tls"},
+    }
+    body = dgd_alpha("vs-ingress-only", {"Frontend": {"componentType": "frontend", "ingress": ingress}})
+    proc = subprocess.run(
+        ["kubectl", "apply", "-n", NS, "-f", "-"],
+        input=yaml.safe_dump(body),
+        env=env.cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    texts = notices.warnings(body)
+    assert [t.split(": ", 1)[0] for t in texts] == [
+        "spec.services[Frontend].ingress.ingressControllerClassName",
+        "spec.services[Frontend].ingress.tls.secretName",
+    ]
+    for text in texts:
+        assert f"Warning: {text}" in proc.stderr.splitlines(), proc.stderr
+    assert env.get("v1alpha1", "DynamoGraphDeployment", "vs-ingress-only")  # stored

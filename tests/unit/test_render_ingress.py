@@ -7,15 +7,20 @@ from __future__ import annotations
 import copy
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from dynamo_operator.api.alpha import alpha_spec
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
-from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
+from dynamo_operator.controllers.notices import NoticeEvents
+from dynamo_operator.render import RenderContext, RenderError, notices, render_all, render_graph
+from dynamo_operator.render.cli import render_command
 from dynamo_operator.render.graph import graph_exposure_report
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.validate import to_v1beta1
+from dynamo_operator.webhooks.validation import Context, validate
 from support.graphs import FULL_INGRESS as FULL
 from support.graphs import exposed_alpha_graph as alpha_graph
 
@@ -236,16 +241,6 @@ def test_the_exposed_condition():
         ({"enabled": True, "host": "Not_A_Host"}, "spec.ingress.host"),
         ({"enabled": True, "host": "a", "useVirtualService": True}, "spec.ingress.virtualServiceGateway"),
         ({"enabled": True, "host": "a", "virtualServiceGateway": "g"}, "spec.ingress.virtualServiceGateway"),
-        (
-            {
-                "enabled": True,
-                "host": "a",
-                "useVirtualService": True,
-                "virtualServiceGateway": "g",
-                "tls": {"secretName": "s"},
-            },
-            "spec.ingress.tls.secretName",
-        ),
     ],
 )
 def test_what_cannot_act_is_a_render_error_naming_the_field(ingress, field):
@@ -253,6 +248,70 @@ def test_what_cannot_act_is_a_render_error_naming_the_field(ingress, field):
         render_all(alpha_graph(ingress), ctx())
     assert err.value.path == field
     assert "DynamoComponentDeployment team/llm-frontend" in str(err.value)
+
+
+VS_WITH_INGRESS_ONLY = {
+    "enabled": True,
+    "host": "a",
+    "useVirtualService": True,
+    "virtualServiceGateway": "istio-system/gw",
+    "ingressControllerClassName": "nginx",
+    "tls": {"secretName": "a-tls"},
+}
+INGRESS_ONLY_WARNINGS = [
+    "spec.services[Frontend].ingress.ingressControllerClassName: has no effect: useVirtualService renders a "
+    "VirtualService instead of an Ingress, so no Ingress controller is selected; remove it, or set "
+    "useVirtualService: false for an Ingress",
+    "spec.services[Frontend].ingress.tls.secretName: has no effect: useVirtualService renders a "
+    "VirtualService, which cannot carry a certificate (the Istio Gateway terminates TLS); set the Secret as "
+    "the Gateway's credentialName (tls still marks the endpoint HTTPS)",
+]
+
+
+def test_ingress_only_settings_beside_use_virtual_service_are_accepted_with_a_warning(tmp_path):
+    """Upstream renders the VirtualService and ignores ingressControllerClassName and tls.secretName: so do
+    we, and say so where the author looks: admission (kubectl's Warning), render's stderr, an Event."""
+    graph = alpha_graph(VS_WITH_INGRESS_ONLY)
+    objs = exposed(render_all(graph, ctx(istio=True)))
+    assert set(objs) == {("VirtualService", "llm-frontend")}  # the VirtualService alone
+    assert objs[("VirtualService", "llm-frontend")]["spec"]["gateways"] == ["istio-system/gw"]
+    assert notices.warnings(graph) == INGRESS_ONLY_WARNINGS
+    result = validate("DynamoGraphDeployment", "v1alpha1", graph, None, Context())
+    assert result.errors == [] and result.warnings == INGRESS_ONLY_WARNINGS
+    # render: the same text on stderr, the YAML on stdout
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump(graph))
+    out = CliRunner().invoke(render_command, ["-f", str(path), "--detected", "istio"])
+    assert out.exit_code == 0, out.output
+    prefix = f"Warning: {path}#0: DynamoGraphDeployment team/llm: "
+    assert out.stderr.splitlines() == [prefix + w for w in INGRESS_ONLY_WARNINGS]
+    # the controller: one Warning Event per notice on the graph
+    events: list[tuple[str, str]] = []
+    recorder = type("R", (), {"warning": lambda self, obj, reason, message: events.append((reason, message))})
+    live = {**graph, "metadata": {**graph["metadata"], "uid": "u", "generation": 1}}
+    NoticeEvents(recorder()).record(live, to_v1beta1(convert(live, "v1beta1")))
+    beta_paths = [w.replace("spec.services[Frontend]", "spec.components[0]") for w in INGRESS_ONLY_WARNINGS]
+    assert events == [("FieldHasNoEffect", w) for w in beta_paths]  # the controllers read v1beta1
+
+
+def test_a_standalone_dcd_gets_the_same_warning_at_its_own_path():
+    dcd = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "front", "namespace": "team"},
+        "spec": {
+            "componentType": "frontend",
+            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
+            "ingress": VS_WITH_INGRESS_ONLY,
+        },
+    }
+    assert notices.warnings(dcd) == [
+        w.replace("spec.services[Frontend]", "spec") for w in INGRESS_ONLY_WARNINGS
+    ]
+    kinds = [
+        o["kind"] for o in render_all(dcd, ctx(istio=True)) if o["kind"] in ("Ingress", "VirtualService")
+    ]
+    assert kinds == ["VirtualService"]
 
 
 def test_component_type_main_is_kept_on_the_dcd_and_its_children():

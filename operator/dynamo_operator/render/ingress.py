@@ -32,9 +32,10 @@ exposure beyond it is withheld and reported, not rendered.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from dynamo_operator.api.alpha import alpha_spec
+from dynamo_operator.api.alpha import RECORD, alpha_spec
 
 from . import names
 from .context import RenderContext
@@ -116,22 +117,6 @@ def ingress_problems(
                 "ingress.virtualServiceGateway, the chart's dynamo.istio.gateway)",
             )
         )
-    if use_vs and ingress.get("ingressControllerClassName"):
-        out.append(
-            (
-                ("ingressControllerClassName",),
-                "selects an Ingress controller, but useVirtualService renders a VirtualService instead of an "
-                "Ingress; remove it or set useVirtualService: false",
-            )
-        )
-    if use_vs and (ingress.get("tls") or {}).get("secretName"):
-        out.append(
-            (
-                ("tls", "secretName"),
-                "a VirtualService cannot carry a certificate: the Istio Gateway terminates TLS; set the "
-                "Secret as the Gateway's credentialName and keep tls: {} to mark the endpoint HTTPS",
-            )
-        )
     if not use_vs and ingress.get("virtualServiceGateway"):
         out.append(
             (
@@ -140,6 +125,56 @@ def ingress_problems(
             )
         )
     return out
+
+
+# Ingress-only settings beside useVirtualService: upstream renders the VirtualService and ignores them, so
+# they are accepted with a notice (render/notices.py), which admission, render and an Event show.
+_INGRESS_ONLY = (
+    (
+        ("ingressControllerClassName",),
+        "has no effect: useVirtualService renders a VirtualService instead of an Ingress, so no Ingress "
+        "controller is selected; remove it, or set useVirtualService: false for an Ingress",
+    ),
+    (
+        ("tls", "secretName"),
+        "has no effect: useVirtualService renders a VirtualService, which cannot carry a certificate (the "
+        "Istio Gateway terminates TLS); set the Secret as the Gateway's credentialName (tls still marks the "
+        "endpoint HTTPS)",
+    ),
+)
+
+
+def ingress_only_settings(ingress: object) -> list[tuple[tuple[str, ...], str]]:
+    """(path under ``ingress``, why it has no effect) for each Ingress-only setting an enabled ingress
+    with ``useVirtualService`` sets."""
+    if not isinstance(ingress, dict) or not (ingress.get("enabled") and ingress.get("useVirtualService")):
+        return []
+    out = []
+    for path, why in _INGRESS_ONLY:
+        value: object = ingress
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if value:
+            out.append((path, why))
+    return out
+
+
+def alpha_ingresses(
+    kind: str, beta: dict, comps: Iterable[tuple[tuple, dict]]
+) -> Iterator[tuple[tuple, dict]]:
+    """(path, v1alpha1 ``ingress``) of each of ``comps`` ((path, component) of the v1beta1 ``beta``) that
+    has one with ``useVirtualService``. The ingress lives in the conversion record, so only an object whose
+    record mentions ``useVirtualService`` is converted back to read it (admission reads every object)."""
+    record = ((beta.get("metadata") or {}).get("annotations") or {}).get(RECORD)
+    if not isinstance(record, str) or "useVirtualService" not in record:
+        return
+    spec = alpha_spec(beta)
+    services = spec.get("services") if isinstance(spec.get("services"), dict) else {}
+    for base, comp in comps:
+        svc = spec if kind == names.DCD_KIND else services.get(comp.get("name"))
+        own = svc.get("ingress") if isinstance(svc, dict) else None
+        if isinstance(own, dict):
+            yield base, own
 
 
 def component_ingress(info: ComponentInfo) -> dict | None:

@@ -28,7 +28,7 @@ from dynamo_operator.api import conversion
 from dynamo_operator.api.fieldpaths import Path, format_path, to_alpha_path
 from dynamo_operator.api.jsontree import d, lst
 
-from . import names
+from . import ingress, names
 
 KINDS = (names.DGD_KIND, names.DCD_KIND)
 
@@ -77,7 +77,15 @@ def _epp_pool(kind: str, beta: dict) -> Iterator[Notice]:
         )
 
 
-RULES: tuple[Rule, ...] = (_epp_config, _epp_pool)
+def _ingress_only(kind: str, beta: dict) -> Iterator[Notice]:
+    """Ingress-only settings beside ``useVirtualService``: the VirtualService alone is rendered
+    (``render/ingress.py``), as upstream does."""
+    for base, own in ingress.alpha_ingresses(kind, beta, components(kind, beta)):
+        for path, why in ingress.ingress_only_settings(own):
+            yield Notice((*base, "ingress", *path), why)
+
+
+RULES: tuple[Rule, ...] = (_epp_config, _epp_pool, _ingress_only)
 
 
 def notices(kind: str, beta: dict) -> list[Notice]:
