@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused, warned  # noqa: F401
 
 VALUES: dict[str, dict[str, Status]] = {
     "etcd": {
@@ -613,11 +613,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
-        "dynamo.internalImages.debugger": refused(
-            "install",
-            {"dynamo-operator.dynamo.internalImages.debugger": "busybox:1"},
-            "is not supported: this operator starts no debugger containers",
-            ("tpl:operator/templates/_helpers.tpl",),
+        "dynamo.internalImages.debugger": warned(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/notes_test.yaml::warn that a debugger image has no effect",
+            "any image reference is accepted (a mirror); this operator starts no debugger containers",
         ),
         "dynamo.istio.allowedGateways": acts(
             "tpl:operator/templates/_config.tpl",
