@@ -465,6 +465,46 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
         ),
+        "checkpoint.cleanupImage": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.cleanupImage",
+        ),
+        "checkpoint.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.enabled",
+        ),
+        "checkpoint.storage.pvc.accessMode": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.accessMode",
+        ),
+        "checkpoint.storage.pvc.basePath": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.basePath",
+        ),
+        "checkpoint.storage.pvc.create": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.create",
+        ),
+        "checkpoint.storage.pvc.pvcName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.pvcName",
+        ),
+        "checkpoint.storage.pvc.size": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.size",
+        ),
+        "checkpoint.storage.pvc.storageClassName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.storageClassName",
+        ),
         "controllerManager.affinity": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",

@@ -8,11 +8,9 @@ from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts,
 
 TYPES: dict[str, dict[str, Status]] = {
     "config.CheckpointConfiguration": {
-        "cleanupImage": refused(
-            "config",
-            {"checkpoint": {"cleanupImage": "busybox:1.36"}},
-            "no artifact cleanup Jobs",
-            ("api.config.unsupported:unsupported_errors",),
+        "cleanupImage": acts(
+            "render.checkpoint_storage:cleanup_job",
+            "tests/unit/test_checkpoint_storage.py::test_the_cleanup_job_removes_exactly_the_checkpoints_directory",
         ),
         "enabled": acts(
             "render.info:ComponentInfo.checkpoint",
@@ -20,37 +18,29 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.CheckpointPVCConfig": {
-        "accessMode": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"accessMode": "ReadWriteMany"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "accessMode": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
         "basePath": acts(
             "render.env:checkpoint_env",
             "tests/unit/test_webhooks_validation.py::test_checkpoint_volume_name_clash_is_refused_naming_the_volume_and_the_fix",
         ),
-        "create": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"create": True}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "create": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_no_claim_without_create_or_with_checkpointing_off",
         ),
         "pvcName": acts(
             "render.pod:_operator_volumes",
             "tests/unit/test_render_defaults.py::test_compilation_cache_needs_mount_path_outside_vllm",
         ),
-        "size": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"size": "1Ti"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "size": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
-        "storageClassName": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"storageClassName": "fast"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "storageClassName": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
     },
     "config.CheckpointSeccompConfiguration": {

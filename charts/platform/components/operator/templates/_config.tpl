@@ -86,6 +86,26 @@ images:
   # a DynamoGraphDeploymentRequest's profiler when it names none
   profiler: {{ . | quote }}
   {{- end }}
+{{- with .Values.checkpoint }}
+checkpoint:
+  enabled: {{ .enabled }}
+  cleanupImage: {{ .cleanupImage | quote }}
+  storage:
+    type: pvc
+    pvc:
+      pvcName: {{ .storage.pvc.pvcName | quote }}
+      basePath: {{ .storage.pvc.basePath | quote }}
+      create: {{ .storage.pvc.create }}
+      {{- with .storage.pvc.size }}
+      size: {{ . | quote }}
+      {{- end }}
+      {{- with .storage.pvc.storageClassName }}
+      storageClassName: {{ . | quote }}
+      {{- end }}
+      {{- with .storage.pvc.accessMode }}
+      accessMode: {{ . | quote }}
+      {{- end }}
+{{- end }}
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:
