@@ -819,6 +819,14 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
         ),
+        "namespaceRestriction.hybrid": acts(
+            ("tpl:operator/templates/install-hooks.yaml", "dynamo_hooks.conflicts:_verdict"),
+            (
+                "helm:operator/tests/install_hooks_test.yaml::check-conflicts allows the hybrid layout when the "
+                "release asks for it",
+                "tests/unit/test_hooks_conflicts.py::test_the_hybrid_layout_is_allowed_with_its_value",
+            ),
+        ),
         "namespaceRestriction.lease.duration": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
