@@ -152,6 +152,15 @@ def automatic(ns: str, cid: str = "0123456789abcdef0123456789abcdef") -> dict:
     return obj
 
 
+def wait_finalizer(client, ns: str, name: str) -> None:
+    """The controller puts the cleanup finalizer on an automatic checkpoint that lacks it."""
+    wait_for(
+        lambda: FINALIZER in (get(client, CHECKPOINTS, name, ns)["metadata"].get("finalizers") or []),
+        WAIT,
+        "the cleanup finalizer",
+    )
+
+
 def test_a_deleted_automatic_checkpoints_artifacts_are_removed(kube_cluster, crds, client, ns):
     """Its cleanup Job (``checkpoint.cleanupImage``) mounts the claim and removes ``<basePath>/<id>``; kwok
     completes the Job's pod, so the finalizer is released, the Job deleted and the checkpoint gone."""
@@ -163,11 +172,7 @@ def test_a_deleted_automatic_checkpoints_artifacts_are_removed(kube_cluster, crd
             obj = automatic(ns)
             name, cid = obj["metadata"]["name"], obj["metadata"]["labels"][LABEL_CHECKPOINT_ID]
             client.create(CHECKPOINTS, obj)
-            wait_for(
-                lambda: FINALIZER in (get(client, CHECKPOINTS, name, ns)["metadata"].get("finalizers") or []),
-                WAIT,
-                "the cleanup finalizer",
-            )
+            wait_finalizer(client, ns, name)
             wait_for(lambda: phase(client, ns, name) == "Ready", WAIT, "phase Ready")
             client.delete(CHECKPOINTS, name, ns)
             job = wait_for(
@@ -195,11 +200,7 @@ def test_without_a_claim_there_is_nothing_to_remove(kube_cluster, crds, client, 
         obj = automatic(ns)
         name, cid = obj["metadata"]["name"], obj["metadata"]["labels"][LABEL_CHECKPOINT_ID]
         client.create(CHECKPOINTS, obj)
-        wait_for(
-            lambda: FINALIZER in (get(client, CHECKPOINTS, name, ns)["metadata"].get("finalizers") or []),
-            WAIT,
-            "the cleanup finalizer",
-        )
+        wait_finalizer(client, ns, name)
         client.delete(CHECKPOINTS, name, ns)
         wait_for(lambda: get(client, CHECKPOINTS, name, ns) is None, WAIT, "the checkpoint gone")
         assert get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) is None

@@ -22,6 +22,7 @@ from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.validate import to_v1beta1
 from dynamo_operator.webhooks.validation import Context, validate
 from support.graphs import FULL_INGRESS as FULL
+from support.graphs import alpha_dcd
 from support.graphs import exposed_alpha_graph as alpha_graph
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
@@ -100,17 +101,7 @@ def test_the_graphs_dcd_carries_the_ingress_in_its_v1alpha1_spec():
 
 
 def test_a_standalone_v1alpha1_dcd_with_an_ingress_renders_it():
-    dcd = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "front", "namespace": "team"},
-        "spec": {
-            "serviceName": "Frontend",
-            "componentType": "frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-            "ingress": {"enabled": True, "host": "front"},
-        },
-    }
+    dcd = alpha_dcd({"enabled": True, "host": "front"}, image=IMAGE, serviceName="Frontend")
     ing = exposed(render_all(dcd, ctx()))[("Ingress", "front")]
     assert ing["spec"]["rules"][0]["host"] == "front.local"  # upstream's default suffix
     assert "ingressClassName" not in ing["spec"]  # the cluster's default IngressClass
@@ -295,16 +286,7 @@ def test_ingress_only_settings_beside_use_virtual_service_are_accepted_with_a_wa
 
 
 def test_a_standalone_dcd_gets_the_same_warning_at_its_own_path():
-    dcd = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "front", "namespace": "team"},
-        "spec": {
-            "componentType": "frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-            "ingress": VS_WITH_INGRESS_ONLY,
-        },
-    }
+    dcd = alpha_dcd(VS_WITH_INGRESS_ONLY, image=IMAGE)
     assert notices.warnings(dcd) == [
         w.replace("spec.services[Frontend]", "spec") for w in INGRESS_ONLY_WARNINGS
     ]
