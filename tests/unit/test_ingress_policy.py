@@ -15,6 +15,7 @@ from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.ingress_policy import configuration_injection
 from dynamo_operator.webhooks.validation import Context, denial_message, validate
 from support.graphs import FULL_INGRESS as FULL
+from support.graphs import alpha_dcd
 from support.graphs import exposed_alpha_graph as alpha_graph
 
 SNIPPET = "nginx.ingress.kubernetes.io/server-snippet"
@@ -206,3 +207,16 @@ def test_the_configuration_lists_are_checked_when_loaded():
         ("ingress.allowedHostSuffixes[0]", "'Example.COM' is not a lower-case DNS domain"),
         ("ingress.allowedGateways[1]", "'a/b/c' is not an Istio gateway (namespace/name)"),
     ]
+
+
+def test_the_operators_own_dcds_are_not_judged_again():
+    """A graph admitted before the policy: the DCD the operator creates for it carries the same ingress,
+    which the graph's admission judged; refusing it would break the graph, the renderer withholds it."""
+    dcd = alpha_dcd(with_annotations(**{SNIPPET: "x"}))
+    op = "system:serviceaccount:dynamo-system:dynamo-operator"
+    ctx = Context(username=op, operator_usernames=frozenset({op}))
+    assert validate("DynamoComponentDeployment", "v1alpha1", dcd, None, ctx).errors == []
+    (err,) = validate("DynamoComponentDeployment", "v1alpha1", dcd, None, Context(username="alice")).errors
+    assert str(err).startswith(
+        "spec.ingress.annotations[nginx.ingress.kubernetes.io/server-snippet]: Forbidden"
+    )

@@ -4,9 +4,10 @@ kind's settings not given to the other, a Service to route to) and the configura
 host suffixes, Istio gateways).
 
 A policy violation the request adds is refused; one the old object already had (admitted before the
-policy, or before the configuration changed) is only warned about, so the operator's own updates of the
-object (replicas through a scaling adapter, a restart) are not blocked by a setting they do not touch. The
-renderer withholds that exposure either way, and the warning says so.
+policy, or before the configuration changed) is only warned about, so updates of the object that do not
+touch it (replicas through a scaling adapter, a restart) are not blocked. The operator's own writes (the
+DCDs of a graph, whose admission judged the same ingress) are not judged again. The renderer withholds a
+refused exposure either way, and the warning says so.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ def check_ingress(
             message,
             *([] if value is None else [value]),
         )
-    if problems or not ingress.get("enabled"):
-        return
+    if problems or not ingress.get("enabled") or ctx.username in ctx.operator_usernames:
+        return  # the operator's own writes (a graph's DCDs) carry what the graph's admission judged
     policy = IngressPolicy.from_config(ctx.ingress)
     for p in policy.problems(ingress, full_host(ingress, suffix), namespace):
         path = (*base, *(("annotations", ("key", p.path[1])) if p.path[0] == "annotations" else p.path))
