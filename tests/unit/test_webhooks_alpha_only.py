@@ -67,16 +67,7 @@ def test_a_v1beta1_object_carrying_the_record_is_judged_too():
 
 
 def test_a_standalone_dcd_ingress():
-    dcd = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "front", "namespace": "team"},
-        "spec": {
-            "componentType": "frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-            "ingress": {"enabled": True, "host": "a", "virtualServiceGateway": "gw"},
-        },
-    }
+    dcd = graphs.alpha_dcd({"enabled": True, "host": "a", "virtualServiceGateway": "gw"}, image=IMAGE)
     (err,) = errors(dcd, kind="DynamoComponentDeployment")
     assert err.startswith("spec.ingress.virtualServiceGateway: Invalid value")
     assert "useVirtualService: true" in err

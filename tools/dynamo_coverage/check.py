@@ -20,7 +20,7 @@ from . import index
 from .registry import entries, pending
 from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target, type_description
 from .samples import base_object
-from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved
+from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved, Warned
 
 KNOWN_OWNERS: tuple[str, ...] = ()  # branches in flight: none (p2ingress, p2ckpt, harden2 have merged)
 
@@ -96,6 +96,12 @@ def _entry_problems(
 ) -> Iterator[str]:
     if isinstance(status, Acts):
         yield from _acts_problems(row, status, rows)
+    elif isinstance(status, Warned):
+        if not status.code or not status.tests:
+            yield "warned needs the code that warns and the test that shows the warning"
+        yield from _code_problems(row, status.code)
+        for ref in status.tests:
+            yield from _test_problems(ref, row)
     elif isinstance(status, Refused):
         yield from _code_problems(row, status.code)
         if run is True or (run and (status.where in run or status.where not in EVERY_CHECK)):

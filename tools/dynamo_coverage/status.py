@@ -1,5 +1,6 @@
-"""What a row can be: it acts, it is refused, the seed keeps it stored only, or its owner is still
-implementing it (``Pending``, listed so the lead fills it in at merge)."""
+"""What a row can be: it acts, it is refused, it is accepted with a warning that it has no effect, the
+seed keeps it stored only, or its owner is still implementing it (``Pending``, listed so the lead fills it
+in at merge)."""
 
 from __future__ import annotations
 
@@ -46,6 +47,18 @@ class Refused:
     code: tuple[str, ...] = ()
     kind: str = ""
     version: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Warned:
+    """The row is accepted (upstream accepts it) but has no effect here, and a warning says so where its
+    author looks (the rule for inputs, docs/api-coverage.md). ``code``: where the warning is produced (a
+    chart template, or ``module:qualname``); ``tests``: the test that shows the warning; checked as for
+    ``Acts`` (the code reads the value, the test exists)."""
+
+    code: tuple[str, ...]
+    tests: tuple[str, ...]
     note: str = ""
 
 
@@ -105,7 +118,7 @@ class Pending:
     note: str = ""
 
 
-Status = Acts | Refused | StorageOnly | Converted | Rendered | Unresolved | Pending
+Status = Acts | Refused | Warned | StorageOnly | Converted | Rendered | Unresolved | Pending
 
 
 def acts(
@@ -132,6 +145,10 @@ def refused(
     return Refused(where, sample, message, _tuple(code), kind, version, note)
 
 
+def warned(code: str | tuple[str, ...], test: str | tuple[str, ...], note: str = "") -> Warned:
+    return Warned(_tuple(code), _tuple(test), note)
+
+
 __all__ = [
     "Acts",
     "Converted",
@@ -141,6 +158,8 @@ __all__ = [
     "Status",
     "StorageOnly",
     "Unresolved",
+    "Warned",
     "acts",
     "refused",
+    "warned",
 ]

@@ -278,7 +278,7 @@ def with_restart(dcd: dict, restart_id: str) -> dict:
 
 def graph_exposure_report(
     dgd: dict, ctx: RenderContext, dcds: list[dict] | None = None
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[tuple[str, str]]]:
     """(endpoints, problems) of a (validated, v1beta1) graph's components for its ``Exposed`` condition
     (``ingress.exposure_report``), from its rendered DCDs (``dcds``, or built here on the Grove pathway,
     which renders none)."""

@@ -13,6 +13,8 @@ V1BETA1 = "nvidia.com/v1beta1"
 V1ALPHA1 = "nvidia.com/v1alpha1"
 DGD_KIND = "DynamoGraphDeployment"
 DCD_KIND = "DynamoComponentDeployment"
+# the operator's finalizer (upstream's): on DynamoModels with a LoRA, automatic DynamoCheckpoints
+FINALIZER = "nvidia.com/finalizer"
 
 # Labels
 LABEL_COMPONENT_TYPE = "nvidia.com/dynamo-component-type"

@@ -28,7 +28,7 @@ from dynamo_operator.api import conversion
 from dynamo_operator.api.fieldpaths import format_path, to_alpha_path
 from dynamo_operator.api.jsontree import d
 
-from . import kvtransfer, names
+from . import ingress, kvtransfer, names
 from .notice import KINDS, Notice, components
 
 Rule = Callable[[str, dict], Iterable[Notice]]
@@ -57,7 +57,15 @@ def _epp_pool(kind: str, beta: dict) -> Iterator[Notice]:
         )
 
 
-RULES: tuple[Rule, ...] = (_epp_config, _epp_pool, kvtransfer.notices)
+def _ingress_only(kind: str, beta: dict) -> Iterator[Notice]:
+    """Ingress-only settings beside ``useVirtualService``: the VirtualService alone is rendered
+    (``render/ingress.py``), as upstream does."""
+    for base, own in ingress.alpha_ingresses(kind, beta, components(kind, beta)):
+        for path, why in ingress.ingress_only_settings(own):
+            yield Notice((*base, "ingress", *path), why)
+
+
+RULES: tuple[Rule, ...] = (_epp_config, _epp_pool, kvtransfer.notices, _ingress_only)
 
 
 def notices(kind: str, beta: dict) -> list[Notice]:

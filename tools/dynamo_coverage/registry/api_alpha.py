@@ -176,7 +176,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "location": StorageOnly("Deprecated: Location is ignored and no longer populated."),
         "message": acts(
-            "render.checkpoint:_job_outcome",
+            "render.checkpoint:job_outcome",
             "tests/unit/test_render_checkpoint.py::test_failed_or_lost_job_fails_the_checkpoint",
         ),
         "phase": acts(

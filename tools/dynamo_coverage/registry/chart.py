@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused, warned  # noqa: F401
 
 VALUES: dict[str, dict[str, Status]] = {
     "etcd": {
@@ -465,6 +465,46 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
         ),
+        "checkpoint.cleanupImage": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.cleanupImage",
+        ),
+        "checkpoint.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.enabled",
+        ),
+        "checkpoint.storage.pvc.accessMode": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.accessMode",
+        ),
+        "checkpoint.storage.pvc.basePath": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.basePath",
+        ),
+        "checkpoint.storage.pvc.create": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.create",
+        ),
+        "checkpoint.storage.pvc.pvcName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.pvcName",
+        ),
+        "checkpoint.storage.pvc.size": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.size",
+        ),
+        "checkpoint.storage.pvc.storageClassName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.storageClassName",
+        ),
         "controllerManager.affinity": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
@@ -587,6 +627,16 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
+        "dynamo.ingress.allowedAnnotations": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedAnnotations",
+        ),
+        "dynamo.ingress.allowedHostSuffixes": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedHostSuffixes",
+        ),
         "dynamo.ingress.className": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
@@ -603,11 +653,15 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
-        "dynamo.internalImages.debugger": refused(
-            "install",
-            {"dynamo-operator.dynamo.internalImages.debugger": "busybox:1"},
-            "is not supported: this operator starts no debugger containers",
-            ("tpl:operator/templates/_helpers.tpl",),
+        "dynamo.internalImages.debugger": warned(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/notes_test.yaml::warn that a debugger image has no effect",
+            "any image reference is accepted (a mirror); this operator starts no debugger containers",
+        ),
+        "dynamo.istio.allowedGateways": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedGateways",
         ),
         "dynamo.istio.enabled": acts(
             "tpl:operator/templates/_config.tpl",
@@ -764,6 +818,14 @@ VALUES: dict[str, dict[str, Status]] = {
         "namespaceRestriction.enabled": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+        ),
+        "namespaceRestriction.hybrid": acts(
+            ("tpl:operator/templates/install-hooks.yaml", "dynamo_hooks.conflicts:_verdict"),
+            (
+                "helm:operator/tests/install_hooks_test.yaml::check-conflicts allows the hybrid layout when the "
+                "release asks for it",
+                "tests/unit/test_hooks_conflicts.py::test_the_hybrid_layout_is_allowed_with_its_value",
+            ),
         ),
         "namespaceRestriction.lease.duration": acts(
             "tpl:operator/templates/_config.tpl",

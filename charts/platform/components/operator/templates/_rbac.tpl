@@ -39,7 +39,8 @@ get (a worker's topology label).
   verbs: ["patch"]
 # controllers/dgd_checkpoints.py CheckpointSync: a graph's automatic DynamoCheckpoints (a component's
 # checkpoint): get on a cache miss, created once, patched when deletionPolicy moves the owner reference,
-# deleted when the component no longer renders them.
+# deleted when the component no longer renders them. controllers/checkpoint_storage.py CheckpointCleanup:
+# patch of the artifact-cleanup finalizer (released once the cleanup Job ends).
 - apiGroups: ["nvidia.com"]
   resources: ["dynamocheckpoints"]
   verbs: ["get", "create", "patch", "delete"]
@@ -83,7 +84,9 @@ get (a worker's topology label).
 # controllers/pvc.py (DGD reconciler), render/pvc.py: the claims of a graph's spec.pvcs with create: true,
 # created when missing and grown (a merge patch of the storage request); cached by label (list/watch), a
 # claim outside that cache (the user's) read by one get. Never updated or deleted: their data outlives the
-# graph (docs/storage.md).
+# graph (docs/storage.md). controllers/checkpoint_storage.py CheckpointClaim (DGD, DCD and DynamoCheckpoint
+# reconcilers): the namespace's checkpoint claim with checkpoint.storage.pvc.create, created when missing;
+# CheckpointCleanup reads it (get) before starting a cleanup Job.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "create", "patch"]
@@ -102,7 +105,8 @@ get (a worker's topology label).
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
-# controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded).
+# controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded),
+# checkpoint_storage.py (a deleted automatic checkpoint's cleanup Job: get while it runs, then deleted).
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "watch", "create", "delete"]
