@@ -809,6 +809,10 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
         ),
+        "security.admissionPolicies": acts(
+            "tpl:operator/templates/admission-policies.yaml",
+            "helm:operator/tests/admission_policies_test.yaml::nothing with the switch off",
+        ),
         "security.enableHTTP2": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/values_test.yaml::security.enableHTTP2 reaches the OperatorConfiguration",
