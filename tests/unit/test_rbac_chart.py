@@ -151,7 +151,7 @@ def _is_mpi_copy_role(role: dict) -> bool:
 
 def _mpi_copy_policy(docs: list[dict]) -> dict | None:
     """The ValidatingAdmissionPolicy bounding the operator's Secret writes, when a Deny binding binds it."""
-    return _bound_policies(docs).get("mpi-ssh-copies")
+    return _operator_policies(docs).get("mpi-ssh-copies")
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -258,8 +258,14 @@ def _bound_policies(docs: list[dict]) -> dict[str, dict]:
             continue
         policy = policies.get(b["spec"]["policyName"])
         if policy is not None and policy["spec"].get("failurePolicy") == "Fail":
-            out[policy["metadata"]["name"].rsplit("-dynamo-system-", 1)[-1]] = policy
+            out[policy["metadata"]["name"]] = policy
     return out
+
+
+def _operator_policies(docs: list[dict]) -> dict[str, dict]:
+    """The operator's bound policies by their suffix (``owned-writes`` for ``<cluster>-owned-writes``)."""
+    prefix = "dp-dynamo-operator-dynamo-system-"
+    return {n.removeprefix(prefix): p for n, p in _bound_policies(docs).items() if n.startswith(prefix)}
 
 
 def _policy_kinds(policy: dict) -> set[tuple[str, str]]:
@@ -288,7 +294,7 @@ def test_every_operator_write_is_bounded(variant: str) -> None:
     owned-writes policy limits to the operator's own (labelled app.kubernetes.io/managed-by=dynamo-operator),
     or on one BOUNDED_ELSEWHERE says how else; subresources (status, finalizers) change no child."""
     docs = _render(variant)
-    policies = _bound_policies(docs)
+    policies = _operator_policies(docs)
     owned = _policy_kinds(policies["owned-writes"])
     for role in _operator_roles(docs):
         for rule, resource, verb in _cells(role):
@@ -334,7 +340,7 @@ def test_every_child_the_operator_renders_is_labelled_as_its_own() -> None:
     its kind is one the policy covers (Secrets: the MPI copies' policy); so is every kind the controllers'
     Syncer writes (controllers/sync.py CHILD_TYPES)."""
     docs = _render("cluster-wide")
-    owned = _policy_kinds(_bound_policies(docs)["owned-writes"])
+    owned = _policy_kinds(_operator_policies(docs)["owned-writes"])
     cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-config"))
     config = yaml.safe_load(cm["data"]["config.yaml"])
     every = frozenset(INTEGRATION_GROUPS) | frozenset(INTEGRATION_KINDS)
@@ -350,3 +356,79 @@ def test_every_child_the_operator_renders_is_labelled_as_its_own() -> None:
     )
     for ct in CHILD_TYPES.values():
         assert (ct.res.group, ct.res.plural) in owned, ct.res.kind
+
+
+# -- the Grove and KAI subcharts' operators (charts/platform/components/{grove,kai-scheduler}) -------------
+
+SUBCHART_OPERATORS = {"grove-operator": "dp-grove-operator", "kai-operator": "dp-kai-operator"}
+# Writes that RBAC cannot limit by name, allowed to the subcharts' operators only under a Deny-bound policy.
+UNNAMED_WRITES_NEED_A_POLICY = {
+    ("", "secrets"),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+}
+OPERATION = {"create": "CREATE", "update": "UPDATE", "patch": "UPDATE", "delete": "DELETE"}
+
+
+def _subchart_roles(docs: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for d in docs:
+        name = (d["metadata"].get("labels") or {}).get("app.kubernetes.io/name")
+        if d["kind"] in ("Role", "ClusterRole") and name in SUBCHART_OPERATORS:
+            out.setdefault(name, []).append(d)
+    return out
+
+
+def _policy_bounds(docs: list[dict], user: str, group: str, resource: str, operation: str) -> bool:
+    """A Deny-bound, fail-closed policy matching ``user``'s ``operation`` on the resource."""
+    for policy in _bound_policies(docs).values():
+        spec = policy["spec"]
+        conditions = [c["expression"] for c in spec.get("matchConditions") or []]
+        if f'request.userInfo.username == "{user}"' not in conditions:
+            continue
+        for rule in spec["matchConstraints"]["resourceRules"]:
+            if (
+                group in rule["apiGroups"]
+                and resource in rule["resources"]
+                and operation in rule["operations"]
+            ):
+                return True
+    return False
+
+
+def test_grove_and_kai_operators_are_scoped() -> None:
+    """The subcharts' operators (both on in ci/cluster-wide-values.yaml): no wildcard, no escalate,
+    impersonate or unnamed bind, no write of roles or bindings cluster-wide, no deletecollection of Secrets or
+    accounts; a write RBAC cannot name (Secrets, webhook configurations, CRDs, Roles, RoleBindings) is either
+    by name or bounded by an admission policy on that operator's account."""
+    docs = _render("cluster-wide")
+    roles = _subchart_roles(docs)
+    assert set(roles) == set(SUBCHART_OPERATORS), roles.keys()
+    for operator, roles_of in roles.items():
+        user = f"system:serviceaccount:dynamo-system:{SUBCHART_OPERATORS[operator]}"
+        for role in roles_of:
+            where = f"{role['kind']} {role['metadata']['name']}"
+            for rule, resource, verb in _cells(role):
+                groups = rule.get("apiGroups") or []
+                assert "*" not in [*groups, resource, verb], (where, rule)
+                assert verb not in ("escalate", "impersonate"), (where, rule)
+                assert verb != "bind" or rule.get("resourceNames"), (where, rule)
+                assert resource not in ("clusterroles", "clusterrolebindings") or verb in (
+                    "get",
+                    "list",
+                    "watch",
+                )
+                if verb == "deletecollection":
+                    assert resource not in ("secrets", "serviceaccounts", "roles", "rolebindings"), (
+                        where,
+                        rule,
+                    )
+                for group in groups:
+                    if (group, resource) not in UNNAMED_WRITES_NEED_A_POLICY or verb not in OPERATION:
+                        continue
+                    assert rule.get("resourceNames") or _policy_bounds(
+                        docs, user, group, resource, OPERATION[verb]
+                    ), f"{where}: unnamed {verb} on {resource} without an admission policy bounding it"
