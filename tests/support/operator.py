@@ -239,9 +239,10 @@ class Operator:
 @contextlib.contextmanager
 def chart_operator_identity(kube_cluster, prefix: str):
     """The chart's cluster-wide manager ClusterRole and its binding (rendered by ``helm template`` for a
-    release named ``<prefix>-<random>``), applied; yields the ServiceAccount's user name an ``Operator``
-    impersonates (``Operator(kube_cluster, user=...)``), so every write goes through the chart's grants and a
-    missing rule fails the test. The two objects are deleted afterwards."""
+    release named ``<prefix>-<random>``), with the admission policies that bound its writes, applied; yields
+    the ServiceAccount's user name an ``Operator`` impersonates (``Operator(kube_cluster, user=...)``), so
+    every write goes through the chart's grants and policies, and a missing rule fails the test. Everything
+    applied is deleted afterwards (the policies match only this release's account)."""
     import subprocess
     import uuid
 
@@ -258,17 +259,18 @@ def chart_operator_identity(kube_cluster, prefix: str):
         timeout=120,
     )
     assert r.returncode == 0, r.stderr[-3000:]
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
     grants = [
         d
-        for d in yaml.safe_load_all(r.stdout)
-        if d
-        and d["kind"] in ("ClusterRole", "ClusterRoleBinding")
-        and d["metadata"]["name"].endswith("-manager")
+        for d in docs
+        if d["kind"] in ("ClusterRole", "ClusterRoleBinding") and d["metadata"]["name"].endswith("-manager")
     ]
     assert {d["kind"] for d in grants} == {"ClusterRole", "ClusterRoleBinding"}
     (binding,) = [d for d in grants if d["kind"] == "ClusterRoleBinding"]
     (subject,) = binding["subjects"]
-    text = yaml.safe_dump_all(grants)
+    policies = [d for d in docs if d["kind"].startswith("ValidatingAdmissionPolicy")]
+    assert policies, "the chart renders no admission policy"
+    text = yaml.safe_dump_all(grants + policies)
 
     def kubectl(*args: str, check: bool = True) -> None:
         p = subprocess.run(

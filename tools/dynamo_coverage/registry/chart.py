@@ -216,6 +216,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:grove/templates/_helpers.tpl",
             "helm:grove/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
         ),
+        "rbac.webhookConfigurations.validating": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::rbac.webhookConfigurations names the only webhook configurations Grove may update",
+        ),
+        "rbac.webhookConfigurations.mutating": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::rbac.webhookConfigurations names the only webhook configurations Grove may update",
+        ),
+        "admissionPolicies": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::admissionPolicies false renders no policy",
+        ),
         "podSecurityContext": acts(
             "tpl:grove/templates/operator.yaml",
             "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
@@ -264,6 +276,26 @@ VALUES: dict[str, dict[str, Status]] = {
         "pdb.enabled": acts(
             "tpl:kai-scheduler/templates/operator.yaml",
             "helm:kai-scheduler/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
+        ),
+        "rbac.webhookConfigurations.validating": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.webhookConfigurations.mutating": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.webhookSecrets": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.customResourceDefinitions": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "admissionPolicies": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::admissionPolicies false renders no policy",
         ),
         "podSecurityContext": acts(
             "tpl:kai-scheduler/templates/operator.yaml",
@@ -870,6 +902,10 @@ VALUES: dict[str, dict[str, Status]] = {
         "networkPolicy.webhook.from": acts(
             "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
+        ),
+        "security.admissionPolicies": acts(
+            "tpl:operator/templates/admission-policies.yaml",
+            "helm:operator/tests/admission_policies_test.yaml::nothing with the switch off",
         ),
         "security.enableHTTP2": acts(
             "tpl:operator/templates/_config.tpl",

@@ -232,7 +232,7 @@ get (a worker's topology label).
 
 {{/*
 The operator's own objects in the release namespace: the webhook certificate Secret (webhooks/certs.py,
-auto mode), read and renewed by name. The install hook creates it before the operator starts
+auto mode), read and renewed by name, and the ConfigMap publishing its CA bundle. The install hook creates it before the operator starts
 (ensure-webhook-certs); only without install hooks does the operator need create, which RBAC cannot
 limit by name.
 */}}
@@ -242,6 +242,13 @@ limit by name.
   resources: ["secrets"]
   resourceNames: [{{ .Values.webhook.certificateSecret.name | quote }}]
   verbs: ["get", "update"]
+# webhooks/certs.py CertManager._publish_ca: the CA bundle alone in <secret>-ca, kept in step with every
+# rotation for the ServiceMonitor (which never reads the Secret and its ca.key); a server-side apply, which
+# the API server authorizes by name (create when missing, patch).
+- apiGroups: [""]
+  resources: ["configmaps"]
+  resourceNames: [{{ printf "%s-ca" .Values.webhook.certificateSecret.name | quote }}]
+  verbs: ["get", "create", "patch"]
 {{- if not .Values.installHooks.enabled }}
 - apiGroups: [""]
   resources: ["secrets"]
