@@ -15,6 +15,7 @@ from support.imagebuild import image_build
 REPO = Path(__file__).resolve().parents[2]
 GOMOD = REPO / "tools" / "node" / "gomod"
 COMPONENTS = REPO / "charts" / "platform" / "components"
+REALNODE_VALUES = REPO / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 
 # recipe -> (wrapper module directory, the Go module it builds, the pin's key)
 WRAPPERS = {
@@ -54,3 +55,13 @@ def test_the_chart_defaults_name_the_same_releases_as_the_built_images():
     assert nats["repository"] == "nats"
     assert nats["tag"].split("-")[0] == pins["NATS_VERSION"].removeprefix("v")
     assert etcd["repository"] == "quay.io/coreos/etcd" and etcd["tag"] == pins["ETCD_SERVICE_VERSION"]
+
+
+def test_the_real_node_profile_sets_the_built_images_by_values():
+    images = image_build().binary_images()
+    values = yaml.safe_load(REALNODE_VALUES.read_text())
+    nats = values["nats"]["container"]["image"]
+    etcd = values["etcd"]["image"]
+    assert f"{nats['repository']}:{nats['tag']}" == images["nats"].ref
+    assert f"{etcd['repository']}:{etcd['tag']}" == images["etcd"].ref
+    assert nats["pullPolicy"] == etcd["pullPolicy"] == "Never"  # imported; nothing is pulled on this machine

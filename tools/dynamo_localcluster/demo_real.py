@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .cluster import REPO_ROOT, LocalCluster
 from .demo import DEMO_NAMESPACE, NAMESPACE, Demo, DemoError, wait
 from .realnode import layout
-from .realnode.node import built_image
+from .realnode.node import PLATFORM_IMAGES, built_image
 
 EXAMPLE = REPO_ROOT / "examples" / "mocker-agg.yaml"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
@@ -50,7 +50,7 @@ class RealDemo(Demo):
 
     def start_cluster(self) -> LocalCluster:
         t = self.step("Local control plane and a real node: containerd, kubelet, kube-proxy (+ kwok)")
-        images = [built_image(recipe) for recipe in ("operator", "runtime")]
+        images = [built_image(recipe) for recipe in PLATFORM_IMAGES]
         cluster = LocalCluster(
             self.cluster_dir,
             profile="node",
