@@ -13,7 +13,7 @@ import uuid
 import pytest
 from dynamo_localcluster.realnode import layout, storage
 from natsproto import Nats
-from realnode_helpers import NAMESPACE, SLOW, config_digest, pod_ready
+from realnode_helpers import NAMESPACE, SLOW, config_digest, platform_service_ip, pod_ready
 from support.poll import wait_for
 
 RELEASE = "dynamo-platform"
@@ -22,11 +22,6 @@ SERVICES = {"nats": f"{RELEASE}-nats", "etcd": f"{RELEASE}-etcd"}
 
 def _pod(platform, name: str) -> dict:
     return json.loads(platform.kubectl("get", "pod", name, "-n", NAMESPACE, "-o", "json"))
-
-
-def _cluster_ip(platform, service: str) -> str:
-    svc = json.loads(platform.kubectl("get", "svc", service, "-n", NAMESPACE, "-o", "json"))
-    return svc["spec"]["clusterIP"]
 
 
 def _restart(platform, pod_name: str) -> float:
@@ -72,7 +67,7 @@ def _b64(text: str) -> str:
 
 
 def test_etcd_data_survives_deleting_its_pod(platform):
-    base = f"http://{_cluster_ip(platform, SERVICES['etcd'])}:2379"
+    base = f"http://{platform_service_ip(platform, SERVICES['etcd'])}:2379"
     key, value = f"/realnode/{uuid.uuid4().hex}", uuid.uuid4().hex
     _etcd(base, "put", {"key": _b64(key), "value": _b64(value)})
     took = _restart(platform, f"{SERVICES['etcd']}-0")
@@ -81,7 +76,7 @@ def test_etcd_data_survives_deleting_its_pod(platform):
 
 
 def test_nats_jetstream_data_survives_deleting_its_pod(platform):
-    host = _cluster_ip(platform, SERVICES["nats"])
+    host = platform_service_ip(platform, SERVICES["nats"])
     stream = f"REALNODE{uuid.uuid4().hex[:8].upper()}"
     with Nats(host).connect() as nc:
         made = nc.request(f"$JS.API.STREAM.CREATE.{stream}", {"name": stream, "subjects": [f"{stream}.>"]})
