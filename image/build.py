@@ -20,9 +20,13 @@ Builds are cached outside the repository (``~/.cache/dynamo-platform/images/<rec
 linked at ``.tools/images/<recipe>``; ``--out DIR`` builds afresh into DIR instead (the reproducibility test).
 The last line printed is the manifest digest, ``sha256:<64 hex>``.
 
-A third recipe, ``pause``, packs the pods' sandbox program (``tools/node/pause``) alone, for the real node.
+Single-binary recipes pack one static program of ``make node-tools`` alone (``build_binary_image``): ``pause``
+(the pods' sandbox, ``tools/node/pause``), and the services the real node runs, each built from its Go module
+at the version of ``tools/node/pins.env``: ``nats`` and ``etcd`` (the bundled NATS and etcd; the chart keeps
+naming the public images, the real-node profile sets these by values), ``lws`` (the LeaderWorkerSet
+controller) and ``local-path-provisioner`` (the node's dynamic storage).
 
-Usage: python image/build.py {operator|runtime|pause} [--out DIR] [--quiet]
+Usage: python image/build.py RECIPE [--out DIR] [--quiet]   (RECIPE: one of RECIPE_NAMES)
 """
 
 from __future__ import annotations
@@ -695,39 +699,125 @@ def deterministic_tar(src: Path, dest: Path, epoch: int) -> None:
                 tar.addfile(info)
 
 
-# ---- the sandbox (pause) image: one static binary, no distribution -------------------------------------
+# ---- single-binary images: one static Go program from the node tools, no distribution ------------------
 
 PAUSE_REF = "localhost/dynamo-platform/pause:3.10"
+NODE_PINS = REPO / "tools" / "node" / "pins.env"
 
 
-def pause_binary() -> Path:
-    path = REPO / ".tools" / "node" / "bin" / "pause"
+@dataclass(frozen=True)
+class BinaryImage:
+    """An image holding one static program of ``make node-tools`` (``.tools/node/bin/<binary>``) at ``path``,
+    and an empty ``/tmp``: the pods' sandbox and the services the real node runs from their Go modules."""
+
+    name: str
+    ref: str
+    binary: str
+    path: str
+    user: str
+    entrypoint: tuple[str, ...]
+    title: str
+    env: tuple[str, ...] = ()
+    ports: tuple[str, ...] = ()
+
+
+def node_pins() -> dict[str, str]:
+    """``tools/node/pins.env`` (the versions the wrapper modules build; the images are tagged with them)."""
+    pairs = (line.split("=", 1) for line in NODE_PINS.read_text().splitlines() if "=" in line)
+    return {k.strip(): v.strip() for k, v in pairs if not k.lstrip().startswith("#")}
+
+
+def binary_images() -> dict[str, BinaryImage]:
+    pins = node_pins()
+    local = "localhost/dynamo-platform"
+    path_env = ("PATH=/usr/local/bin:/usr/bin:/bin",)
+    return {
+        "pause": BinaryImage("pause", PAUSE_REF, "pause", "/pause", "65535:65535", ("/pause",), "pause"),
+        # the chart's NATS runs `nats-server` from PATH; its etcd runs /usr/local/bin/etcd (as the
+        # public images they stand in for)
+        "nats": BinaryImage(
+            "nats",
+            f"{local}/nats:{pins['NATS_VERSION'].removeprefix('v')}",
+            "nats-server",
+            "/usr/local/bin/nats-server",
+            "1000:1000",
+            ("nats-server",),
+            "NATS server",
+            path_env,
+            ("4222/tcp", "6222/tcp", "8222/tcp"),
+        ),
+        "etcd": BinaryImage(
+            "etcd",
+            f"{local}/etcd:{pins['ETCD_SERVICE_VERSION']}",
+            "etcd",
+            "/usr/local/bin/etcd",
+            "1001:1001",
+            ("/usr/local/bin/etcd",),
+            "etcd",
+            path_env,
+            ("2379/tcp", "2380/tcp", "2381/tcp"),
+        ),
+        "lws": BinaryImage(
+            "lws",
+            f"{local}/lws-controller:{pins['LWS_VERSION']}",
+            "lws-controller",
+            "/manager",
+            "65532:65532",
+            ("/manager",),
+            "LeaderWorkerSet controller",
+        ),
+        "local-path-provisioner": BinaryImage(
+            "local-path-provisioner",
+            f"{local}/local-path-provisioner:{pins['LOCAL_PATH_PROVISIONER_VERSION']}",
+            "local-path-provisioner",
+            "/usr/bin/local-path-provisioner",
+            "0:0",
+            ("/usr/bin/local-path-provisioner",),
+            "local-path-provisioner",
+        ),
+    }
+
+
+def node_binary(name: str) -> Path:
+    path = REPO / ".tools" / "node" / "bin" / name
     if not path.exists():
         raise BuildError(f"no {path}: build the node tools first (make node-tools)")
     return path
 
 
-def build_pause(out: Path, epoch: int) -> dict:
-    """The pods' sandbox image: ``/pause`` (tools/node/pause) as the only file, run as 65535."""
+def build_binary_image(spec: BinaryImage, out: Path, epoch: int) -> dict:
+    """A one-program image: the binary, an empty /tmp (1777), the configuration of ``spec``; bit-identical
+    from one binary (the binary is the only input besides this script)."""
     b = Builder(recipes()["operator"], out, epoch, "", quiet=True)
     layout, bundle = out / "oci", out / "bundle"
-    image = f"{layout}:{PAUSE_REF.rsplit(':', 1)[1]}"
+    image = f"{layout}:{spec.ref.rsplit(':', 1)[1]}"
     b.run(["umoci", "init", "--layout", str(layout)], "umoci init")
     b.run(["umoci", "new", "--image", image], "umoci new")
     b.run(["umoci", "unpack", "--image", image, str(bundle)], "umoci unpack")
-    shutil.copy2(pause_binary(), bundle / "rootfs" / "pause")
-    finish_rootfs(bundle / "rootfs", epoch)
+    rootfs = bundle / "rootfs"
+    target = rootfs / spec.path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(node_binary(spec.binary), target)
+    if spec.name != "pause":
+        (rootfs / "tmp").mkdir(mode=0o1777, exist_ok=True)
+        (rootfs / "tmp").chmod(0o1777)
+    finish_rootfs(rootfs, epoch)
     created = iso(epoch)
     b.run(["umoci", "repack", "--image", image, f"--history.created={created}", str(bundle)], "umoci repack")
     argv = ["umoci", "config", "--image", image, "--no-history", f"--created={created}"]
-    argv += ["--architecture=amd64", "--os=linux", "--config.user=65535:65535", "--config.entrypoint=/pause"]
+    argv += ["--architecture=amd64", "--os=linux", f"--config.user={spec.user}"]
+    argv += [f"--config.entrypoint={a}" for a in spec.entrypoint]
+    argv += [f"--config.env={e}" for e in spec.env]
+    argv += [f"--config.exposedports={p}" for p in spec.ports]
+    if spec.name != "pause":
+        argv.append(f"--config.label=org.opencontainers.image.title={spec.title}")
     b.run(argv, "umoci config")
     b.run(["umoci", "gc", "--layout", str(layout)], "umoci gc")
     deterministic_tar(layout, out / "image.oci.tar", epoch)
     digest = json.loads((layout / "index.json").read_text())["manifests"][0]["digest"]
-    meta = {"recipe": "pause", "ref": PAUSE_REF, "digest": digest, "ociArchive": "image.oci.tar"}
+    meta = {"recipe": spec.name, "ref": spec.ref, "digest": digest, "ociArchive": "image.oci.tar"}
     meta["compressedBytes"] = (out / "image.oci.tar").stat().st_size
-    meta["unpackedBytes"] = pause_binary().stat().st_size
+    meta["unpackedBytes"] = node_binary(spec.binary).stat().st_size
     meta["sourceDateEpoch"], meta["buildSeconds"] = epoch, 0.0
     shutil.rmtree(bundle)
     (out / "image.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -746,15 +836,15 @@ def locked(path: Path) -> Iterator[None]:
         yield
 
 
-RECIPE_NAMES = ("operator", "runtime", "pause")
+RECIPE_NAMES = ("operator", "runtime", "pause", "nats", "etcd", "lws", "local-path-provisioner")
 
 
 def _plan(name: str, quiet: bool) -> tuple[str, Callable[[Path], dict]]:
     """(cache key, build function into a directory) of a recipe."""
-    if name == "pause":
-        epoch = 315532800
-        key = hashlib.sha256(pause_binary().read_bytes() + (HERE / "build.py").read_bytes()).hexdigest()[:16]
-        return key, lambda out: build_pause(out, epoch)
+    if name in binary_images():
+        spec, epoch = binary_images()[name], 315532800
+        key = hashlib.sha256(node_binary(spec.binary).read_bytes() + (HERE / "build.py").read_bytes())
+        return key.hexdigest()[:16], lambda out: build_binary_image(spec, out, epoch)
     recipe = recipes()[name]
     epoch = source_date_epoch(recipe)
     sources = debian_sources()

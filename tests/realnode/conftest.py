@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+from dynamo_localcluster.realnode import storage
 from realnode_helpers import NAMESPACE, Platform, kubectl
 from support.crds import LWS_CRD_FILES, wait_established
 
@@ -84,7 +85,9 @@ def fresh_operator_build(request, tmp_path_factory) -> Iterator[subprocess.Popen
 @pytest.fixture(scope="session")
 def node(built_images, fresh_operator_build) -> Iterator[LocalCluster]:
     """The ``node`` profile with the operator and runtime images imported; its teardown must leave nothing."""
-    images = [(built_images[r].ref, built_images[r].archive) for r in ("operator", "runtime")]
+    from dynamo_localcluster.realnode.node import PLATFORM_IMAGES, built_image
+
+    images = [(built_image(r).ref, built_image(r).archive) for r in PLATFORM_IMAGES]
     cluster = LocalCluster(CLUSTER_DIR, profile="node", nodes=2, node_images=images)
     cluster.start(timeout=300)
     try:
@@ -134,13 +137,11 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
     started = time.monotonic()
     argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "-n", NAMESPACE]
     argv += ["--create-namespace", "-f", str(VALUES), "--wait", "--timeout", "420s"]
-    r = subprocess.run(
-        argv,
-        env=node.env,
-        capture_output=True,
-        text=True,
-        timeout=480,
-    )
+    try:
+        with node.api_client() as api:  # a claim that never binds fails the install at once, named
+            r = storage.run_watching_claims(argv, node.env, api, NAMESPACE, timeout=480)
+    except storage.ClaimError as e:
+        pytest.fail(f"helm install on the real node cannot finish: {e}")
     took = time.monotonic() - started
     stop.set()
     watcher.join(10)

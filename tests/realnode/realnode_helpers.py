@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import time
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
+from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
 NAMESPACE = "dynamo-system"
@@ -36,6 +41,20 @@ def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: floa
     if check and r.returncode != 0:
         raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}{r.stdout}")
     return r.stdout
+
+
+def scratch_namespace(platform: Platform, prefix: str) -> Iterator[str]:
+    """A fresh namespace ``<prefix>-<random>`` for a fixture to yield; deleted (not waited for) after."""
+    ns = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    platform.kubectl("create", "namespace", ns)
+    yield ns
+    platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def platform_service_ip(platform: Platform, service: str) -> str:
+    """The ClusterIP of a Service of the installed platform (this machine reaches it through kube-proxy)."""
+    svc = json.loads(platform.kubectl("get", "svc", service, "-n", NAMESPACE, "-o", "json"))
+    return svc["spec"]["clusterIP"]
 
 
 def operator_pods(platform: Platform) -> list[dict]:
@@ -122,3 +141,54 @@ def config_digest(image) -> str:
     algo, digest = meta["digest"].split(":", 1)
     manifest = json.loads((directory / "oci" / "blobs" / algo / digest).read_text())
     return manifest["config"]["digest"]
+
+
+# ---- graphs: deployed, diagnosed, asked -------------------------------------------------------------
+
+# The frontend's default readiness probe starts after 60 s (seed 000) and runs every 60 s.
+READY_TIMEOUT = float(os.environ.get("DYNAMO_REALNODE_READY_TIMEOUT", "360"))
+
+
+def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
+    """Applies an example; returns its name and the seconds until the DGD was ``successful``."""
+    started = time.monotonic()
+    platform.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / example))
+    name = example.removesuffix(".yaml")
+    wait_for(
+        lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
+        READY_TIMEOUT,
+        lambda: f"{name} to become successful\n{diagnosis(platform, ns)}",
+        **{**SLOW, "interval": 2},
+    )
+    return name, time.monotonic() - started
+
+
+def diagnosis(platform: Platform, ns: str) -> str:
+    """The pods and the warnings the kubelet recorded (a failing probe names itself there)."""
+    pods = platform.kubectl("get", "pods", "-n", ns, "-o", "wide", check=False)
+    events = platform.kubectl(
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        "type=Warning",
+        "-o",
+        "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message",
+        check=False,
+    )
+    return f"{pods}\n{events}"
+
+
+def pod_list(platform: Platform, ns: str, component: str, graph: str | None = None) -> list[dict]:
+    selector = f"nvidia.com/dynamo-component={component}"
+    if graph:
+        selector += f",nvidia.com/dynamo-graph-deployment-name={graph}"
+    return json.loads(platform.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json"))["items"]
+
+
+def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]:
+    url = service_url(platform.cluster, ns, f"{name}-frontend", 8000)
+    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **{**SLOW, "interval": 1})
+    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **{**SLOW, "interval": 2})
+    return doc, url

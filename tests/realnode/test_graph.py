@@ -9,82 +9,31 @@ Ready (or restart), the graph never becomes ``successful`` and no completion com
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import time
-import uuid
 
 import pytest
 from realnode_helpers import (
-    EXAMPLES,
     SLOW,
     Platform,
     chat_completion,
+    deploy,
     dgd_state,
+    diagnosis,
     example,
+    first_completion,
     is_completion,
-    models,
+    pod_list,
     pod_ready,
     save,
+    scratch_namespace,
     service_url,
 )
 from support.poll import wait_for
 
-# The frontend's default readiness probe starts after 60 s (seed 000) and runs every 60 s.
-READY_TIMEOUT = float(os.environ.get("DYNAMO_REALNODE_READY_TIMEOUT", "360"))
-
 
 @pytest.fixture(scope="module")
 def graph_ns(platform: Platform):
-    ns = f"graph-{uuid.uuid4().hex[:6]}"
-    platform.kubectl("create", "namespace", ns)
-    yield ns
-    platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
-
-
-def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
-    """Applies an example; returns its name and the seconds until the DGD was ``successful``."""
-    started = time.monotonic()
-    platform.kubectl("apply", "-n", ns, "-f", str(EXAMPLES / example))
-    name = example.removesuffix(".yaml")
-    wait_for(
-        lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
-        READY_TIMEOUT,
-        lambda: f"{name} to become successful\n{_diagnosis(platform, ns)}",
-        **{**SLOW, "interval": 2},
-    )
-    return name, time.monotonic() - started
-
-
-def _diagnosis(platform: Platform, ns: str) -> str:
-    """The pods and the warnings the kubelet recorded (a failing probe names itself there)."""
-    pods = platform.kubectl("get", "pods", "-n", ns, "-o", "wide", check=False)
-    events = platform.kubectl(
-        "get",
-        "events",
-        "-n",
-        ns,
-        "--field-selector",
-        "type=Warning",
-        "-o",
-        "custom-columns=OBJECT:.involvedObject.name,REASON:.reason,MESSAGE:.message",
-        check=False,
-    )
-    return f"{pods}\n{events}"
-
-
-def pod_list(platform: Platform, ns: str, component: str, graph: str | None = None) -> list[dict]:
-    selector = f"nvidia.com/dynamo-component={component}"
-    if graph:
-        selector += f",nvidia.com/dynamo-graph-deployment-name={graph}"
-    return json.loads(platform.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json"))["items"]
-
-
-def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]:
-    url = service_url(platform.cluster, ns, f"{name}-frontend", 8000)
-    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **{**SLOW, "interval": 1})
-    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **{**SLOW, "interval": 2})
-    return doc, url
+    yield from scratch_namespace(platform, "graph")
 
 
 def test_mocker_agg_answers_a_chat_completion(platform, graph_ns, record_property):
@@ -193,7 +142,7 @@ def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, tmp_path):
         pod = wait_for(
             lambda: _probe_failure(platform, graph_ns),
             180,
-            lambda: f"the kubelet to report the wrong readiness probe\n{_diagnosis(platform, graph_ns)}",
+            lambda: f"the kubelet to report the wrong readiness probe\n{diagnosis(platform, graph_ns)}",
             **SLOW,
         )
 

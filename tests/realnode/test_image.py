@@ -3,25 +3,15 @@ says it is when it runs as a Pod on the real node."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import uuid
 
 from dynamo_localcluster.cluster import REPO_ROOT
 from realnode_helpers import SLOW, config_digest
+from support.imagebuild import image_build
 from support.poll import wait_for
 
 MAX_COMPRESSED = 80 * 1000 * 1000
-
-
-def _build_module():
-    spec = importlib.util.spec_from_file_location("image_build", REPO_ROOT / "image" / "build.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["image_build"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _meta(image) -> dict:
@@ -40,7 +30,7 @@ def test_two_builds_of_one_commit_give_one_manifest_digest(built_images, fresh_o
 def test_the_image_is_small_and_configured_as_the_dockerfile_says(built_images):
     meta = _meta(built_images["operator"])
     assert meta["compressedBytes"] <= MAX_COMPRESSED, meta
-    build = _build_module()
+    build = image_build()
     layout = built_images["operator"].archive.parent / "oci"
     manifest = json.loads(build.blob(layout, meta["digest"]).read_text())
     config = json.loads(build.blob(layout, manifest["config"]["digest"]).read_text())["config"]

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import copy
 import json
-import uuid
 from pathlib import Path
 
 import pytest
 from dynamo_localcluster.realnode import layout
-from realnode_helpers import SLOW, Platform, pod_ready, runtime_image, save
+from realnode_helpers import SLOW, Platform, pod_ready, runtime_image, save, scratch_namespace
 from support import graphs
 from support.poll import wait_for
 
@@ -42,10 +41,7 @@ REAL_NODE = {"nodeSelector": dict(layout.NODE_SELECTOR), "tolerations": [dict(la
 
 @pytest.fixture
 def mn_ns(platform: Platform):
-    ns = f"multinode-{uuid.uuid4().hex[:6]}"
-    platform.kubectl("create", "namespace", ns)
-    yield ns
-    platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    yield from scratch_namespace(platform, "multinode")
 
 
 def sglang_graph() -> dict:

@@ -5,23 +5,15 @@ same place. The built image itself is checked against this in the real-node tier
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from support.imagebuild import image_build
+
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "operator" / "Dockerfile"
-
-
-def image_build():
-    spec = importlib.util.spec_from_file_location("image_build", REPO / "image" / "build.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["image_build"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _hadolint() -> str:

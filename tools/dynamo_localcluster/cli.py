@@ -36,9 +36,9 @@ def up(profile: str, directory: Path, nodes: int) -> None:
         existing.stop()
     images = []
     if profile == "node":  # whatever `make images` built, imported into the node
-        from .realnode.node import NodeError, built_image
+        from .realnode.node import PLATFORM_IMAGES, NodeError, built_image
 
-        for recipe in ("operator", "runtime"):
+        for recipe in PLATFORM_IMAGES:
             with contextlib.suppress(NodeError):
                 image = built_image(recipe)
                 images.append((image.ref, image.archive))

@@ -1,10 +1,13 @@
 """The demo on the real node: everything runs for real, and it ends with the chat completion a Dynamo graph
 deployed by our operator answers.
 
-The control plane with a real kubelet node (``node`` profile) and the images ``make images`` built imported
-into its containerd; the chart installed with the operator running as Pods from that image (its hook Jobs as
-Jobs, its webhooks behind its Service); ``examples/mocker-agg.yaml`` deployed by the operator on the node;
-then ``POST /v1/chat/completions`` to the frontend Service, whose JSON answer is the demo's last output.
+The control plane with a real kubelet node (``node`` profile: its local-path-provisioner and default
+StorageClass) and the images ``make images`` built imported into its containerd; the chart installed on its
+defaults, NATS and etcd on (from the images built from their Go modules, their claims Bound), the operator
+running as Pods from its image (its hook Jobs as Jobs, its webhooks behind its Service);
+``examples/mocker-etcd.yaml`` deployed by the operator on the node, its frontend finding its worker through
+the bundled etcd; then ``POST /v1/chat/completions`` to the frontend Service, whose JSON answer is the demo's
+last output.
 """
 
 from __future__ import annotations
@@ -15,11 +18,11 @@ import urllib.request
 from dataclasses import dataclass
 
 from .cluster import REPO_ROOT, LocalCluster
-from .demo import DEMO_NAMESPACE, NAMESPACE, Demo, DemoError, wait
-from .realnode import layout
-from .realnode.node import built_image
+from .demo import DEMO_NAMESPACE, NAMESPACE, RELEASE, Demo, DemoError, wait
+from .realnode import layout, storage
+from .realnode.node import PLATFORM_IMAGES, built_image
 
-EXAMPLE = REPO_ROOT / "examples" / "mocker-agg.yaml"
+EXAMPLE = REPO_ROOT / "examples" / "mocker-etcd.yaml"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
 REQUEST = {"model": "tiny", "messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 8}
@@ -27,7 +30,7 @@ REQUEST = {"model": "tiny", "messages": [{"role": "user", "content": "Hello!"}],
 
 @dataclass
 class RealDemo(Demo):
-    steps: int = 8
+    steps: int = 9
 
     def up(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -38,7 +41,8 @@ class RealDemo(Demo):
         env = cluster.env
         chart_args = ["-n", NAMESPACE, "-f", str(VALUES)]
         self.preflight(env, chart_args)
-        self.helm_install(env, chart_args)
+        self.helm_install_real(cluster, chart_args)
+        self.bundled_services(env)
         self.operator_pods(env)
         name = self.apply_graph(env, EXAMPLE)
         dgd = self.wait_graph(env, name, 420, lambda: None)
@@ -50,7 +54,7 @@ class RealDemo(Demo):
 
     def start_cluster(self) -> LocalCluster:
         t = self.step("Local control plane and a real node: containerd, kubelet, kube-proxy (+ kwok)")
-        images = [built_image(recipe) for recipe in ("operator", "runtime")]
+        images = [built_image(recipe) for recipe in PLATFORM_IMAGES]
         cluster = LocalCluster(
             self.cluster_dir,
             profile="node",
@@ -65,6 +69,29 @@ class RealDemo(Demo):
             self.detail(f"  {what}: {seconds:.1f}s")
         self.detail(f"export KUBECONFIG={cluster.kubeconfig}")
         return cluster
+
+    def helm_install_real(self, cluster: LocalCluster, chart_args: list[str]) -> None:
+        """``helm install --wait`` on the chart's defaults, watching the claims: one that will never bind
+        stops the install at once and names itself (instead of the whole install timeout)."""
+        t = self.step(
+            f"helm install {RELEASE} charts/platform -n {NAMESPACE} (NATS, etcd, CRDs, webhooks, hooks)"
+        )
+        argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "--create-namespace"]
+        argv += ["--wait", "--timeout", "420s", *chart_args]
+        try:
+            with cluster.api_client() as api:
+                r = storage.run_watching_claims(argv, cluster.env, api, NAMESPACE, timeout=480)
+        except storage.ClaimError as e:
+            raise DemoError(f"the install cannot finish: {e}") from e
+        if r.returncode != 0:
+            raise DemoError(f"`{' '.join(argv)}` failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+        self.detail(f"installed in {time.monotonic() - t:.1f}s")
+
+    def bundled_services(self, env: dict[str, str]) -> None:
+        self.step("NATS and etcd: real Pods of the images built from their Go modules, on Bound claims")
+        selector = "app.kubernetes.io/name in (nats,etcd)"
+        r = self.run(["kubectl", "get", "pods,pvc", "-n", NAMESPACE, "-l", selector, "-o", "wide"], env)
+        self.detail(r.stdout)
 
     def operator_pods(self, env: dict[str, str]) -> None:
         self.step("Operator: real Pods of the image, probed by the kubelet, leading on the Lease")
@@ -93,6 +120,9 @@ class RealDemo(Demo):
         wait(ask, 60, "a chat completion")
         if not answer:
             raise DemoError("the frontend gave no completion")
+        keys = etcd_keys(cluster)
+        found = [k for k in keys if k.startswith("v1/instances/") and name in k]
+        self.detail(f"the frontend found its worker in the bundled etcd: {found[0] if found else keys}")
         return answer
 
     def finish(self, cluster: LocalCluster, name: str) -> None:
@@ -103,7 +133,11 @@ class RealDemo(Demo):
                 (f"export KUBECONFIG={cluster.kubeconfig}", ""),
                 (f"kubectl get dgd,pods -n {DEMO_NAMESPACE} -o wide", "the graph on the real node"),
                 (f"kubectl logs -n {DEMO_NAMESPACE} deploy/{name}-mockerworker", "the engine serving"),
-                (f"kubectl get dynamoworkermetadatas -n {DEMO_NAMESPACE}", "Kubernetes discovery"),
+                (f"kubectl get pvc -n {NAMESPACE}", "NATS and etcd data on local-path volumes"),
+                (
+                    f"kubectl apply -n {DEMO_NAMESPACE} -f examples/mocker-kv-router.yaml",
+                    "KV router, events over NATS",
+                ),
                 (f"kubectl logs -n {NAMESPACE} -l {OPERATOR_SELECTOR}", "the operator's JSON logs"),
                 ("make demo-down", "stop everything; nothing stays behind"),
             ]
@@ -127,3 +161,21 @@ def _chat(base: str) -> dict:
     )
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
+
+
+def etcd_keys(cluster: LocalCluster) -> list[str]:
+    """Every key in the bundled etcd (its v3 JSON gateway through the Service's ClusterIP)."""
+    import base64
+
+    from kubernetes import client
+
+    with cluster.api_client() as api:
+        svc = client.CoreV1Api(api).read_namespaced_service(f"{RELEASE}-etcd", NAMESPACE)
+    everything = base64.b64encode(b"\0").decode()
+    body = {"key": everything, "range_end": everything, "keys_only": True}
+    url = f"http://{svc.spec.cluster_ip}:2379/v3/kv/range"
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return [
+            base64.b64decode(kv["key"]).decode(errors="replace") for kv in json.loads(r.read()).get("kvs", [])
+        ]

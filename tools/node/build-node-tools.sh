@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real node's Go tools (kubelet, kube-proxy, containerd v2 with its runc shim and ctr, and the
-# sandbox program tools/node/pause) from their Go modules into a cache outside the repository, then links
-# it at .tools/node.
+# sandbox program tools/node/pause) and the programs of the single-binary images the node runs (the bundled
+# NATS server and etcd, the LeaderWorkerSet controller, local-path-provisioner; image/build.py packs them)
+# from their Go modules into a cache outside the repository, then links it at .tools/node.
 #
 # Why apart from tools/build-tools.sh: that script's cache hash covers its own inputs only, so the node's
 # tools get their own cache directory keyed by the hash of this script, tools/node/pins.env, the Kubernetes
@@ -89,6 +90,11 @@ build_containerd() { # $1 = cmd name
       -o "$tmp" "$pkg/cmd/$1" )
 }
 
+build_tool() { # $1 = wrapper module, $2 = ldflags: the module's one `tool` package
+  local d pkg; d=$(wrapper_dir "$1"); pkg=$(sed -n 's/^tool //p' "$d/go.mod")
+  ( cd "$d" && go build -p "$jobs" -ldflags "-s -w $2" -o "$tmp" "$pkg" )
+}
+
 build_pause() { # the sandbox container's program (tools/node/pause): no dependencies, nothing to download
   ( cd "$here/pause" && go build -ldflags "-s -w" -o "$tmp" . )
 }
@@ -96,9 +102,24 @@ build_pause() { # the sandbox container's program (tools/node/pause): no depende
 build pause build_pause
 for c in containerd containerd-shim-runc-v2 ctr; do build "$c" build_containerd "$c"; done
 for c in kube-proxy kubelet; do build "$c" build_kube "$c"; done
+build nats-server build_tool nats ""
+build etcd build_tool etcd ""
+build lws-controller build_tool lws "-X sigs.k8s.io/lws/pkg/version.GitVersion=$LWS_VERSION"
+build local-path-provisioner build_tool local-path-provisioner "-X main.VERSION=$LOCAL_PATH_PROVISIONER_VERSION"
 
 "$stage/bin/kubelet" --version | grep -q "$KUBE_VERSION" || { echo "build-node-tools: kubelet version stamp wrong" >&2; exit 1; }
 "$stage/bin/containerd" --version | grep -q "$CONTAINERD_VERSION" || { echo "build-node-tools: containerd version wrong" >&2; exit 1; }
+built_at() { # BINARY MODULE VERSION: the wrapper built exactly the pinned module (go.mod vs pins.env)
+  go version -m "$stage/bin/$1" | grep -qE "^[[:space:]]+(mod|dep)[[:space:]]+$2[[:space:]]+$3([[:space:]]|\$)" \
+    || { echo "build-node-tools: $1 is not built from $2 $3 (tools/node/pins.env vs its gomod/ wrapper)" >&2; exit 1; }
+}
+built_at nats-server github.com/nats-io/nats-server/v2 "$NATS_VERSION"
+built_at etcd go.etcd.io/etcd/server/v3 "$ETCD_SERVICE_VERSION"
+built_at lws-controller sigs.k8s.io/lws "$LWS_VERSION"
+built_at local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION"
+# (the output first, then grep: `grep -q` stops reading at its match, and pipefail would fail on the SIGPIPE)
+[[ $("$stage/bin/nats-server" --version) == *"${NATS_VERSION#v}"* ]] || { echo "build-node-tools: nats-server version wrong" >&2; exit 1; }
+[[ $("$stage/bin/etcd" --version) == *"${ETCD_SERVICE_VERSION#v}"* ]] || { echo "build-node-tools: etcd version wrong" >&2; exit 1; }
 rm -rf "$stage/gomod"
 touch "$stage/.complete"
 rm -rf "$final"; mv "$stage" "$final"

@@ -5,8 +5,9 @@ bridge must exist): it refuses beside another Kubernetes node of this machine (`
 machine-wide lock, refuses when another live node of ours exists, tears down what a killed run left, records
 the sysctls, creates the bridge, the guard and the node's cgroup root. ``start()`` runs once the control plane
 is up: the guard opens the API server's, the kubelet's and the DNS ports to pods, then containerd, the image
-imports, the kubelet, kube-proxy and the node DNS start as components of the cluster, and it waits for the
-Node to be Ready. ``finish()`` runs after the cluster stopped its components: the
+imports, the kubelet, kube-proxy and the node DNS start as components of the cluster, it waits for the
+Node to be Ready, then the node's storage (``storage``: local-path-provisioner and the default StorageClass)
+is installed and waited for. ``finish()`` runs after the cluster stopped its components: the
 complete teardown, and a check that nothing is left.
 """
 
@@ -24,7 +25,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import cgroups, dns, kubelet, layout, network, preflight, runtime, teardown
+from . import cgroups, dns, kubelet, layout, network, preflight, runtime, storage, teardown
+
+# Images every node imports besides the caller's: the sandbox, the storage provisioner and its helper Pods'
+# shell (the operator image: Debian's /bin/sh and coreutils).
+OWN_IMAGES = ("pause", "local-path-provisioner", storage.HELPER_RECIPE)
+# Images the platform installed on the node runs (the chart with realnode/chart-values.yaml, the graphs of
+# examples/mocker-*.yaml): what the tier, the demo and `dynamo-localcluster up --profile node` import.
+PLATFORM_IMAGES = ("operator", "runtime", "nats", "etcd")
 
 
 class NodeError(RuntimeError):
@@ -126,13 +134,29 @@ class RealNode:
             imports = pool.submit(self._import_all, bin_dir)
             self._start_node(cluster, bin_dir, spawn, wait, timeout)
             imports.result()
+        self._start_storage(cluster, wait, timeout)
         assert self.state is not None
         self.state.pids = {c.name: c.pid for c in cluster.components if c.pid}
         self.state.save()
 
     def _import_all(self, bin_dir: Path) -> None:
-        for image in self.images:
+        own = [built_image(recipe) for recipe in OWN_IMAGES if recipe != "pause"]
+        refs = {image.ref for image in self.images}
+        for image in [*self.images, *(i for i in own if i.ref not in refs)]:
             self.timings[f"import {image.ref}"] = runtime.import_image(bin_dir, image.archive, image.ref)
+
+    def _start_storage(self, cluster, wait: Callable, timeout: float) -> None:
+        t0 = time.monotonic()
+        image, helper = built_image("local-path-provisioner").ref, built_image(storage.HELPER_RECIPE).ref
+        with cluster.api_client() as api:
+            storage.install(api, image, helper)
+            wait(
+                cluster.component("kubelet"),
+                "the storage provisioner Ready",
+                lambda: storage.provisioner_ready(api),
+                timeout,
+            )
+        self.timings["storage provisioner Ready"] = time.monotonic() - t0
 
     def _start_node(self, cluster, bin_dir: Path, spawn: Callable, wait: Callable, timeout: float) -> None:
         ports = {name: cluster.free_node_port() for name in ("kubelet", "kubelet-healthz")}

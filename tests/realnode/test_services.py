@@ -1,0 +1,144 @@
+"""The bundled NATS and etcd run for real (the chart's defaults: on, with persistence), from the images built
+here from their Go modules, on claims the node's local-path-provisioner binds; their data survives deleting
+their pods. A claim nobody can serve is reported at once, never waited on for a whole install timeout."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import urllib.request
+import uuid
+
+import pytest
+from dynamo_localcluster.realnode import layout, storage
+from natsproto import Nats
+from realnode_helpers import NAMESPACE, SLOW, config_digest, platform_service_ip, pod_ready
+from support.poll import wait_for
+
+RELEASE = "dynamo-platform"
+SERVICES = {"nats": f"{RELEASE}-nats", "etcd": f"{RELEASE}-etcd"}
+
+
+def _pod(platform, name: str) -> dict:
+    return json.loads(platform.kubectl("get", "pod", name, "-n", NAMESPACE, "-o", "json"))
+
+
+def _restart(platform, pod_name: str) -> float:
+    """Deletes the pod, waits for its StatefulSet's replacement (same name, new UID) to be Ready; seconds."""
+    old = _pod(platform, pod_name)["metadata"]["uid"]
+    started = time.monotonic()
+    platform.kubectl("delete", "pod", pod_name, "-n", NAMESPACE, "--wait=false")
+
+    def replaced() -> bool:
+        pod = _pod(platform, pod_name)
+        return pod["metadata"]["uid"] != old and pod_ready(pod)
+
+    wait_for(replaced, 240, f"{pod_name} replaced and Ready", **SLOW)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("service", sorted(SERVICES))
+def test_the_bundled_service_runs_from_our_image_on_a_bound_claim(platform, service):
+    from dynamo_localcluster.realnode.node import built_image
+
+    pod = _pod(platform, f"{SERVICES[service]}-0")
+    assert pod["spec"]["nodeName"] == layout.NODE_NAME
+    (status,) = pod["status"]["containerStatuses"]
+    assert status["ready"] and status["restartCount"] == 0, status
+    assert status["imageID"] == config_digest(built_image(service)), status["imageID"]
+    claim = json.loads(
+        platform.kubectl("get", "pvc", f"data-{SERVICES[service]}-0", "-n", NAMESPACE, "-o", "json")
+    )
+    assert claim["status"]["phase"] == "Bound", claim["status"]
+    assert claim["spec"]["storageClassName"] == storage.STORAGE_CLASS  # the default class, set by admission
+    volume = json.loads(platform.kubectl("get", "pv", claim["spec"]["volumeName"], "-o", "json"))
+    assert volume["spec"]["hostPath"]["path"].startswith(str(storage.STORAGE_DIR)), volume["spec"]
+
+
+def _etcd(base: str, op: str, body: dict) -> dict:
+    req = urllib.request.Request(f"{base}/v3/kv/{op}", data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_etcd_data_survives_deleting_its_pod(platform):
+    base = f"http://{platform_service_ip(platform, SERVICES['etcd'])}:2379"
+    key, value = f"/realnode/{uuid.uuid4().hex}", uuid.uuid4().hex
+    _etcd(base, "put", {"key": _b64(key), "value": _b64(value)})
+    took = _restart(platform, f"{SERVICES['etcd']}-0")
+    kvs = wait_for(lambda: _etcd(base, "range", {"key": _b64(key)}).get("kvs"), 60, "etcd to answer", **SLOW)
+    assert base64.b64decode(kvs[0]["value"]).decode() == value, (kvs, took)
+
+
+def test_nats_jetstream_data_survives_deleting_its_pod(platform):
+    host = platform_service_ip(platform, SERVICES["nats"])
+    stream = f"REALNODE{uuid.uuid4().hex[:8].upper()}"
+    with Nats(host).connect() as nc:
+        made = nc.request(f"$JS.API.STREAM.CREATE.{stream}", {"name": stream, "subjects": [f"{stream}.>"]})
+        assert made.get("config", {}).get("storage") == "file", made
+        ack = nc.request(f"{stream}.one", b"kept across restarts")
+        assert ack.get("stream") == stream and ack.get("seq") == 1, ack
+    _restart(platform, f"{SERVICES['nats']}-0")
+
+    def info() -> dict:
+        with Nats(host).connect() as nc:
+            return nc.request(f"$JS.API.STREAM.INFO.{stream}", b"")
+
+    state = wait_for(lambda: info().get("state"), 120, "JetStream to list the stream again", **SLOW)
+    assert state["messages"] == 1, state
+
+
+def _claim(name: str, storage_class: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": storage_class,
+            "resources": {"requests": {"storage": "1Mi"}},
+        },
+    }
+
+
+def test_a_claim_that_never_binds_is_reported_not_waited_on(platform):
+    """Negative control: a class whose provisioner nothing runs, and a class that does not exist. The wait
+    that binds the tier's own claims (and guards the install) names both, long before its timeout."""
+    from kubernetes import client
+
+    nobody = f"nobody-{uuid.uuid4().hex[:6]}"
+    sc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": nobody},
+        "provisioner": "example.invalid/nobody",
+        "volumeBindingMode": "Immediate",
+    }
+    with platform.cluster.api_client() as api:
+        client.StorageV1Api(api).create_storage_class(sc)
+        core = client.CoreV1Api(api)
+        try:
+            core.create_namespaced_persistent_volume_claim("default", _claim("never-binds", nobody))
+            core.create_namespaced_persistent_volume_claim("default", _claim("no-class", "no-such-class"))
+            started = time.monotonic()
+            with pytest.raises(storage.ClaimError) as missing:
+                storage.wait_bound(api, "default", ["no-class"], timeout=600)
+            assert time.monotonic() - started < 30, "a missing class is reported at once"
+            assert "default/no-class" in str(missing.value) and "'no-such-class' does not exist" in str(
+                missing.value
+            )
+            with pytest.raises(storage.ClaimError) as unserved:
+                storage.wait_bound(api, "default", ["never-binds"], timeout=600, grace=10)
+            took = time.monotonic() - started
+            assert took < 120, f"reported after {took:.0f}s, not at the 600 s timeout"
+            assert "default/never-binds" in str(unserved.value), unserved.value
+            assert f"StorageClass {nobody!r} (example.invalid/nobody)" in str(unserved.value), unserved.value
+        finally:
+            for name in ("never-binds", "no-class"):
+                core.delete_namespaced_persistent_volume_claim(name, "default")
+            client.StorageV1Api(api).delete_storage_class(nobody)
