@@ -23,7 +23,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import dgdr_conversion
 from .jsontree import copy_keys as _copy_keys
 from .jsontree import copy_tree
 from .jsontree import put as _put
@@ -440,11 +439,19 @@ def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
     return body
 
 
+def _dgdr(obj: Obj, to_beta: bool) -> Obj:
+    """The DGDR's mapping, imported on first use: it loads the v1beta1 models (pydantic, a tenth of a
+    second), which rendering a graph (``dynamo-operator render``, the webhook's start) does not need."""
+    from . import dgdr_conversion
+
+    return (dgdr_conversion.to_beta if to_beta else dgdr_conversion.to_alpha)(obj)
+
+
 Mapper = Callable[[Obj], Obj]
 _MAPPERS: dict[str, tuple[Mapper, Mapper]] = {
     "DynamoGraphDeployment": (_dgd_to_beta, _dgd_to_alpha),
     "DynamoComponentDeployment": (_dcd_to_beta, _dcd_to_alpha),
-    "DynamoGraphDeploymentRequest": (dgdr_conversion.to_beta, dgdr_conversion.to_alpha),
+    "DynamoGraphDeploymentRequest": (lambda o: _dgdr(o, to_beta=True), lambda o: _dgdr(o, to_beta=False)),
     "DynamoGraphDeploymentScalingAdapter": (
         lambda o: _dgdsa(o, to_beta=True),
         lambda o: _dgdsa(o, to_beta=False),
