@@ -159,23 +159,6 @@ if __name__ == "__main__":
     serve(int(sys.argv[1]), sys.argv[2], sys.argv[3])
 
 
-def register(rc: Any, noop: NoopWebhook, namespace: str, resources: dict, timeout: float = 60) -> None:
-    """Send ``namespace``'s DGD admissions to the no-op (``resources``: plural -> descriptor of the two
-    webhook configuration kinds) and wait until the apiserver reaches it."""
-    for plural, body in noop.configurations(namespace):
-        rc.create(resources[plural], body)
-    probe = admission.graph("probe", namespace)
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            rc.request("POST", admission.DGD_V1BETA1.base_path(namespace), [("dryRun", "All")], body=probe)
-            return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
 def compare(
     rc: Any, operator: tuple[int, int, str], noop: NoopWebhook, namespace: str, rate: float, seconds: float
 ) -> dict:

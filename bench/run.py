@@ -31,20 +31,10 @@ from . import admission, clistart
 from .audit import AuditLog
 from .floor import OPERATOR_CONCURRENCY, Floor
 from .graphs import graph, nodes_for
-from .noop import NoopWebhook, compare, register
+from .noop import NoopWebhook, compare
 from .operator import OPERATOR_NAMESPACE, OperatorProcess
 from .ready import ReadyWatch
 
-WEBHOOK_CONFIGS = {
-    "validatingwebhookconfigurations": custom(
-        "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
-        "ValidatingWebhookConfiguration", namespaced=False,
-    ),
-    "mutatingwebhookconfigurations": custom(
-        "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-        "MutatingWebhookConfiguration", namespaced=False,
-    ),
-}  # fmt: skip
 # DCDs read in the internal version (v1beta1): served through the conversion webhook
 DCD_INTERNAL = custom(store.GROUP, store.INTERNAL_VERSION, store.DCD.plural, store.DCD.kind)
 NOOP_NAMESPACE = "bench-noop"  # its DGD admissions go to the no-op webhook (the admission reference)
@@ -331,22 +321,12 @@ def _wait_reconciled(op: OperatorProcess, n: int, timeout: float) -> float:
 
 def admission_phase(cfg: Config, rc: ResourceClient, op: OperatorProcess) -> dict:
     ns = "bench-admission"
-    for plural, body in admission.webhook_configurations(op.webhook, OPERATOR_NAMESPACE, ns):
-        rc.create(WEBHOOK_CONFIGS[plural], body)
-    deadline = time.monotonic() + 60
-    probe = admission.graph("probe", ns)
-    while True:  # until the operator injected its CA bundle and the apiserver reaches the server
-        try:
-            rc.request("POST", admission.DGD_V1BETA1.base_path(ns), [("dryRun", "All")], body=probe)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+    # until the operator injected its CA bundle and the apiserver reaches the server
+    admission.register(rc, admission.webhook_configurations(op.webhook, OPERATOR_NAMESPACE, ns), ns)
     noop = NoopWebhook(cfg.dir / "noop")
     noop.start()
     try:
-        register(rc, noop, NOOP_NAMESPACE, WEBHOOK_CONFIGS)
+        admission.register(rc, noop.configurations(NOOP_NAMESPACE), NOOP_NAMESPACE)
         waited, share = idle_cpu(op)
         say(f"admission: operator at {share:.1%} of a core after {waited:.0f} s")
         rate, seconds = cfg.admission_rate, cfg.admission_seconds
