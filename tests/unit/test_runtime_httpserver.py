@@ -409,6 +409,25 @@ def test_requests_run_inline_in_the_pool_or_one_large_at_a_time(app):
         srv.stop()
 
 
+def test_pipelined_requests_answered_inline_are_answered_in_order(app):
+    """Thousands of pipelined requests in one read, each answered on the loop: the next is taken from a
+    fresh stack, not from inside the previous answer (which overflowed the interpreter's stack)."""
+    srv = serve(app)
+    try:
+        with connect(srv) as s:
+            s.sendall(
+                b"".join(b"POST /inline%d HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}" % i for i in range(3000))
+            )
+            got = b""
+            while b"POST /inline2999 2" not in got:
+                chunk = s.recv(1 << 20)
+                assert chunk, f"closed after {got.count(b'HTTP/1.1 200')} answers"
+                got += chunk
+        assert got.count(b"HTTP/1.1 200") == 3000 and got.index(b"/inline1 ") < got.index(b"/inline2 ")
+    finally:
+        srv.stop()
+
+
 def test_a_response_leaves_as_the_client_takes_it_and_an_unread_one_gives_way(app):
     """The 16 MiB answer waits in plain bytes, not encrypted in the transport's buffer; once its client has
     taken nothing for evict_receiving_after, a request that needs the bytes drops it (before: that request

@@ -493,7 +493,12 @@ class _Conn(asyncio.Protocol):
         self._enter(IDLE, self.srv.limits.idle_timeout)
         self._hold(len(self.buf))
         self._pause(False)
-        if self.buf:
+        if self.buf and self.srv.loop is not None:
+            # pipelined requests: the next from a fresh stack (answered inline, each would recurse)
+            self.srv.loop.call_soon(self._next_pipelined)
+
+    def _next_pipelined(self) -> None:
+        if self.state == IDLE:
             self._advance()
 
     # -- bookkeeping ----------------------------------------------------------------------------------------
