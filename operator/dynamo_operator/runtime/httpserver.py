@@ -630,7 +630,10 @@ class _Lane:
                 if self.stopped:
                     return
                 conn, req = self.queue.popleft()
-            self.run(conn, req)
+            try:
+                self.run(conn, req)
+            except Exception:  # never lose the lane: every large request after this one needs it
+                get_logger("httpserver").exception("large-lane request failed")
             del conn, req  # the body goes now, not when the next request arrives
 
 
@@ -793,7 +796,7 @@ class HTTPServer:
         if self._lane is not None and conn.state == CLOSED:
             self._lane.take_back(conn)
 
-    def reserve(self, conn: _Conn) -> bool:
+    def reserve(self, conn: _Conn, drop: bool = True) -> bool:
         """Count ``conn``'s body in flight before it is read, once its headers are in; False (reading
         paused, ``conn`` waiting in arrival order) while it does not fit under the cap. Counting a body
         whole from the start, not as it trickles in, means every body admitted can finish: bodies read
@@ -803,13 +806,13 @@ class HTTPServer:
         and past that drops what it needs (see :meth:`_victim`); a large one may only drop responses their
         clients do not take, else waits its turn (a complete body queued for the large lane is never
         dropped: it was admitted and will finish). A body larger than the cap is taken when nothing else
-        is in flight."""
+        is in flight. ``drop=False``: only whether it fits now, nothing dropped (a cheap retry)."""
         cap = self.limits.max_inflight_bytes
         need = max(0, conn.need - len(conn.buf))
-        small = conn.held + need <= cap // 64
+        small = self._small(conn)
         limit = cap + cap // 4 if small else cap
         while self.inflight + need > limit and self.inflight > conn.held:
-            victim, kind = self._victim(conn, conn.held + need, small)
+            victim, kind = self._victim(conn, conn.held + need, small) if drop else (None, "")
             if victim is None:
                 conn._pause(True)
                 self.waiting[conn] = None
@@ -822,6 +825,10 @@ class HTTPServer:
         conn.reserved, conn.admitted = need, True
         conn._pause(False)
         return True
+
+    def _small(self, conn: _Conn) -> bool:
+        """A request whose whole body is a 64th of the cap or less (every admission review)."""
+        return conn.held + max(0, conn.need - len(conn.buf)) <= self.limits.max_inflight_bytes // 64
 
     def _victim(self, conn: _Conn, whole: int, small: bool) -> tuple[_Conn | None, str]:
         """What to drop for ``conn`` (whose request holds ``whole`` bytes), the one holding most first: a
@@ -848,15 +855,24 @@ class HTTPServer:
             self.loop.call_soon(self._retry_waiting)
 
     def _retry_waiting(self) -> None:
-        """Admit waiting requests (after a release, and every heartbeat: a stalled sender becomes
-        droppable with time). Scheduled, not called from the release: that may be deep in another
+        """Admit the waiting requests that fit, in arrival order, then let the oldest drop what it may (a
+        stalled sender becomes droppable with time: this runs every heartbeat too). Each request is only
+        checked, not searched for victims: a thousand waiting ones must not cost a thousand scans of every
+        connection at each release. Scheduled, not called from the release: that may be deep in another
         connection's close."""
         self._retry_scheduled = False
+        large_waits = False  # large requests go in their order: one that waits holds back those after it
         for conn in list(self.waiting):
+            small = self._small(conn)
             if conn.state == CLOSED:
                 self.waiting.pop(conn, None)
-            elif self.reserve(conn):
+            elif (small or not large_waits) and self.reserve(conn, drop=False):
                 conn._advance()
+            else:
+                large_waits = large_waits or not small
+        oldest = next(iter(self.waiting), None)
+        if oldest is not None and self.reserve(oldest):
+            oldest._advance()
 
     def saturated(self) -> bool:
         """A new request could not be taken now: a connection was refused at the cap lately, or requests
