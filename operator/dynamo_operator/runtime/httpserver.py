@@ -802,11 +802,12 @@ class HTTPServer:
         whole from the start, not as it trickles in, means every body admitted can finish: bodies read
         half-way each, none able to complete, cannot hold the cap between them.
 
-        A small request (a 64th of the cap: every admission review) may go a quarter of the cap beyond it,
-        and past that drops what it needs (see :meth:`_victim`); a large one may only drop responses their
-        clients do not take, else waits its turn (a complete body queued for the large lane is never
-        dropped: it was admitted and will finish). A body larger than the cap is taken when nothing else
-        is in flight. ``drop=False``: only whether it fits now, nothing dropped (a cheap retry)."""
+        A small request (a 64th of the cap: the admission review of a real graph) may go a quarter of the
+        cap beyond it, and past that drops what it needs (see :meth:`_victim`); a large one may only drop
+        responses their clients do not take, else waits its turn (a complete body queued for the large
+        lane is never dropped: it was admitted and will finish). A body larger than the cap is taken when
+        nothing else is in flight. ``drop=False``: only whether it fits now, nothing dropped (a cheap
+        retry)."""
         cap = self.limits.max_inflight_bytes
         need = max(0, conn.need - len(conn.buf))
         small = self._small(conn)
@@ -827,7 +828,7 @@ class HTTPServer:
         return True
 
     def _small(self, conn: _Conn) -> bool:
-        """A request whose whole body is a 64th of the cap or less (every admission review)."""
+        """A request whose whole body is a 64th of the cap or less (the admission review of a real graph)."""
         return conn.held + max(0, conn.need - len(conn.buf)) <= self.limits.max_inflight_bytes // 64
 
     def _victim(self, conn: _Conn, whole: int, small: bool) -> tuple[_Conn | None, str]:
