@@ -24,6 +24,16 @@ from .graphs import graph
 KIND = "DynamoGraphDeployment"
 VERSION = "v1beta1"
 DGD_V1BETA1 = custom(registry.GROUP, VERSION, registry.KINDS[KIND].plural, KIND)
+CONFIGURATIONS = {
+    "validatingwebhookconfigurations": custom(
+        "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration", namespaced=False,
+    ),
+    "mutatingwebhookconfigurations": custom(
+        "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration", namespaced=False,
+    ),
+}  # fmt: skip
 
 
 def webhook_configurations(port: int, operator_namespace: str, namespace: str) -> list[tuple[str, dict]]:
@@ -38,6 +48,25 @@ def webhook_configurations(port: int, operator_namespace: str, namespace: str) -
         body = webhook_configuration(mode, f"dynamo-bench-{mode}", operator_namespace, [hook])
         out.append((body["kind"].lower() + "s", body))
     return out
+
+
+def register(
+    rc: ResourceClient, configurations: list[tuple[str, dict]], namespace: str, timeout: float = 60
+) -> None:
+    """Create the webhook ``configurations`` ((resource plural, body) pairs) and wait until the apiserver
+    admits a dry-run DGD in ``namespace`` through them (a CA bundle injected, the server reachable)."""
+    for plural, body in configurations:
+        rc.create(CONFIGURATIONS[plural], body)
+    probe = graph("probe", namespace)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            rc.request("POST", DGD_V1BETA1.base_path(namespace), [("dryRun", "All")], body=probe)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def review(namespace: str) -> bytes:

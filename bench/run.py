@@ -27,25 +27,17 @@ from dynamo_operator.runtime.client import (
 )
 from dynamo_operator.webhooks.certs import CRDS
 
-from . import admission
+from . import admission, clistart
 from .audit import AuditLog
 from .floor import OPERATOR_CONCURRENCY, Floor
 from .graphs import graph, nodes_for
+from .noop import NoopWebhook, compare
 from .operator import OPERATOR_NAMESPACE, OperatorProcess
 from .ready import ReadyWatch
 
-WEBHOOK_CONFIGS = {
-    "validatingwebhookconfigurations": custom(
-        "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
-        "ValidatingWebhookConfiguration", namespaced=False,
-    ),
-    "mutatingwebhookconfigurations": custom(
-        "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-        "MutatingWebhookConfiguration", namespaced=False,
-    ),
-}  # fmt: skip
 # DCDs read in the internal version (v1beta1): served through the conversion webhook
 DCD_INTERNAL = custom(store.GROUP, store.INTERNAL_VERSION, store.DCD.plural, store.DCD.kind)
+NOOP_NAMESPACE = "bench-noop"  # its DGD admissions go to the no-op webhook (the admission reference)
 SNAPSHOT_KINDS = (store.DGD, store.DCD, DEPLOYMENTS, SERVICES, SERVICEACCOUNTS, CONFIGMAPS)
 
 
@@ -202,7 +194,7 @@ class _OperatorRun:
 
 def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
     say(f"operator: local control plane with {nodes} fake nodes")
-    namespaces = ["bench-burst", "bench-grow", "bench-admission", OPERATOR_NAMESPACE]
+    namespaces = ["bench-burst", "bench-grow", "bench-admission", NOOP_NAMESPACE, OPERATOR_NAMESPACE]
     with LocalCluster(cfg.dir / "operator", profile="cluster", nodes=nodes, audit=True) as cluster:
         rc = prepare(cluster, namespaces)
         op = OperatorProcess(cluster, cfg.dir / "operator.log")
@@ -329,33 +321,27 @@ def _wait_reconciled(op: OperatorProcess, n: int, timeout: float) -> float:
 
 def admission_phase(cfg: Config, rc: ResourceClient, op: OperatorProcess) -> dict:
     ns = "bench-admission"
-    for plural, body in admission.webhook_configurations(op.webhook, OPERATOR_NAMESPACE, ns):
-        rc.create(WEBHOOK_CONFIGS[plural], body)
-    deadline = time.monotonic() + 60
-    probe = admission.graph("probe", ns)
-    while True:  # until the operator injected its CA bundle and the apiserver reaches the server
-        try:
-            rc.request("POST", admission.DGD_V1BETA1.base_path(ns), [("dryRun", "All")], body=probe)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-    waited, share = idle_cpu(op)
-    say(f"admission: operator at {share:.1%} of a core after {waited:.0f} s")
-    say(f"admission: {cfg.admission_rate:.0f} reviews/s for {cfg.admission_seconds:.0f} s, direct")
-    direct = admission.direct(op.webhook, ns, cfg.admission_rate, cfg.admission_seconds)
-    say(f"admission: direct {direct}")
-    say(f"admission: {cfg.admission_rate:.0f} dry-run creates/s for {cfg.admission_seconds:.0f} s, apiserver")
-    api = admission.through_apiserver(rc, ns, cfg.admission_rate, cfg.admission_seconds)
-    say(f"admission: apiserver {api}")
+    # until the operator injected its CA bundle and the apiserver reaches the server
+    admission.register(rc, admission.webhook_configurations(op.webhook, OPERATOR_NAMESPACE, ns), ns)
+    noop = NoopWebhook(cfg.dir / "noop")
+    noop.start()
+    try:
+        admission.register(rc, noop.configurations(NOOP_NAMESPACE), NOOP_NAMESPACE)
+        waited, share = idle_cpu(op)
+        say(f"admission: operator at {share:.1%} of a core after {waited:.0f} s")
+        rate, seconds = cfg.admission_rate, cfg.admission_seconds
+        say(f"admission: {rate:.0f}/s for {seconds:.0f} s each, the operator and the no-op")
+        got = compare(rc, (op.webhook, op.pid, ns), noop, NOOP_NAMESPACE, rate, seconds)
+    finally:
+        noop.stop()
+    say(f"admission: direct {got['direct']}, no-op {got['noop']['direct']}")
+    say(f"admission: apiserver {got['apiserver']}, no-op {got['noop']['apiserver']}")
     return {
         "rate": cfg.admission_rate,
         "seconds": cfg.admission_seconds,
         "operator_cpu_share_before": round(share, 3),
         "waited_for_idle_seconds": round(waited, 1),
-        "direct": direct,
-        "apiserver": api,
+        **got,
     }
 
 
@@ -398,6 +384,8 @@ def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:
             path.write_text(json.dumps(results, indent=2))
 
     nodes = nodes_for(2 * cfg.n if cfg.grow else cfg.n)
+    results["render_start"] = clistart.measure()  # first: no control plane running yet
+    save()
     try:
         # The floor runs on either side of the operator's phases, each on a fresh control plane, and the
         # burst is compared with their mean: a machine that speeds up or slows down during the run (other

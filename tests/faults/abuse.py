@@ -12,7 +12,12 @@ server down):
   every second;
 * ``big-body``: COUNT connections each announce a body of ``7 MiB - 1 KiB`` (just under the admission
   limit) or, with ``BIG_BODY_BYTES`` set, that many bytes, send all but the last KiB as fast as the server
-  takes it, then stall.
+  takes it, then stall;
+
+and, one thread per connection (``abuse_streams.py``), the three ways issue 30 found to make it hold memory or
+work: ``convert-body`` (complete ConversionReviews just under the 16 MiB limit, one after another, their
+answers read), ``unread`` (12 MiB ConversionReviews whose answers are never read) and ``tls-records``
+(admission bodies sent a byte a TLS record, again on a new connection whenever refused).
 
 The report says how many connections the server still held at the end, how long the server let the longest
 one live (``max_held``, from the connection's start; ``max_request_held``, from its request's first byte),
@@ -31,6 +36,8 @@ import ssl
 import sys
 import time
 from pathlib import Path
+
+import abuse_streams as streams
 
 HOST = "127.0.0.1"
 PATH = "/validate-nvidia-com-v1beta1-dynamographdeployment"
@@ -128,6 +135,8 @@ def _flush_big(conns: list[Conn], head: bytes, size: int, until: float) -> None:
 
 def run(port: int, scenario: str, seconds: float, count: int, ready: Path | None = None) -> dict:
     """Run ``scenario``; touch ``ready`` once every connection is open and its abuse has begun."""
+    if scenario in streams.SCENARIOS:
+        return streams.run(port, scenario, seconds, count, _ctx(), ready)
     ctx = None if os.environ.get("ABUSE_PLAIN") else _ctx()  # plain HTTP: the health server
     started = time.monotonic()
     conns: list[Conn] = []

@@ -1,6 +1,9 @@
-"""The admission server held down four ways (issue 23, High 2) while the API server keeps sending it
-admissions at a steady rate: none of those admissions may fail, and the webhook process stays under the
-chart's memory limit.
+"""The admission server held down seven ways while the API server keeps sending it admissions at a steady
+rate: the four of issue 23 (High 2: idle connections, slow headers, slow bodies, big unfinished bodies) and
+the three of issue 30 (item 2: complete 16 MiB conversions one after another, 12 MiB conversions whose
+answers are never read, bodies sent a byte a TLS record). None of those admissions may fail, the webhook
+process stays under the chart's memory limit, and its ``/readyz`` answers 200 throughout: readiness that
+followed what an abuser queues would let them take every replica out of the Service.
 
 The webhook is the plane's own ``dynamo-operator run --webhooks`` process with its defaults (auto
 certificates, the CA injected into URL webhook configurations on 127.0.0.1); the admissions are dry-run DGD
@@ -39,12 +42,17 @@ RATE = 10.0  # admissions per second: steady, well within what a busy 2-core mac
 BURST = 24  # admissions at once in each phase, once the abuse is in place
 # (scenario, connections, seconds of abuse once they are open): past the old cap (256) and the new one
 # (1024) for idle connections; the slow ones outlive the per-request deadline (10 s); the big bodies are
-# 150 of 7 MiB (1 GiB offered).
+# 150 of 7 MiB (1 GiB offered); six connections converting 16 MiB pages back to back (two fitted the old
+# in-flight cap and parsed at once, about 45 times their size each); 24 unread 12 MiB answers (288 MiB
+# offered); 16 connections sending a byte a TLS record.
 PHASES = (
     ("idle", 1300, 15.0),
     ("slow-headers", 300, 16.0),
     ("slow-body", 300, 16.0),
     ("big-body", 150, 20.0),
+    ("convert-body", 6, 20.0),
+    ("unread", 24, 20.0),
+    ("tls-records", 16, 16.0),
 )
 
 
@@ -164,7 +172,12 @@ def test_abuse_fails_no_admission_and_stays_under_the_memory_limit(plane: Plane,
     assert all(row["burst_failed"] == 0 for row in rows), [row["burst_errors"] for row in rows]
     assert all(row["admissions_ok"] > 0 for row in rows), rows  # admissions flowed in every phase
     assert peak < limit, f"RSS peak {peak} MiB over the chart's limit {limit} MiB"
+    assert all(row["readyz_not"] == 0 for row in rows), [(r["scenario"], r["readyz_not"]) for r in rows]
     by = {row["scenario"]: row for row in rows}
     assert by["idle"]["connected"] > 1024 >= by["idle"]["still_open"]  # at the cap, the idle went first
     for slow in ("slow-headers", "slow-body"):  # the 10 s deadline, plus a busy machine's slack
         assert by[slow]["still_open"] == 0 and by[slow]["max_request_held"] <= 14, by[slow]
+    assert by["convert-body"]["answers"].get("HTTP/1.1 200 OK", 0) >= 2, by["convert-body"]  # pages served
+    assert by["unread"]["unread_dropped"] > 0, by["unread"]  # the unread answers gave way
+    records = by["tls-records"]
+    assert records["requests"] > 0 and "HTTP/1.1 200 OK" not in records["answers"], records  # none served

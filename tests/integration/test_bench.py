@@ -16,7 +16,7 @@ from dynamo_localcluster.cluster import REPO_ROOT
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 N = 5
-ROWS = ("1 floor", "2 burst", "3 idle", "4 restart", "5 admission", "6 memory/cpu")
+ROWS = ("1 floor", "2 burst", "3 idle", "4 restart", "5 admission", "6 memory/cpu", "7 render start")
 
 
 def test_bench_runs_and_reports_every_row(tmp_path):
@@ -47,3 +47,5 @@ def test_bench_runs_and_reports_every_row(tmp_path):
     assert set(data["memory"]["points"]) >= {"0", str(N), str(2 * N)}
     assert data["admission"]["direct"]["errors"] == 0
     assert data["admission"]["apiserver"]["errors"] == 0
+    noop = data["admission"]["noop"]  # the reference webhook, measured in the same run
+    assert noop["direct"]["errors"] == noop["apiserver"]["errors"] == 0

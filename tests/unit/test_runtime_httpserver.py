@@ -1,6 +1,8 @@
 """The operator's HTTP/1.1 server core (``runtime.httpserver``) on 127.0.0.1: each bound an abuser runs into
 (per-request deadline over headers and body, body limits, bytes in flight, the connection cap closing idle
-connections first, saturation), keep-alive and pipelining, TLS through memory BIOs."""
+connections first, unread responses and queued large requests giving way, tiny TLS records, saturation),
+where requests run (inline, pool, the one-at-a-time large lane), health, keep-alive and pipelining, TLS
+through memory BIOs."""
 
 from __future__ import annotations
 
@@ -12,7 +14,16 @@ import time
 
 import pytest
 from dynamo_operator.pki import issue_ca, issue_serving
-from dynamo_operator.runtime.httpserver import HTTPServer, Limits, Request, Response, parse_head
+from dynamo_operator.runtime.httpserver import (
+    INLINE,
+    LARGE,
+    POOL,
+    HTTPServer,
+    Limits,
+    Request,
+    Response,
+    parse_head,
+)
 from support.poll import stays, wait_for
 
 KiB = 1024
@@ -20,21 +31,38 @@ KiB = 1024
 
 class App:
     """Echoes the body length; ``.../block`` waits for ``gate``; ``/big`` answers 16 MiB; ``/upload...``
-    takes bodies up to 4 MiB, the rest 64 KiB."""
+    takes bodies up to 4 MiB, the rest 64 KiB. ``route``: ``/large...`` on the large lane, ``/inline...``
+    on the loop, the rest on the pool; ``threads`` records where each request ran and ``running`` how
+    many large ones ran at once (``most_large``)."""
 
     def __init__(self) -> None:
         self.gate = threading.Event()
         self.seen: list[Request] = []
+        self.threads: dict[str, str] = {}
+        self.lock = threading.Lock()
+        self.running = self.most_large = 0
+
+    def route(self, req: Request) -> str:
+        return LARGE if req.path.startswith("/large") else INLINE if req.path.startswith("/inline") else POOL
 
     def limit(self, method: str, path: str) -> int | Response:
         if path == "/nope":
             return Response(404, b"no\n", close=True)
-        return 4 * 1024 * KiB if path.startswith("/upload") else 64 * KiB
+        return 4 * 1024 * KiB if path.startswith(("/upload", "/large")) else 64 * KiB
 
     def handle(self, req: Request) -> Response:
         self.seen.append(req)
-        if req.path.endswith("/block"):
-            self.gate.wait(20)
+        self.threads[req.path] = threading.current_thread().name
+        large = req.path.startswith("/large")
+        with self.lock:
+            self.running += large
+            self.most_large = max(self.most_large, self.running)
+        try:
+            if req.path.endswith("/block"):
+                self.gate.wait(20)
+        finally:
+            with self.lock:
+                self.running -= large
         if req.path == "/big":
             return Response(200, b"x" * (16 * 1024 * KiB))
         return Response(200, f"{req.method} {req.path} {len(req.body)}".encode())
@@ -49,6 +77,7 @@ def serve(app: App, tls: ssl.SSLContext | None = None, **limits) -> HTTPServer:
         app.limit,
         Limits(**limits),
         tls_source=(lambda: tls) if tls is not None else None,
+        route=app.route,
     )
     srv.start()
     return srv
@@ -238,18 +267,24 @@ def _send_partial(srv: HTTPServer, path: str, size: int, send: int) -> socket.so
     return s
 
 
-def test_bytes_in_flight_drop_the_largest_unfinished_body_first(app):
-    srv = serve(app, max_inflight_bytes=1024 * KiB)
+def test_a_small_request_drops_a_stalled_body_and_a_large_one_waits_its_turn(app):
+    """A body is counted whole once its headers are in. The 4 MiB one (over the 1 MiB cap, taken because
+    nothing else was in flight) stalls; a 300 KiB request waits its turn rather than drop it; a 10 KiB one
+    (small: a 64th of the cap) drops it once it has stalled for evict_receiving_after, and both are
+    answered."""
+    srv = serve(app, max_inflight_bytes=1024 * KiB, evict_receiving_after=0.3)
     try:
         big = _send_partial(srv, "/upload", 4 * 1024 * KiB, 900 * KiB)
-        wait_for(lambda: srv.inflight >= 900 * KiB, 5)
-        small = _send_partial(srv, "/upload2", 400 * KiB, 300 * KiB)  # over the cap: the largest goes
+        wait_for(lambda: srv.inflight >= 4 * 1024 * KiB, 5)  # reserved whole
+        medium = _send_partial(srv, "/upload2", 300 * KiB, 300 * KiB)
+        wait_for(srv.saturated, 5)  # waits: a large request never drops another's body
+        stays(lambda: srv.stats()["dropped_big"] == 0, 0.5)
+        assert request(srv, "/upload3", b"x" * (10 * KiB)).endswith(b"POST /upload3 10240")
         assert read_response(big).startswith(b"HTTP/1.1 503")
-        small.sendall(b"x" * (100 * KiB))
-        assert read_response(small).endswith(b"POST /upload2 409600")
+        assert read_response(medium).endswith(b"POST /upload2 307200")
         assert srv.stats()["dropped_big"] == 1
         wait_for(lambda: srv.inflight == 0, 5)
-        for s in (big, small):
+        for s in (big, medium):
             s.close()
     finally:
         srv.stop()
@@ -336,5 +371,142 @@ def test_no_certificate_yet_closes_connections(app):
     try:
         with connect(srv) as s:
             assert closed(s, 5)
+    finally:
+        srv.stop()
+
+
+# -- where requests run, what gives way when bytes are needed, health -------------------------------------
+
+
+def _unread_big(srv: HTTPServer) -> socket.socket:
+    """A client that asks for the 16 MiB response and takes none of it (a 4 KiB receive window)."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    s.connect(("127.0.0.1", srv.port))
+    s.sendall(b"POST /big HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    return s
+
+
+def test_requests_run_inline_in_the_pool_or_one_large_at_a_time(app):
+    srv = serve(app)
+    try:
+        assert request(srv, "/inline").endswith(b"POST /inline 2")
+        assert request(srv, "/x").endswith(b"POST /x 2")
+        assert app.threads["/inline"] == "test-http"  # the loop's own thread: no hop
+        assert app.threads["/x"].startswith("test-http_")  # a pool worker
+        large = [_send_partial(srv, f"/large{i}/block", 300 * KiB, 300 * KiB) for i in range(3)]
+        wait_for(lambda: srv.stats()["largeQueued"] == 2, 5, "two large requests queued behind the first")
+        assert request(srv, "/x").endswith(b"POST /x 2")  # the pool answers meanwhile
+        app.gate.set()
+        assert all(read_response(s).endswith(b" 307200") for s in large)
+        assert {name for path, name in app.threads.items() if path.startswith("/large")} == {
+            "test-http-large"
+        }
+        assert app.most_large == 1  # never two large bodies in the handler at once
+        for s in large:
+            s.close()
+    finally:
+        srv.stop()
+
+
+def test_pipelined_requests_answered_inline_are_answered_in_order(app):
+    """Thousands of pipelined requests in one read, each answered on the loop: the next is taken from a
+    fresh stack, not from inside the previous answer (which overflowed the interpreter's stack)."""
+    srv = serve(app)
+    try:
+        with connect(srv) as s:
+            s.sendall(
+                b"".join(b"POST /inline%d HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}" % i for i in range(3000))
+            )
+            got = b""
+            while b"POST /inline2999 2" not in got:
+                chunk = s.recv(1 << 20)
+                assert chunk, f"closed after {got.count(b'HTTP/1.1 200')} answers"
+                got += chunk
+        assert got.count(b"HTTP/1.1 200") == 3000 and got.index(b"/inline1 ") < got.index(b"/inline2 ")
+    finally:
+        srv.stop()
+
+
+def test_a_response_leaves_as_the_client_takes_it_and_an_unread_one_gives_way(app):
+    """The 16 MiB answer waits in plain bytes, not encrypted in the transport's buffer; once its client has
+    taken nothing for evict_receiving_after, a request that needs the bytes drops it (before: that request
+    waited for the 30 s write timeout and got 408 at its 10 s deadline)."""
+    srv = serve(app, max_inflight_bytes=1024 * KiB, evict_receiving_after=0.2)
+    try:
+        unread = _unread_big(srv)
+        wait_for(lambda: srv.inflight >= 16 * 1024 * KiB, 5)  # the unread response counts
+        conn = next(iter(srv.busy))
+        assert conn.transport.get_write_buffer_size() <= 256 * KiB
+        time.sleep(0.3)  # not a wait: the response must have been unread this long
+        started = time.monotonic()
+        assert request(srv, "/upload", b"x" * (600 * KiB)).endswith(b"POST /upload 614400")
+        assert time.monotonic() - started < 5
+        assert srv.stats()["dropped_unread"] == 1 and closed(unread, 5)
+        wait_for(lambda: srv.inflight == 0, 5)
+        unread.close()
+    finally:
+        srv.stop()
+
+
+def test_at_the_cap_an_unread_response_goes_before_a_refusal(app):
+    srv = serve(app, max_connections=2, evict_receiving_after=0.2)
+    try:
+        unread = _unread_big(srv)
+        busy = connect(srv)
+        busy.sendall(b"POST /block HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+        wait_for(lambda: srv.stats()["busy"] == 2, 5)
+        time.sleep(0.3)  # not a wait: the response must have been unread this long
+        assert request(srv).endswith(b"POST /x 2")
+        assert srv.stats()["evicted_unread"] == 1 and srv.stats()["refused"] == 0 and closed(unread, 5)
+        app.gate.set()
+        assert read_response(busy).endswith(b"POST /block 0")
+        for s in (unread, busy):
+            s.close()
+    finally:
+        srv.stop()
+
+
+def test_healthy_follows_the_loop_and_workers_not_what_clients_queue(app):
+    srv = serve(app, max_inflight_bytes=1024 * KiB, workers=1, stall_timeout=0.5)
+    try:
+        working = _send_partial(srv, "/upload/block", 800 * KiB, 800 * KiB)  # holds the only worker
+        wait_for(lambda: app.seen, 5)
+        waiting = _send_partial(srv, "/upload", 500 * KiB, 400 * KiB)  # waits for in-flight bytes
+        wait_for(srv.saturated, 5)
+        stays(srv.healthy, 1.0)  # a queue of bytes is the clients' doing, not a fault of the server
+        stuck = _send_partial(srv, "/queued", 10, 10)  # complete, but no worker will start it
+        wait_for(lambda: not srv.healthy(), 5, "pooled work waiting past stall_timeout")
+        app.gate.set()
+        waiting.sendall(b"x" * (100 * KiB))
+        for s in (working, waiting, stuck):
+            assert read_response(s).startswith(b"HTTP/1.1 200")
+        wait_for(srv.healthy, 5)
+        for s in (working, waiting, stuck):
+            s.close()
+    finally:
+        srv.stop()
+
+
+def test_a_request_in_tiny_tls_records_is_refused(app, tls):
+    """Each TLS record costs a decryption and a round through Python whatever it carries: a body sent a
+    byte a record is answered 400 once its records average under min_record_bytes (past free_records);
+    the same body in ordinary records, and a header trickled in a few records, are served."""
+    server_ctx, client_ctx = tls
+    srv = serve(app, tls=server_ctx, free_records=64, min_record_bytes=256)
+    try:
+        with client_ctx.wrap_socket(connect(srv), server_hostname="localhost") as s:
+            s.sendall(b"POST /x HTTP/1.1\r\nContent-Length: 4000\r\n\r\n")
+            for _ in range(4000):  # one send, one record
+                try:
+                    s.send(b"a")
+                except OSError:
+                    break
+            assert read_response(s).startswith(b"HTTP/1.1 400")
+        assert srv.stats()["tiny_records"] == 1
+        with client_ctx.wrap_socket(connect(srv), server_hostname="localhost") as s:
+            for piece in (b"POST /x HTTP/1.1\r\n", b"Content-", b"Length: 4000\r\n\r\n"):
+                s.send(piece)
+            assert request(srv, body=b"a" * 4000, sock=s).endswith(b"POST /x 4000")  # headers, then body
     finally:
         srv.stop()

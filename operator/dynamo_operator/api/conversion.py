@@ -23,7 +23,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import dgdr_conversion
 from .jsontree import copy_keys as _copy_keys
 from .jsontree import copy_tree
 from .jsontree import put as _put
@@ -446,11 +445,19 @@ def _dgdsa(obj: Obj, to_beta: bool) -> Obj:
     return body
 
 
+def _dgdr(obj: Obj, to_beta: bool) -> Obj:
+    """The DGDR's mapping, imported on first use: it loads the v1beta1 models (pydantic, a tenth of a
+    second), which rendering a graph (``dynamo-operator render``, the webhook's start) does not need."""
+    from . import dgdr_conversion
+
+    return (dgdr_conversion.to_beta if to_beta else dgdr_conversion.to_alpha)(obj)
+
+
 Mapper = Callable[[Obj], Obj]
 _MAPPERS: dict[str, tuple[Mapper, Mapper]] = {
     "DynamoGraphDeployment": (_dgd_to_beta, _dgd_to_alpha),
     "DynamoComponentDeployment": (_dcd_to_beta, _dcd_to_alpha),
-    "DynamoGraphDeploymentRequest": (dgdr_conversion.to_beta, dgdr_conversion.to_alpha),
+    "DynamoGraphDeploymentRequest": (lambda o: _dgdr(o, to_beta=True), lambda o: _dgdr(o, to_beta=False)),
     "DynamoGraphDeploymentScalingAdapter": (
         lambda o: _dgdsa(o, to_beta=True),
         lambda o: _dgdsa(o, to_beta=False),
@@ -582,6 +589,17 @@ def _body(obj: Obj) -> Obj:
     if (body.get("metadata") or {}).get("annotations") == {}:
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k != "annotations"}
     return body
+
+
+def convert_handed_over(obj: Obj, to_version: str) -> Obj:
+    """:func:`convert` for a caller that hands ``obj`` over and keeps nothing of it (the conversion webhook,
+    which parsed it from a request and sends the result away): an object already in ``to_version`` is
+    returned itself, not copied, so echoing a page of such objects costs no second tree."""
+    if to_version not in VERSIONS:
+        raise ConversionError(f"unsupported version {to_version!r}")
+    if _version_of(obj) == to_version:
+        return obj
+    return convert(obj, to_version)
 
 
 def convert(obj: Obj, to_version: str) -> Obj:

@@ -3,8 +3,8 @@
 ``setup_webhooks(manager, config)`` wires everything into a :class:`~dynamo_operator.runtime.Manager`:
 
 * the HTTPS server (:mod:`.server`) on every replica (``server.webhook.host``/``port``, default
-  ``0.0.0.0:9443``), ready once it serves a certificate and while it is not saturated (readiness check
-  ``webhook-server``), on leaders and non-leaders alike;
+  ``0.0.0.0:9443``), ready once it serves a certificate and while its loop and workers answer (readiness
+  check ``webhook-server``; not while clients merely queue), on leaders and non-leaders alike;
 * the certificate manager (:mod:`.certs`): every replica serves what the Secret (``auto``) or ``certDir``
   (``manual``) holds; the leader creates/rotates the Secret and injects the CA bundle;
 * admission skips namespaces held by a namespace-restricted operator (``manager.is_namespace_excluded``).

@@ -18,7 +18,23 @@ the review, never a dropped connection.
 
 Robustness (``runtime.httpserver``): one deadline per request covering the TLS handshake, headers and body;
 body limits per path sized to what the API server sends (``MAX_BODY``, ``MAX_CONVERSION_BODY``); a cap on
-bytes in flight; a connection cap that closes idle connections first; readiness false while saturated.
+bytes in flight; a connection cap that closes idle connections first; readiness from the server's health
+(its loop and workers answer), not from what clients queue.
+
+Memory budget: parsing JSON costs up to ~30 times the body's bytes and converting an object three times
+that object again, so bytes in flight alone bound nothing. Before a body is parsed its cost is estimated
+from its text (:func:`~.streaming.parse_cost`, an upper bound); a body over ``PARSE_BUDGET`` is answered 413
+unparsed. A ConversionReview is read an object at a time (:mod:`.streaming`): each object is decoded,
+converted (an object already in the desired version is its own answer, not a copy) and encoded before the
+next, so a 16 MiB page holds its text, one object and the answer (about twice its size, not seven to
+forty-five times), and the GIL is free between objects; in a body large enough to matter an object whose
+conversion would cost over ``CONVERT_BUDGET`` fails the conversion. Bodies over ``LARGE_BODY`` (or
+``LARGE_COST`` estimated) run one at a time on the server's large lane, the rest on four workers, and small
+admission reviews on the loop itself (``INLINE_BODY``: no thread hop), once the detectors the rules consult
+have answered. Worst case beside the in-flight bytes: one large admission review (within ``PARSE_BUDGET``)
+and four small requests (``LARGE_COST`` each, and their conversions), well under the operator container's
+1 GiB with its controllers.
+
 TLS 1.2 or newer; the certificate comes from a :class:`~.certs.TLSContextHolder` for each new connection,
 so a rotated certificate is served without a restart. HTTP/1.1 only: the standard library has no HTTP/2
 server, so ``security.enableHTTP2`` is accepted but only ``http/1.1`` is offered in ALPN (the API server
@@ -38,11 +54,12 @@ from typing import Any
 from dynamo_operator.api import conversion
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.api.registry import GROUP, KINDS
-from dynamo_operator.runtime.httpserver import HTTPServer, Limits, MiB, Request, Response
+from dynamo_operator.runtime.httpserver import INLINE, LARGE, POOL, HTTPServer, Limits, MiB, Request, Response
 from dynamo_operator.runtime.log import get_logger
 
-from . import defaulting, validation
+from . import defaulting, streaming, validation
 from .certs import TLSContextHolder
+from .streaming import parse_cost
 
 ADMISSION_API_VERSION = "admission.k8s.io/v1"
 CONVERSION_API_VERSION = "apiextensions.k8s.io/v1"
@@ -67,6 +84,14 @@ OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 # (our DGDs are 2-10 KiB). Anything larger is refused with 413 before a byte of the body is read.
 MAX_BODY = 7 * MiB
 MAX_CONVERSION_BODY = 16 * MiB
+# The memory budget (see the module docstring). A page of real DGDs the size of MAX_CONVERSION_BODY
+# estimates at about 190 MiB; a 3 MiB object (the most the API server stores) converts within 128 MiB.
+PARSE_BUDGET = 256 * MiB
+CONVERT_BUDGET = 128 * MiB
+CONVERT_FACTOR = 3  # a conversion holds about three copies of an object beside it (measured: 72x vs 18x)
+LARGE_BODY = 256 * 1024
+LARGE_COST = 4 * MiB
+INLINE_BODY = 64 * 1024  # admission reviews are 2-20 KiB, an UPDATE's two objects 40
 
 
 def _group_slug() -> str:
@@ -138,26 +163,77 @@ def _review_request(review: Any, kind: str, api_version: str) -> tuple[dict, str
 
 
 class WebhookApp:
-    def __init__(self, settings: AdmissionSettings | None = None):
+    def __init__(
+        self,
+        settings: AdmissionSettings | None = None,
+        parse_budget: int = PARSE_BUDGET,
+        convert_budget: int = CONVERT_BUDGET,
+    ):
         self.settings = settings or AdmissionSettings()
         self.routes = admission_routes()
+        self.parse_budget, self.convert_budget = parse_budget, convert_budget
         self.log = get_logger("webhook")
+        self.warmed = threading.Event()
+
+    def warm(self) -> None:
+        """Ask every detector the rules consult once, so that no review waits for API discovery; reviews
+        run on the server's loop only after this (one waiting there would stall every connection)."""
+        s = self.settings
+        for detector in (s.grove_enabled, s.dra_enabled, s.inference_pool_served):
+            try:
+                detector()
+            except Exception:  # a detector's own failure: reviews ask again, on the workers
+                self.log.exception("admission detector failed at start")
+                return
+        self.warmed.set()
 
     def serves(self, path: str) -> bool:
         """Whether ``path`` (a query string allowed) is one of this server's webhooks."""
         path = path.split("?", 1)[0]
         return path == CONVERT_PATH or path in self.routes
 
-    def handle(self, path: str, body: bytes) -> tuple[int, dict]:
+    def handle(self, path: str, body: bytes | bytearray) -> tuple[int, dict]:
+        """The answer to ``body`` at ``path``, the body parsed whole (see :meth:`respond` for the server's
+        way, which streams a ConversionReview)."""
         path = path.split("?", 1)[0]
         if not self.serves(path):
             return 404, not_found(path)
         try:
+            cost = self._within_budget(body)
             if path == CONVERT_PATH:
-                return 200, self.convert(_parse(body))
+                return 200, self.convert(_parse(body), check_each=CONVERT_FACTOR * cost > self.convert_budget)
             return 200, self.admit(self.routes[path], _parse(body))
         except BadRequest as e:
             return e.status, {"error": str(e)}
+
+    def respond(self, path: str, body: bytes | bytearray) -> tuple[int, bytes]:
+        """:meth:`handle`'s answer, encoded; a ConversionReview is read, converted and encoded an object
+        at a time (``streaming``): one object's tree in memory at once, the GIL free between objects."""
+        if path.split("?", 1)[0] != CONVERT_PATH:
+            status, payload = self.handle(path, body)
+            text = json.dumps(payload, separators=(",", ":"))
+            del payload  # the tree goes before the bytes are made
+            return status, text.encode()
+        try:
+            self._within_budget(body)
+            try:
+                review = streaming.read_conversion_review(streaming.decode(body), self._convert_one)
+            except (ValueError, UnicodeDecodeError) as e:
+                raise BadRequest(f"body is not JSON: {e}") from None
+            return 200, self._conversion_answer(review)
+        except BadRequest as e:
+            return e.status, _encode({"error": str(e)})
+
+    def _within_budget(self, body: bytes | bytearray) -> int:
+        """The body's parse cost; BadRequest 413 over the budget (nothing parsed)."""
+        cost = parse_cost(body)
+        if cost > self.parse_budget:
+            raise BadRequest(
+                f"body would take about {cost // MiB} MiB to parse, over the webhook's budget of "
+                f"{self.parse_budget // MiB} MiB; send fewer objects at once (a smaller page)",
+                413,
+            )
+        return cost
 
     # -- admission -------------------------------------------------------------------------------------------
     def admit(self, route: tuple[str, str, str], review: Any) -> dict:
@@ -249,7 +325,11 @@ class WebhookApp:
         return out
 
     # -- conversion ------------------------------------------------------------------------------------------
-    def convert(self, review: Any) -> dict:
+    def convert(self, review: Any, check_each: bool = False) -> dict:
+        """The ConversionReview's answer, ``review`` parsed whole. ``review`` is taken over: each source
+        object is dropped from it as its conversion is made (so a page is held about once, not twice), and
+        an object already in the desired version is answered with itself. ``check_each``: refuse an
+        object whose conversion would cost over the budget (the caller sets it when the whole body could)."""
         req, uid = _review_request(review, "ConversionReview", CONVERSION_API_VERSION)
         desired = req.get("desiredAPIVersion")
         objects = req.get("objects")
@@ -257,21 +337,74 @@ class WebhookApp:
             raise BadRequest("ConversionReview request needs desiredAPIVersion and objects")
         response: dict = {"uid": uid}
         try:
-            group, _, version = desired.rpartition("/")
-            if group != GROUP:
-                raise conversion.ConversionError(f"cannot convert to {desired!r}: not a {GROUP} version")
+            self._target(desired)
             converted = []
-            for obj in objects:
-                if not isinstance(obj, dict):
-                    raise conversion.ConversionError("every object must be a JSON object")
-                converted.append(conversion.convert(obj, version))
+            for i, obj in enumerate(objects):
+                objects[i] = None
+                cost = parse_cost(json.dumps(obj, separators=(",", ":"))) if check_each else 0
+                converted.append(self._convert_one(obj, desired, cost))
+                del obj
         except Exception as e:
             response["convertedObjects"] = []
-            response["result"] = {"status": "Failure", "message": f"conversion to {desired} failed: {e}"}
+            response["result"] = _failure(desired, e)
         else:
             response["convertedObjects"] = converted
             response["result"] = {"status": "Success"}
         return {"apiVersion": CONVERSION_API_VERSION, "kind": "ConversionReview", "response": response}
+
+    def _conversion_answer(self, review: Any) -> bytes:
+        """The encoded answer to a review read by ``streaming`` (its objects converted already, unless
+        they came before ``desiredAPIVersion``: then they are converted here)."""
+        req, uid = _review_request(review, "ConversionReview", CONVERSION_API_VERSION)
+        desired, objects = req.get("desiredAPIVersion"), req.get("objects")
+        if not isinstance(desired, str) or not isinstance(objects, list):
+            raise BadRequest("ConversionReview request needs desiredAPIVersion and objects")
+        if not isinstance(objects, streaming.Converted):
+            return _encode(self.convert(review))
+        error = objects.error
+        if error is None:
+            try:
+                self._target(desired)  # with no objects, the version alone decides
+            except conversion.ConversionError as e:
+                error = e
+        result = {"status": "Success"} if error is None else _failure(desired, error)
+        head = f'{{"apiVersion":"{CONVERSION_API_VERSION}","kind":"ConversionReview","response":{{"uid":'
+        parts = [head.encode() + _encode(uid) + b',"convertedObjects":[']
+        for i, piece in enumerate(objects if error is None else ()):
+            parts += (b",", piece) if i else (piece,)
+        parts.append(b'],"result":' + _encode(result) + b"}}")
+        return b"".join(parts)
+
+    @staticmethod
+    def _target(desired: str) -> str:
+        group, _, version = desired.rpartition("/")
+        if group != GROUP:
+            raise conversion.ConversionError(f"cannot convert to {desired!r}: not a {GROUP} version")
+        return version
+
+    def _convert_one(self, obj: Any, desired: str, cost: int) -> dict:
+        """One object in ``desired``; ``cost`` (its text's parse cost, 0: unchecked) decides whether it
+        is too large to convert within the budget."""
+        version = self._target(desired)
+        if not isinstance(obj, dict):
+            raise conversion.ConversionError("every object must be a JSON object")
+        if obj.get("apiVersion") != desired and CONVERT_FACTOR * cost > self.convert_budget:
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            name = f"{meta.get('namespace') or ''}/{meta.get('name') or '(unnamed)'}".lstrip("/")
+            raise conversion.ConversionError(
+                f"{obj.get('kind')} {name} would take about {CONVERT_FACTOR * cost // MiB} MiB to convert, "
+                f"over the webhook's budget of {self.convert_budget // MiB} MiB (the API server stores no "
+                "object this large: it is not one of the cluster's)"
+            )
+        return conversion.convert_handed_over(obj, version)
+
+
+def _failure(desired: str, error: Exception) -> dict:
+    return {"status": "Failure", "message": f"conversion to {desired} failed: {error}"}
+
+
+def _encode(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def not_found(path: str) -> dict:
@@ -335,11 +468,12 @@ class WebhookServer:
         return self._srv is not None
 
     def ready(self) -> bool:
-        """Readiness: serving a certificate, and not saturated (a connection refused at the cap lately, or
-        requests waiting for in-flight bytes), so a Service sends the API server to a replica with room."""
+        """Readiness: serving a certificate, and healthy (its loop and workers answer). Not "saturated":
+        anyone who reaches the port can fill a queue at will, and readiness that followed it would let
+        them take every replica out of the Service; the bounds keep admissions flowing instead."""
         if self._srv is None or (self.tls is not None and not self.tls.ready):
             return False
-        return not self._srv.saturated()
+        return self._srv.healthy()
 
     def stats(self) -> dict[str, int]:
         return self._srv.stats() if self._srv else {}
@@ -354,9 +488,18 @@ class WebhookServer:
             return Response(405, b'{"error":"use POST"}', close=True)
         return self.max_conversion_body if path.split("?", 1)[0] == CONVERT_PATH else self.max_body
 
+    def route(self, req: Request) -> str:
+        """Where ``req`` runs (on the loop): a large body on the lane that parses one at a time, a small
+        admission review on the loop itself once the detectors have answered, the rest on the workers."""
+        size = len(req.body)
+        if size > LARGE_BODY or parse_cost(req.body) > LARGE_COST:
+            return LARGE
+        if size <= INLINE_BODY and self.app.warmed.is_set() and req.path.split("?", 1)[0] in self.app.routes:
+            return INLINE
+        return POOL
+
     def handle(self, req: Request) -> Response:
-        status, payload = self.app.handle(req.path, req.body)
-        body = json.dumps(payload, separators=(",", ":")).encode()
+        status, body = self.app.respond(req.path, req.body)
         return Response(status, body, "application/json", close=status >= 400)
 
     def start(self) -> None:
@@ -370,9 +513,11 @@ class WebhookServer:
             self.body_limit,
             self.limits,
             tls_source=self.tls.context if self.tls is not None else None,
+            route=self.route,
         )
         srv.start()
         self._srv = srv
+        threading.Thread(target=self.app.warm, name="webhook-warm", daemon=True).start()
         self.log.info(
             "serving",
             address=f"{self.host}:{self.port}",
