@@ -287,3 +287,38 @@ def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch
     assert ("dynamographdeployments.nvidia.com", None, None) in caches
     # no unselected cache of a core kind (the operator must not mirror every Deployment of the cluster)
     assert not [c for c in caches if c[0] in ("deployments.apps", "services", "configmaps") and c[1] is None]
+
+
+def _wired(monkeypatch, config: dict):
+    """The controllers ``setup`` registers for the configuration ``config`` (no apiserver: nothing runs)."""
+    from dynamo_operator.controllers import setup
+    from dynamo_operator.runtime.manager import Manager
+    from dynamo_operator.settings import settings_from_config
+    from kubernetes.client import ApiClient
+
+    settings = settings_from_config(config, metrics_bind_address="0", health_probe_bind_address="0")
+    monkeypatch.setattr("dynamo_operator.controllers.wiring.detect_integrations", lambda client: frozenset())
+    return setup(Manager(settings.runtime, ApiClient()), settings.config)
+
+
+def test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration(monkeypatch):
+    """images.profiler and images.operator become the profiling Job's images, the cluster-wide operator
+    binds the Job to rbac.dgdrProfilingClusterRoleName, and gpu.discoveryEnabled false stops the node
+    listing (the requests then say why no GPU was found)."""
+    from dynamo_operator.controllers.dgdr import CONTROLLER
+
+    config = {
+        "images": {"profiler": "mirror.example/profiler:1", "operator": "mirror.example/operator:1"},
+        "rbac": {"dgdrProfilingClusterRoleName": "team-profiling"},
+        "gpu": {"discoveryEnabled": False},
+    }
+    reconciler = _wired(monkeypatch, config)[CONTROLLER].reconcile_fn
+    assert reconciler.settings.profiler_image == "mirror.example/profiler:1"
+    assert reconciler.settings.copier_image == "mirror.example/operator:1"
+    assert reconciler.profiling_cluster_role == "team-profiling"
+    assert reconciler.discover_gpus(None) == (
+        None,
+        "GPU discovery is off: gpu.discoveryEnabled is false in the operator configuration",
+    )
+    restricted = _wired(monkeypatch, {**config, "namespace": {"restricted": "team-a"}})[CONTROLLER]
+    assert restricted.reconcile_fn.profiling_cluster_role is None  # a Role in its namespace instead
