@@ -106,11 +106,20 @@ def test_pending_rows_name_a_branch_in_flight():
 
 
 def test_code_that_names_the_field_out_of_its_context_is_reported():
-    """``phase`` of a DGD's restart status read by the DGDR phase machine is not evidence."""
+    """``phase`` of a DGD's restart status read by the checkpoint phase machine is not evidence."""
     row = all_rows()["v1alpha1.RestartStatus.phase"]
-    wrong = acts("render.dgdr:step", "tests/unit/test_api_coverage.py::test_the_table_is_up_to_date")
+    wrong = acts("render.checkpoint:step", "tests/unit/test_api_coverage.py::test_the_table_is_up_to_date")
     found = list(check._entry_problems(row, wrong, all_rows(), False))
     assert any("none of the names it is reached through" in p for p in found), found
+
+
+def test_code_that_names_the_field_only_in_prose_does_not_read_it():
+    """A message telling the user to set ``deviceClassName`` is not a reader of it: the function that reads
+    it off the struct it is handed is, though it names nothing else of the struct."""
+    row = all_rows()["v1beta1.GPUMemoryServiceSpec.deviceClassName"]
+    (said,) = check._code_problems(row, ("controllers.gms:missing_device_classes",))
+    assert said == "controllers.gms:missing_device_classes does not mention 'deviceClassName'"
+    assert not list(check._code_problems(row, ("render.gms:device_class",)))  # gms.get("deviceClassName")
 
 
 def test_a_test_that_never_names_the_field_is_reported():

@@ -158,7 +158,7 @@ def _code_problems(row: Row, refs: tuple[str, ...]) -> Iterator[str]:
             yield err
         elif not index.mentions(func, row.json, row.python):
             yield f"{ref} does not mention {row.json!r}"
-        elif not index.in_context(func, context(row), siblings(row)):
+        elif not index.in_context(func, context(row), siblings(row), row.json):
             yield (
                 f"{ref} mentions {row.json!r} but none of the names it is reached through "
                 f"({', '.join(sorted(context(row))[:4])}) nor another field of its type"

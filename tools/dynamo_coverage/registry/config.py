@@ -103,10 +103,7 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "config.GPUConfiguration": {
         "discoveryEnabled": acts(
-            (
-                "controllers.dgdr:register",
-                "controllers.dgdr:DGDRReconciler.discover_gpus",
-            ),
+            "controllers.dgdr:register",
             "tests/unit/test_controllers_pure.py::test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration",
         ),
     },
@@ -347,7 +344,7 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "config.ServiceMeshConfiguration": {
         "enabled": acts(
-            "render.context:RenderContext.istio_mesh",
+            "render.context:RenderContext.integration_enabled",
             (
                 "tests/unit/test_render_gms.py::test_destination_rule_when_the_mesh_is_enabled_explicitly",
                 "tests/unit/test_render_gms.py::test_no_destination_rule_without_an_enabled_istio_mesh",
