@@ -87,3 +87,16 @@ def test_an_api_field_only_admission_reads_is_not_acting(runs):
     row = _row(PROBE_ROW)
     said = list(proof.row_problems(row, acts("webhooks.validation.dgd:validate_dgd", ()), runs))
     assert said == ["only admission checks read it: the row is refused or warned, not acts"]
+
+
+def test_a_subchart_value_set_through_the_umbrella_is_set(runs):
+    """``dynamo-operator.enabled`` in an umbrella test sets the operator subchart's ``enabled``; a
+    dependency's condition (Chart.yaml) applies to every render of the umbrella."""
+    row = _row("chart:operator:enabled")
+    suite = "helm:platform/tests/platform_test.yaml::"
+    test = suite + "the operator can be disabled (no operator checks in the test pod)"
+    assert list(proof.row_problems(row, acts("tpl:platform/Chart.yaml", test), runs)) == []
+    other = suite + "the helm test pod checks every bundled service"
+    assert list(proof.row_problems(row, acts("tpl:platform/Chart.yaml", other), runs)) == [
+        f"{other} never sets dynamo-operator.enabled"
+    ]

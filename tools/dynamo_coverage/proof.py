@@ -32,7 +32,7 @@ import yaml
 
 from . import index
 from .registry import entries
-from .rows import CHART_DIRS, REPO, Row, all_rows
+from .rows import CHART_DIRS, REPO, SUBCHART_KEYS, Row, all_rows
 from .status import Acts
 
 DATA = REPO / ".cache" / "coverage" / "unit"
@@ -165,13 +165,16 @@ def helm_problems(row: Row, ref: str, templates: list[str]) -> Iterator[str]:
 
 def _row_value_path(row: Row, chart: str) -> str:
     """The value's dotted path in the chart the test belongs to (an umbrella row tested in its subchart
-    drops the subchart's key)."""
+    drops the subchart's key; a subchart row tested in the umbrella gains it)."""
     if not row.key.startswith("chart:"):
         return ""
     _, row_chart, dotted = row.key.split(":", 2)
     if row_chart == "platform" and chart != "platform":
         head, _, tail = dotted.partition(".")
         return tail if head in (chart, "dynamo-operator") else dotted
+    if row_chart != "platform" and chart == "platform":
+        key = next((k for k, sub in SUBCHART_KEYS.items() if sub == row_chart), row_chart)
+        return f"{key}.{dotted}"
     return dotted
 
 
@@ -222,7 +225,7 @@ def _includes(text: str) -> set[str]:
 def _renders(base: Path, rendered: set[str], tpl_ref: str) -> bool:
     """A rendered template is the named one, or reaches a ``define`` of the named partial through includes."""
     rel = tpl_ref.removeprefix("tpl:").partition("/")[2]
-    if rel in rendered:
+    if rel in rendered or rel == "Chart.yaml":  # a dependency's condition applies to every render
         return True
     target = base / rel
     if not target.name.startswith("_") or not target.is_file():
