@@ -106,6 +106,18 @@ def kinds_of(row: Row) -> set[str]:
     return {where.split(" ", 1)[0] for where in row.appears}
 
 
+def named_unit_tests() -> frozenset[str]:
+    """The unit tests (node ids, parameters dropped) the "acts" rows name: the only tests whose coverage
+    the proof reads (``make unit`` measures these alone, see ``tests/unit/conftest.py``)."""
+    return frozenset(
+        test
+        for status in entries().values()
+        if isinstance(status, Acts)
+        for test in status.tests
+        if test.startswith(UNIT)
+    )
+
+
 def problems(data_file: Path = DATA) -> list[str]:
     runs = Runs(data_file)
     rows = all_rows()
