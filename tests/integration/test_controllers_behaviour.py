@@ -23,8 +23,9 @@ from dynamo_operator.controllers import DCD_CONTROLLER, DGD_CONTROLLER, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
+from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import RecentWrites
-from dynamo_operator.render import names
+from dynamo_operator.render import names, notices
 from dynamo_operator.render.hashing import worker_hash
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -581,3 +582,30 @@ def test_shared_service_account_is_referenced_by_every_user(client, ns, operator
     assert not any(r.get("controller") for r in refs())
     client.delete(store.DGD, "a", ns)  # the garbage collector takes a's DCD, then a's reference
     wait_for(lambda: [r["name"] for r in refs()] == ["b-planner"], 60, lambda: refs())
+
+
+def test_a_field_with_no_effect_is_an_event_once_per_generation(client, ns, operator):
+    """A worker's eppConfig has no effect (``render/notices.py``): the graph gets one Warning Event with the
+    text admission and ``render`` give, not one per pass; an edit (a new generation) records it again, as
+    ``kubectl apply`` warns again; the graph's DCDs, which carry its components, record none."""
+    comps = [component("Frontend", "frontend"), component("Worker", command=VLLM, gpus=1, eppConfig={})]
+    apply_dgd(client, graph(ns, comps))
+    (text,) = notices.warnings(graph(ns, comps))
+    wait_event(client, ns, NOTICE, text)
+    wait_successful(client, ns, generation=1)
+    assert operator.idle(ns)
+    since = operator.mark()
+    operator.enqueue(DGD_CONTROLLER, ns, "g")  # another reconcile of the same generation
+    wait_for(lambda: operator.outcomes_for(DGD_CONTROLLER, ns, "g", since), 10)
+    assert operator.idle(ns)
+    noticed = [e for e in events(client, ns) if e.get("reason") == NOTICE]
+    assert [(e["involvedObject"]["kind"], e["message"], e.get("count", 1)) for e in noticed] == [
+        (names.DGD_KIND, text, 1)
+    ]
+    comps[1]["replicas"] = 2
+    apply_dgd(client, graph(ns, comps))
+    wait_for(
+        lambda: [e.get("count", 1) for e in events(client, ns) if e.get("reason") == NOTICE] == [2],
+        20,
+        lambda: [(e.get("reason"), e.get("count")) for e in events(client, ns)],
+    )

@@ -20,15 +20,18 @@ import copy
 import datetime as dt
 import json
 import re
+import subprocess
 import threading
 import uuid
 
 import pytest
+import yaml
 from cryptography import x509
 from dynamo_localcluster.cluster import free_port
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
+from dynamo_operator.render import notices
 from dynamo_operator.runtime.client import SECRETS as _SECRETS
 from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.manager import Manager
@@ -1042,3 +1045,36 @@ def test_privileged_pod_template_settings_are_warned_through_the_api_server(env)
             GROUP, "v1alpha1", NS, "dynamocomponentdeployments", "hostnet", cur
         )
         assert len(_warnings(headers)) == expected, (user, headers)
+
+
+# ------------------------------------------------------------------------------------------------------------
+# accepted, with a field that has no effect (render/notices.py): the warning kubectl prints
+
+
+def test_kubectl_prints_the_warning_of_a_field_with_no_effect(env):
+    """``kubectl apply`` of a graph whose worker carries an eppConfig (upstream accepts it and reads it only
+    for an epp component): stored, and kubectl prints ``Warning: <field>: <why>`` from the AdmissionReview's
+    ``warnings``, in the version written, the same text ``render.notices.warnings`` gives."""
+    worker = graphs.component("Worker", image="vllm:1", eppConfig={"config": {"a": 1}})
+    beta = dgd("noeffect", components=[{"name": "Frontend", "type": "frontend"}, worker])
+    alpha = graphs.dgd_v1alpha1(
+        {"Worker": {"componentType": "worker", "eppConfig": {"config": {"a": 1}}}},
+        name="noeffect-alpha",
+        namespace=None,
+        backendFramework="vllm",
+    )
+    for body in (beta, alpha):
+        proc = subprocess.run(
+            ["kubectl", "apply", "-n", NS, "-f", "-"],
+            input=yaml.safe_dump(body),
+            env=env.cluster.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 0, proc.stderr
+        (text,) = notices.warnings(body)
+        assert f"Warning: {text}" in proc.stderr.splitlines(), proc.stderr
+        assert "eppConfig: has no effect unless type is epp" in text
+        version = body["apiVersion"].rpartition("/")[2]
+        assert env.get(version, "DynamoGraphDeployment", body["metadata"]["name"])  # stored

@@ -49,3 +49,14 @@ def set_path(tree: dict, path: tuple[str, ...], value: Any) -> None:
             node[step] = {}
         node = node[step]
     node[path[-1]] = value
+
+
+def d(value: Any) -> dict:
+    """A tolerant accessor: ``value`` when it is an object, else an empty one (a wrong type reads as
+    absent; the rule that needs the field reports its type)."""
+    return value if isinstance(value, dict) else {}
+
+
+def lst(value: Any) -> list:
+    """``value`` when it is a list, else an empty one (as :func:`d`)."""
+    return value if isinstance(value, list) else []

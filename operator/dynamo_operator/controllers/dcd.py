@@ -36,6 +36,7 @@ from .common import (
 )
 from .dgd_checkpoints import checkpoint_users
 from .gms import REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
+from .notices import NoticeEvents
 from .sync import (
     DEVICECLASSES,
     LWS,
@@ -99,6 +100,7 @@ class DCDReconciler:
         self.syncer = ChildSyncer(deps.client, deps.recorder, deps.stores, deps.recent)
         self.status = paced_status_writer(deps, store.DCD)
         self.dcds = deps.stores[store.DCD]
+        self.notices = NoticeEvents(deps.recorder)
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dcds.get(req.namespace, req.name))
@@ -113,6 +115,8 @@ class DCDReconciler:
             desired = render_component(internal, ctx)
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
+        if not part_of_graph(live):  # a graph's DCDs carry its components: the graph's Events say it
+            self.notices.record(live, internal)
         missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
         if missing:
             reason = REASON_DEVICE_CLASS

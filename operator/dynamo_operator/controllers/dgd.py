@@ -51,6 +51,7 @@ from .epp import EppSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .mpisecret import MPISecretSync
 from .netpol import NetworkPolicySync
+from .notices import NoticeEvents
 from .pvc import PVCSync
 from .sync import (
     DESTINATIONRULES,
@@ -153,6 +154,7 @@ class DGDReconciler:
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
         self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
+        self.notices = NoticeEvents(deps.recorder)
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -167,6 +169,7 @@ class DGDReconciler:
             parts = render_graph_parts(internal, ctx, restart.annotations if restart else None)
         except RenderError as e:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
+        self.notices.record(live, internal)  # fields accepted with no effect, once per generation
         comps = internal["spec"]["components"]
         missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
         if missing:  # nothing is applied until the components' claims can be allocated

@@ -1,5 +1,8 @@
 """``dynamo-operator render``: print every object the operator would create, offline.
 
+What admission would warn about (a field accepted with no effect, ``render/notices.py``) goes to stderr as
+``Warning: <source>: <Kind ns/name>: <path>: <why>``; the YAML on stdout stays clean for ``kubectl apply``.
+
 Registered on the ``dynamo-operator`` group by the lead as ``render_command``.
 """
 
@@ -14,7 +17,7 @@ import yaml
 
 from dynamo_operator.api.config import ConfigError, load_operator_config
 
-from . import RenderContext, RenderError, build_index, ours, render_all
+from . import RenderContext, RenderError, build_index, notices, ours, render_all
 from .context import INTEGRATION_GROUPS, INTEGRATION_KINDS
 from .errors import object_ref
 
@@ -149,6 +152,8 @@ def render_command(
             except Exception as exc:  # a bug, but still name the object
                 ref = object_ref(doc) if isinstance(doc, dict) else where
                 raise click.ClickException(f"{where}: {ref}: cannot render: {exc}") from exc
+            for text in notices.warnings(doc):  # what admission says too (kubectl: "Warning: ...")
+                click.echo(f"Warning: {where}: {object_ref(doc)}: {text}", err=True)
     click.echo(dump_yaml(out), nl=False)
 
 

@@ -7,7 +7,7 @@ paths in ``field.ErrorList``.
 DynamoGraphDeployment, DynamoComponentDeployment, DynamoGraphDeploymentRequest and
 DynamoGraphDeploymentScalingAdapter are validated in v1beta1: a v1alpha1 object (and its old object) is
 converted first with :func:`dynamo_operator.api.conversion.convert`, the v1beta1 rules run, and each error's
-field path is translated back into the v1alpha1 shape (``alpha_paths``) so the user reads it in the version
+field path is translated back into the v1alpha1 shape (``api.fieldpaths``) so the user reads it in the version
 they wrote. DynamoModel and DynamoCheckpoint exist only in v1alpha1.
 
 Every error names its field path, what is wrong and what to do, in the apimachinery style
@@ -24,10 +24,11 @@ import contextlib
 from typing import Any
 
 from dynamo_operator.api import conversion
+from dynamo_operator.api.fieldpaths import to_alpha_path
 from dynamo_operator.api.registry import GROUP
+from dynamo_operator.render import notices
 
 from .alpha_only import validate_alpha_only
-from .alpha_paths import to_alpha_path
 from .checkpoint import validate_checkpoint
 from .dcd import validate_dcd
 from .dgd import validate_dgd
@@ -126,6 +127,9 @@ def _validate_converted(
     check_pod_templates(c, kind, version, beta, obj, beta_old, ctx)  # paths translated there
     if kind in ("DynamoGraphDeployment", "DynamoComponentDeployment"):
         validate_alpha_only(c, kind, obj, old, beta, ctx)
+    if ctx.username is None or ctx.username not in ctx.operator_usernames:  # its DCDs carry the graph's
+        for text in notices.warnings(obj, beta):  # accepted, with a field that has no effect
+            c.warn(text)
 
 
 def denial_message(kind: str, name: str | None, errors: list[FieldError]) -> str:

@@ -5,11 +5,11 @@ Every error names its field path, what is wrong and what to do: ``<path>: <Type>
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-Path = tuple[Any, ...]
+from dynamo_operator.api.fieldpaths import Path, format_path, show
+
 NO_VALUE = object()
 
 # apimachinery field.ErrorType strings and the Status cause types that go with them
@@ -29,27 +29,6 @@ CAUSE_TYPES = {
     TOO_MANY: "FieldValueTooMany",
     NOT_SUPPORTED: "FieldValueNotSupported",
 }
-
-
-def format_path(path: Path) -> str:
-    out = ""
-    for step in path:
-        if isinstance(step, int):
-            out += f"[{step}]"
-        elif isinstance(step, tuple):  # a map key: ("key", name)
-            out += f"[{step[1]}]"
-        else:
-            out += ("." if out else "") + str(step)
-    return out or "<object>"
-
-
-def show(value: Any) -> str:
-    """A value as an error message quotes it: JSON, cut at 80 characters."""
-    try:
-        text = json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 @dataclass

@@ -28,9 +28,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dynamo_operator.api.fieldpaths import to_alpha_path
 from dynamo_operator.render.names import EPP_SERVICE_ACCOUNT, PLANNER_SERVICE_ACCOUNT
+from dynamo_operator.render.notices import components
 
-from .alpha_paths import to_alpha_path
 from .field import FORBIDDEN, ErrorList, Path, format_path
 from .pod_policy import ALWAYS_ALLOWED_CAPABILITIES, CONFIG_KEY, PodTemplatePolicy, cap
 from .shared import Context, d, lst
@@ -67,16 +68,6 @@ class Finding:
     setting: str
     value: Any
     key: tuple
-
-
-def _components(kind: str, beta: dict) -> Iterator[tuple[Path, dict]]:
-    spec = d(beta.get("spec"))
-    if kind == "DynamoComponentDeployment":
-        yield ("spec",), spec
-        return
-    for i, comp in enumerate(lst(spec.get("components"))):
-        if isinstance(comp, dict):
-            yield ("spec", "components", i), comp
 
 
 def _container_findings(base: Path, name: Any, pod: dict, policy: PodTemplatePolicy) -> Iterator[Finding]:
@@ -122,7 +113,7 @@ def findings(kind: str, beta: Any, policy: PodTemplatePolicy) -> list[Finding]:
     if kind not in KINDS or not isinstance(beta, dict):
         return []
     out: list[Finding] = []
-    for base, comp in _components(kind, beta):
+    for base, comp in components(kind, beta):
         out.extend(f for f in _pod_findings(base, comp, policy) if f.setting not in policy.allow)
     return out
 
@@ -144,7 +135,7 @@ def _allow_key(setting: str) -> str:
 
 def _opt_out_warnings(kind: str, beta: dict) -> list[tuple[Path, str]]:
     out = []
-    for base, comp in _components(kind, beta):
+    for base, comp in components(kind, beta):
         if d(d(comp.get("podTemplate")).get("spec")).get("securityContext") is not None:
             out.append(
                 (

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
+from dynamo_operator.api.jsontree import d, lst
 from dynamo_operator.render import gms, multinode
 from dynamo_operator.render.context import grove_pathway as render_grove_pathway
 from dynamo_operator.render.epp import POOL_API_VERSION
@@ -30,7 +31,6 @@ from .field import (
     REQUIRED,
     ErrorList,
     Path,
-    format_path,
 )
 from .pod_policy import PodTemplatePolicy
 
@@ -60,14 +60,6 @@ class Context:
 
 # -----------------------------------------------------------------------------------------------------------
 # tolerant accessors: wrong types read as "absent" (the rule that needs the field reports its type)
-
-
-def d(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def lst(value: Any) -> list:
-    return value if isinstance(value, list) else []
 
 
 def is_int(value: Any) -> bool:
@@ -169,8 +161,6 @@ def check_component(c: ErrorList, comp: Any, base: Path, scope: ComponentScope) 
     if comp.get("type") == "epp":
         check_epp(c, comp, base)
         _check_epp_pool(c, base, scope)
-    elif comp.get("eppConfig") is not None:
-        c.warn(f"{format_path((*base, 'eppConfig'))} is ignored unless type is epp")
     names = _check_containers(c, comp, base)
     sidecar = comp.get("frontendSidecar")
     if sidecar is not None and sidecar not in names:
@@ -221,7 +211,7 @@ def _check_gms(c: ErrorList, comp: dict, base: Path, scope: ComponentScope) -> N
 
 def _check_epp_pool(c: ErrorList, base: Path, scope: ComponentScope) -> None:
     """An epp component runs against the InferencePool its arguments name: the graph creates it, which
-    needs the API; a DynamoComponentDeployment on its own gets none (a warning says so)."""
+    needs the API; a DynamoComponentDeployment on its own gets none (``render.notices`` warns)."""
     if not scope.inference_pool_served:
         c.add(
             (*base, "type"),
@@ -230,11 +220,6 @@ def _check_epp_pool(c: ErrorList, base: Path, scope: ComponentScope) -> None:
             f"({POOL_API_VERSION}), which the cluster does not serve, so the pool it routes for cannot "
             "exist; install the Inference Extension CRDs, or remove the epp component",
             "epp",
-        )
-    elif not scope.in_dgd:
-        c.warn(
-            "an epp DynamoComponentDeployment on its own gets no InferencePool (a DynamoGraphDeployment "
-            "creates <graph>-pool for its epp component); create the pool its -pool-name argument names"
         )
 
 

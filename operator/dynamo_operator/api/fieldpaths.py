@@ -1,15 +1,44 @@
-"""Field paths back into v1alpha1: the converted kinds are validated in v1beta1, and each error's path is
+"""Field paths of the API's objects: how one prints, and how a v1beta1 path reads in v1alpha1.
+
+A path is a tuple of steps: a field name, a list index, or ``("key", name)`` for a map key. The converted
+kinds are validated (and their warnings found, ``render/notices.py``) in v1beta1, and each path is
 translated into the shape the user wrote (``spec.components[1].sharedMemorySize`` becomes
-``spec.services[Worker].sharedMemory.size``)."""
+``spec.services[Worker].sharedMemory.size``), so admission errors and warnings, ``dynamo-operator render``
+and the controllers' Events name a field the way its author wrote it.
+"""
 
 from __future__ import annotations
 
-from dynamo_operator.api import conversion
-from dynamo_operator.api.dgdr_conversion import BLOB_FIELDS
-from dynamo_operator.render.names import MAIN_CONTAINER
+import json
+from typing import Any
 
-from .field import Path
-from .shared import d, lst
+from . import conversion
+from .dgdr_conversion import BLOB_FIELDS
+from .jsontree import d, lst
+
+Path = tuple[Any, ...]
+
+
+def format_path(path: Path) -> str:
+    """``spec.services[Worker].replicas``: dots between names, brackets around indexes and map keys."""
+    out = ""
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif isinstance(step, tuple):  # a map key: ("key", name)
+            out += f"[{step[1]}]"
+        else:
+            out += ("." if out else "") + str(step)
+    return out or "<object>"
+
+
+def show(value: Any) -> str:
+    """A value as a message quotes it: JSON, cut at 80 characters."""
+    try:
+        text = json.dumps(value, sort_keys=True)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _container_tail(rest: Path, beta_comp: dict, alpha_svc: dict) -> Path:
@@ -17,9 +46,9 @@ def _container_tail(rest: Path, beta_comp: dict, alpha_svc: dict) -> Path:
     containers = lst(d(d(beta_comp.get("podTemplate")).get("spec")).get("containers"))
     name = d(containers[rest[2]]).get("name") if rest[2] < len(containers) else None
     after = rest[3:]
-    if name == MAIN_CONTAINER and after[:1] == ("resources",):
+    if name == conversion.MAIN_CONTAINER and after[:1] == ("resources",):
         return after  # v1alpha1 keeps the main container's resources on the service
-    if name == MAIN_CONTAINER:
+    if name == conversion.MAIN_CONTAINER:
         return ("extraPodSpec", "mainContainer", *after)
     if name == conversion.FRONTEND_SIDECAR and isinstance(alpha_svc.get("frontendSidecar"), dict):
         return ("frontendSidecar", *after)
