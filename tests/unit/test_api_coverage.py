@@ -5,11 +5,13 @@ registry renders (``make coverage-doc`` regenerates it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from dynamo_coverage import check, converted, doc, index
 from dynamo_coverage.registry import entries, pending
 from dynamo_coverage.rows import CHART_DIRS, all_rows, chart_rows
-from dynamo_coverage.status import Acts, Converted, Refused, StorageOnly, Unresolved, acts
+from dynamo_coverage.status import Acts, Converted, Refused, StorageOnly, Unresolved, acts, warned
 
 # rows with no evidence yet (registry/unresolved.py): the number may only go down
 MAX_UNRESOLVED = 0
@@ -185,3 +187,18 @@ def test_a_field_behind_a_switch_is_proven_with_the_switch_on():
     assert any("changes nothing render_all renders" in p for p in converted.rendered_problems(size, same))
     elsewhere = {"spec.services.ingress.enabled": True}  # not on the way to the graph's spec.pvcs
     assert any("not on the way" in p for p in converted.rendered_problems(size, elsewhere))
+
+
+def test_a_warned_sample_must_be_admitted_with_its_warning_and_render_must_say_the_same():
+    """The rule for inputs: what upstream accepts and ignores is admitted with a warning naming it, from one
+    source (``render.notices``). A worker's eppConfig (only an epp component reads it) is the example."""
+    worker = {"spec.components[0].eppConfig": {"config": {"a": 1}}}
+    ok = warned("render.notices:_epp_config", (), sample=worker, message="has no effect unless type is epp")
+    ok = replace(ok, kind="DynamoGraphDeployment", version="v1beta1")
+    assert list(check.admission_warning_problems(ok)) == []
+    silent = replace(ok, message="a warning nobody gives")
+    (said,) = check.admission_warning_problems(silent)
+    assert said.startswith("admission gave no warning with 'a warning nobody gives'")
+    refused_sample = replace(ok, sample={**worker, "spec.components[0].replicas": -1})
+    (said,) = check.admission_warning_problems(refused_sample)
+    assert said.startswith("admission refused the warned sample: spec.components[0].replicas")

@@ -13,7 +13,7 @@ import coverage
 import pytest
 from dynamo_coverage import index, proof
 from dynamo_coverage.rows import all_rows
-from dynamo_coverage.status import acts
+from dynamo_coverage.status import acts, warned
 
 CODE = "render.probes:frontend_probes"
 RAN = "tests/unit/test_render_defaults.py::test_frontend_probes"
@@ -100,3 +100,13 @@ def test_a_subchart_value_set_through_the_umbrella_is_set(runs):
     assert list(proof.row_problems(row, acts("tpl:platform/Chart.yaml", other), runs)) == [
         f"{other} never sets dynamo-operator.enabled"
     ]
+
+
+def test_a_warned_rows_tests_are_held_as_an_acting_rows(runs):
+    """A warning is admission's (or render's) to give: admission code is its place, but the test that shows
+    the warning must run it."""
+    row = _row(PROBE_ROW)
+    assert list(proof.row_problems(row, warned(CODE, RAN), runs)) == []
+    assert list(proof.row_problems(row, warned(CODE, IDLE), runs)) == [f"{IDLE} never ran {CODE}"]
+    check_only = warned("webhooks.validation.dgd:validate_dgd", ())
+    assert list(proof.row_problems(row, check_only, runs)) == []

@@ -20,7 +20,7 @@ from . import index
 from .registry import entries, pending
 from .rows import CHART_DIRS, REPO, Row, all_rows, subchart_target, type_description
 from .samples import base_object
-from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved
+from .status import Acts, Converted, Pending, Refused, Rendered, Status, StorageOnly, Unresolved, Warned
 
 KNOWN_OWNERS: tuple[str, ...] = ()  # branches in flight: none (p2ingress, p2ckpt, harden2 have merged)
 
@@ -96,6 +96,8 @@ def _entry_problems(
 ) -> Iterator[str]:
     if isinstance(status, Acts):
         yield from _acts_problems(row, status, rows)
+    elif isinstance(status, Warned):
+        yield from _warned_problems(row, status, run)
     elif isinstance(status, Refused):
         yield from _code_problems(row, status.code)
         if run is True or (run and (status.where in run or status.where not in EVERY_CHECK)):
@@ -129,6 +131,16 @@ def _entry_problems(
         yield from ()
     elif isinstance(status, Pending):
         yield "is both pending and listed as a real entry"
+
+
+def _warned_problems(row: Row, status: Warned, run: bool | frozenset[str]) -> Iterator[str]:
+    if not status.code or not status.tests:
+        yield "warned needs the code that warns and a test that shows the warning"
+    yield from _code_problems(row, status.code)
+    for ref in status.tests:
+        yield from _test_problems(ref, row)
+    if status.sample and (run is True or (run and "admission" in run)):
+        yield from admission_warning_problems(status)
 
 
 def _acts_or_pending(key: str, rows: dict[str, Row]) -> bool:
@@ -306,6 +318,26 @@ def _admission_refusal(status: Refused) -> Iterator[str]:
     text = " ".join(str(e) for e in result.errors)
     if status.message not in text:
         yield f"admission did not refuse the sample with {status.message!r} (got: {text or 'allowed'})"
+
+
+def admission_warning_problems(status: Warned) -> Iterator[str]:
+    """The sample is admitted with the warning, and ``render.notices`` (which ``render`` prints and the
+    controllers record as Events) says the same."""
+    from dynamo_operator.render import notices
+    from dynamo_operator.webhooks.validation import Context, validate
+
+    obj = base_object(status.kind, status.version)
+    for path, value in status.sample.items():
+        set_path(obj, path, value)
+    result = validate(status.kind, status.version, obj, None, Context(operation="CREATE"))
+    if result.errors:
+        yield f"admission refused the warned sample: {result.errors[0]}"
+        return
+    said = [w for w in result.warnings if status.message in w]
+    if not said:
+        yield f"admission gave no warning with {status.message!r} (got: {result.warnings or 'none'})"
+    elif not [w for w in notices.warnings(obj) if status.message in w]:
+        yield f"render.notices.warnings lacks {status.message!r}: render and the Event would not say it"
 
 
 def _config_refusal(status: Refused) -> Iterator[str]:

@@ -10,7 +10,7 @@ from . import index
 from .check import coverage
 from .registry import entries
 from .rows import REPO, Row, all_rows
-from .status import Acts, Converted, Pending, Refused, Rendered, StorageOnly, Unresolved
+from .status import Acts, Converted, Pending, Refused, Rendered, StorageOnly, Unresolved, Warned
 
 DOC = REPO / "docs" / "api-coverage.md"
 _SCHEMA_KEYS = ("enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems")
@@ -46,6 +46,12 @@ evidence does not hold:
   status, a list item or a struct the sample alone creates does not pass for the field's effect.
 * **refused**: the sample is run through the real check (admission `validate`, `parse_operator_config`,
   `helm template`) and must be refused with the quoted message.
+* **warned**: accepted (upstream accepts it), but it has no effect here, and a warning says so where its
+  author looks (the rule for inputs). The named code produces the warning and the named tests show it,
+  held to `make unit`'s proof as an acts row's are; a row with a sample is also run through admission,
+  which must admit it with the quoted warning, and through `render.notices`, which must give the same
+  (what `dynamo-operator render` prints and the controllers record as an Event). An umbrella value passed
+  to a subchart value that is warned about is warned too.
 * **storage-only**: the quote must be in the field's description or its type's (the API reference's text);
   a v1alpha1 field converted to a storage-only v1beta1 field is storage-only too.
 * **pending**: a branch not yet merged into main implements it (`registry/pending.py`; empty now
@@ -123,7 +129,11 @@ def _refs(refs: tuple[str, ...]) -> str:
 def status_cells(how: str, what: Any) -> tuple[str, str, str]:
     """(status, where it acts / why, tested where)."""
     if how == "subchart":
-        return "acts", f"passed to the subchart as `{what.split(':', 2)[2]}` ({what.split(':')[1]})", "-"
+        passed = f"passed to the subchart as `{what.split(':', 2)[2]}` ({what.split(':')[1]})"
+        target = entries().get(what)
+        if isinstance(target, Warned):  # the umbrella row says what the subchart's row says
+            return "warned", f"{passed}, which warns: {_refs(target.code)}", _refs(target.tests)
+        return "acts", passed, "-"
     if how == "parent":
         return "covered", f"by `{what}` as a whole", "-"
     if isinstance(what, Acts):
@@ -144,6 +154,15 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
         beside = f" beside {', '.join(f'`{k}`' for k in what.context)}" if what.context else ""
         checked = f"checked: setting it{beside} changes what render shows"
         return "acts", f"`{what.code}` ({checked})", "coverage test"
+    if isinstance(what, Warned):
+        sample = ", ".join(f"`{k}`" for k in what.sample)
+        said = f" {sample}: “{what.message}”" if what.sample else ""
+        note = f" ({what.note})" if what.note else ""
+        return (
+            "warned",
+            f"accepted, a warning says it has no effect:{said} {_refs(what.code)}{note}",
+            (_refs(what.tests)),
+        )
     if isinstance(what, Unresolved):
         return "unresolved", what.why, "-"
     if isinstance(what, Refused):
@@ -180,7 +199,7 @@ def summary(cov: dict) -> list[str]:
             continue
         status = status_cells(how, what)[0].split(" ")[0]
         counts[rows[key].section.split(":")[0]][status] += 1
-    statuses = ("acts", "refused", "storage-only", "covered", "pending", "unresolved")
+    statuses = ("acts", "refused", "warned", "storage-only", "covered", "pending", "unresolved")
     out = ["| rows | " + " | ".join(statuses) + " | total |", "|---|" + "---|" * (len(statuses) + 1)]
     for section in ("api", "config", "chart"):
         c = counts[section]

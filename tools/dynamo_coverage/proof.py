@@ -15,7 +15,8 @@ name. This module holds every "acts" row to what the tests really did:
 - **Kind.** Code in a module that belongs to one kind (the DGDR's, the DynamoModel's...) proves nothing about
   a field of another kind.
 - **Status.** A row whose Python code is admission checks only is checked, not acted on: it is "refused" or
-  "warned", never "acts".
+  "warned", never "acts". A "warned" row's tests are held as an "acts" row's: they must run the code that
+  warns (or set the value and render the template that does).
 
 ``problems(data_file)`` reads the coverage data the unit tier wrote (``make unit``: ``DATA``).
 """
@@ -33,7 +34,7 @@ import yaml
 from . import index
 from .registry import entries
 from .rows import CHART_DIRS, REPO, SUBCHART_KEYS, Row, all_rows
-from .status import Acts
+from .status import Acts, Warned
 
 DATA = REPO / ".cache" / "coverage" / "unit"
 UNIT = "tests/unit/"
@@ -107,12 +108,12 @@ def kinds_of(row: Row) -> set[str]:
 
 
 def named_unit_tests() -> frozenset[str]:
-    """The unit tests (node ids, parameters dropped) the "acts" rows name: the only tests whose coverage
-    the proof reads (``make unit`` measures these alone, see ``tests/unit/conftest.py``)."""
+    """The unit tests (node ids, parameters dropped) the "acts" and "warned" rows name: the only tests
+    whose coverage the proof reads (``make unit`` measures these alone, see ``tests/unit/conftest.py``)."""
     return frozenset(
         test
         for status in entries().values()
-        if isinstance(status, Acts)
+        if isinstance(status, Acts | Warned)
         for test in status.tests
         if test.startswith(UNIT)
     )
@@ -123,16 +124,17 @@ def problems(data_file: Path = DATA) -> list[str]:
     rows = all_rows()
     found: list[str] = []
     for key, status in sorted(entries().items()):
-        if isinstance(status, Acts) and key in rows:
+        if isinstance(status, Acts | Warned) and key in rows:
             found += [f"{key}: {p}" for p in row_problems(rows[key], status, runs)]
     return found
 
 
-def row_problems(row: Row, status: Acts, runs: Runs) -> Iterator[str]:
+def row_problems(row: Row, status: Acts | Warned, runs: Runs) -> Iterator[str]:
     python = [c for c in status.code if not c.startswith("tpl:")]
     templates = [c for c in status.code if c.startswith("tpl:")]
     yield from kind_problems(row, python)
-    if row.section == "api" and python and all(c.startswith(CHECK_ONLY) for c in python):
+    only_checks = python and all(c.startswith(CHECK_ONLY) for c in python)
+    if row.section == "api" and isinstance(status, Acts) and only_checks:
         yield "only admission checks read it: the row is refused or warned, not acts"
     units = [t for t in status.tests if t.startswith(UNIT)]
     if python and status.tests and not units:

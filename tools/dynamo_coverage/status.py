@@ -1,5 +1,6 @@
-"""What a row can be: it acts, it is refused, the seed keeps it stored only, or its owner is still
-implementing it (``Pending``, listed so the lead fills it in at merge)."""
+"""What a row can be: it acts, it is refused, it is accepted with a warning that it has no effect, the
+seed keeps it stored only, or its owner is still implementing it (``Pending``, listed so the lead fills it
+in at merge)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,28 @@ class Refused:
     kind: str = ""
     version: str = ""
     note: str = ""
+
+
+@dataclass(frozen=True)
+class Warned:
+    """Accepted (upstream accepts it), but it has no effect here, and a warning says so where its author
+    looks (the rule for inputs, docs/api-coverage.md).
+
+    ``code``: where the warning is produced; ``tests``: the tests that show it, held to the coverage proof
+    as an ``Acts`` row's are (a named unit test runs the code; a helm test sets the value and renders the
+    template). ``sample`` (with ``message``, ``kind``, ``version``): a dotted path -> value set on the kind's
+    minimal object, as a refusal's: admission must admit it with a warning containing ``message``, and
+    ``render.notices.warnings`` (the one source of kubectl's, ``render``'s and the Event's text) must give
+    the same warning.
+    """
+
+    code: tuple[str, ...]
+    tests: tuple[str, ...]
+    note: str = ""
+    sample: dict[str, Any] = field(default_factory=dict, hash=False)
+    message: str = ""
+    kind: str = ""
+    version: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,7 +128,7 @@ class Pending:
     note: str = ""
 
 
-Status = Acts | Refused | StorageOnly | Converted | Rendered | Unresolved | Pending
+Status = Acts | Refused | Warned | StorageOnly | Converted | Rendered | Unresolved | Pending
 
 
 def acts(
@@ -132,6 +155,19 @@ def refused(
     return Refused(where, sample, message, _tuple(code), kind, version, note)
 
 
+def warned(
+    code: str | tuple[str, ...],
+    test: str | tuple[str, ...],
+    note: str = "",
+    *,
+    sample: dict[str, Any] | None = None,
+    message: str = "",
+    kind: str = "",
+    version: str = "",
+) -> Warned:
+    return Warned(_tuple(code), _tuple(test), note, dict(sample or {}), message, kind, version)
+
+
 __all__ = [
     "Acts",
     "Converted",
@@ -141,6 +177,8 @@ __all__ = [
     "Status",
     "StorageOnly",
     "Unresolved",
+    "Warned",
     "acts",
     "refused",
+    "warned",
 ]

@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused, warned  # noqa: F401
 
 VALUES: dict[str, dict[str, Status]] = {
     "etcd": {
@@ -847,9 +847,11 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
         ),
-        "security.enableHTTP2": acts(
+        "security.enableHTTP2": warned(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/values_test.yaml::security.enableHTTP2 reaches the OperatorConfiguration",
+            "written into the OperatorConfiguration's security.enableHTTP2, which the operator accepts with a "
+            "warning (config.SecurityConfiguration.enableHTTP2)",
         ),
         "serviceMonitor.enabled": acts(
             "tpl:operator/templates/servicemonitor.yaml",
