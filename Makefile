@@ -26,6 +26,7 @@ help:
 	@echo "make cluster-down"
 	@echo "make crds        regenerate crds/ from the API models"
 	@echo "make coverage-doc regenerate docs/api-coverage.md (what acts, is refused or stored only)"
+	@echo "make security-doc regenerate the grant reference of docs/security.md from the chart"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
 	@echo "make image       build the operator image without an engine (OCI + docker-archive; prints its digest)"
@@ -68,6 +69,11 @@ crds: $(STAMP)
 .PHONY: coverage-doc
 coverage-doc: $(STAMP)
 	$(PY) -m dynamo_coverage --write
+
+# the grant reference of docs/security.md from the rendered chart (tests/unit/test_security_doc.py fails when stale)
+.PHONY: security-doc
+security-doc: $(STAMP) tools
+	$(PY) -m dynamo_coverage.grants --write
 
 # helm lint and helm unittest of every chart, then the values tests through `helm template` (pytest's
 # `tools` tier): the chart's mistakes show within the first minute or two.

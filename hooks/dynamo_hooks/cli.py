@@ -3,7 +3,7 @@
 The argv is a contract with the chart templates:
 
     dynamo-hooks check-conflicts --release-namespace NS --release-name R \
-        [--namespace-restricted] [--target-namespace NS]
+        [--namespace-restricted] [--target-namespace NS] [--hybrid]
     dynamo-hooks ensure-mpi-ssh-secret --namespace NS --secret-name NAME
     dynamo-hooks ensure-webhook-certs --namespace NS --secret-name NAME --service-name SVC
     dynamo-hooks uninstall-cleanup --phase before|after --release-namespace NS --release-name R \
@@ -65,6 +65,12 @@ def main(ctx: click.Context, kubeconfig: str | None, kube_context: str | None, o
     "--target-namespace", default=None, help="Namespace a restricted operator manages (default: release ns)."
 )
 @click.option(
+    "--hybrid",
+    is_flag=True,
+    help="The hybrid layout (dynamo-operator.namespaceRestriction.hybrid): a namespace-restricted operator "
+    "beside one cluster-wide operator, which leaves its namespace while its namespace-scope marker lives.",
+)
+@click.option(
     "--leader-election-id", default=None, help="Leader-election Lease name (default dynamo.nvidia.com)."
 )
 @click.option("--leader-election-namespace", default=None, help="Its namespace (default kube-system).")
@@ -83,6 +89,7 @@ def check_conflicts(
     release_name: str,
     namespace_restricted: bool,
     target_namespace: str | None,
+    hybrid: bool,
     leader_election_id: str | None,
     leader_election_namespace: str | None,
     read_deployments: bool,
@@ -102,6 +109,7 @@ def check_conflicts(
         kube_context=opts["context"],
         namespace_restricted=namespace_restricted,
         target_namespace=target_namespace,
+        hybrid=True if hybrid else None,
         read_deployments=read_deployments,
     )
     context = build_context(inp, load_chart(None))

@@ -22,7 +22,12 @@ and the version of an installed operator whose configurations carry no version l
 preflight`, run as the user, reads the Deployments too.
 
 The matrix is the chart document's six scenarios, plus the case the document leaves implicit: two
-namespace-restricted operators for the same namespace.
+namespace-restricted operators for the same namespace, and the operator overview's hybrid layout
+(deprecated upstream, as restricted operators are): with ``dynamo-operator.namespaceRestriction.hybrid``
+(the hook's ``--hybrid``) a namespace-restricted operator may join one cluster-wide operator, or the
+cluster-wide one join restricted ones. The cluster-wide operator leaves every namespace whose
+``dynamo-operator-namespace-scope`` Lease is renewed (runtime/nsscope.py, its admission too), and takes
+the namespace back once the Lease expires or is deleted.
 """
 
 from __future__ import annotations
@@ -141,8 +146,23 @@ SCENARIOS: dict[str, Scenario] = {
             False,
             "Target namespace already has a namespace-restricted operator",
         ),
+        Scenario(
+            "cluster-wide/namespace-restricted-hybrid",
+            "Cluster-wide",
+            "Namespace-restricted, hybrid",
+            True,
+            "Hybrid layout: the cluster-wide operator leaves the target namespace while its marker lives",
+        ),
+        Scenario(
+            "namespace-restricted/cluster-wide-hybrid",
+            "Namespace-restricted",
+            "Cluster-wide, hybrid",
+            True,
+            "Hybrid layout: the cluster-wide operator leaves namespaces whose markers live",
+        ),
     )
 }
+HYBRID_SET = "--set dynamo-operator.namespaceRestriction.hybrid=true"
 
 
 @dataclass(frozen=True)
@@ -484,53 +504,72 @@ def is_same_release(op: ExistingOperator, settings: InstallSettings) -> bool:
 def evaluate(existing: list[ExistingOperator], settings: InstallSettings) -> list[Decision]:
     """Apply the matrix to each existing operator (other than this release's own); always at least one row."""
     others = [op for op in existing if not is_same_release(op, settings)]
-    new_mode = settings.mode
     new_desc = (
         f"a namespace-restricted operator for namespace {settings.target_namespace}"
         if settings.restricted
         else "a cluster-wide operator"
     )
     if not others:
-        scenario = SCENARIOS[f"none/{new_mode.value}"]
+        scenario = SCENARIOS[f"none/{settings.mode.value}"]
         return [Decision(scenario, None, f"No other Dynamo operator found; installing {new_desc}.", "")]
     decisions = []
-    restricted_flag = "--set dynamo-operator.namespaceRestriction.enabled=true"
     for op in others:
-        uninstall = (
-            f"helm uninstall {op.release_name} -n {op.release_namespace}"
-            if op.release_name
-            else f"remove the operator behind {op.object_ref}"
-        )
-        if op.mode is OperatorMode.CLUSTER_WIDE and new_mode is OperatorMode.CLUSTER_WIDE:
-            scenario = SCENARIOS["cluster-wide/cluster-wide"]
-            fix = (
-                f"Only one cluster-wide Dynamo operator may run per cluster. Use the existing one (skip "
-                f"installing the operator: --set dynamo-operator.enabled=false), or first run: {uninstall}."
-            )
-        elif op.mode is OperatorMode.CLUSTER_WIDE:
-            scenario = SCENARIOS["cluster-wide/namespace-restricted"]
-            fix = (
-                f"The cluster-wide operator already reconciles namespace {settings.target_namespace}. Deploy "
-                f"your graphs there with it, or first run: {uninstall}."
-            )
-        elif new_mode is OperatorMode.CLUSTER_WIDE:
-            scenario = SCENARIOS["namespace-restricted/cluster-wide"]
-            fix = (
-                f"Remove the namespace-restricted operator first ({uninstall}), or install this release "
-                f"namespace-restricted too: {restricted_flag} "
-                f"--set dynamo-operator.namespaceRestriction.targetNamespace=<another namespace>."
-            )
-        elif op.target_namespace == settings.target_namespace:
-            scenario = SCENARIOS["namespace-restricted/namespace-restricted-same-namespace"]
-            fix = (
-                f"Namespace {settings.target_namespace} already has its operator. Choose another target with "
-                "--set dynamo-operator.namespaceRestriction.targetNamespace=<namespace>, or first "
-                f"run: {uninstall}."
-            )
-        else:
-            scenario = SCENARIOS["namespace-restricted/namespace-restricted-other-namespace"]
-            fix = ""
+        scenario, fix = _verdict(op, settings)
         verdict = "allowed" if scenario.allowed else "blocked"
         message = f"Installing {new_desc} is {verdict}: {scenario.reason}. Found {op.describe()}."
+        if scenario.id.endswith("-hybrid"):
+            message += " " + _hybrid_note(op, settings)
         decisions.append(Decision(scenario, op, message, fix))
     return decisions
+
+
+def _hybrid_note(op: ExistingOperator, settings: InstallSettings) -> str:
+    """How the hybrid layout shares the namespaces, for the allowed row."""
+    restricted = settings.target_namespace if settings.restricted else op.target_namespace
+    return (
+        f"While Lease {restricted}/{NAMESPACE_SCOPE_LEASE} is renewed (the restricted operator renews it; "
+        "30s TTL by default) the cluster-wide operator neither reconciles nor admits objects in namespace "
+        f"{restricted}; once the restricted operator stops, it takes the namespace back. Deprecated upstream "
+        "(restricted operators are): one cluster-wide operator is recommended."
+    )
+
+
+def _verdict(op: ExistingOperator, settings: InstallSettings) -> tuple[Scenario, str]:
+    """The matrix row for ``op`` against the new operator, and the fix of a blocked one."""
+    uninstall = (
+        f"helm uninstall {op.release_name} -n {op.release_namespace}"
+        if op.release_name
+        else f"remove the operator behind {op.object_ref}"
+    )
+    new_mode = settings.mode
+    restricted_flag = "--set dynamo-operator.namespaceRestriction.enabled=true"
+    if op.mode is OperatorMode.CLUSTER_WIDE and new_mode is OperatorMode.CLUSTER_WIDE:
+        return SCENARIOS["cluster-wide/cluster-wide"], (
+            f"Only one cluster-wide Dynamo operator may run per cluster. Use the existing one (skip "
+            f"installing the operator: --set dynamo-operator.enabled=false), or first run: {uninstall}."
+        )
+    if op.mode is OperatorMode.CLUSTER_WIDE:
+        if settings.hybrid:
+            return SCENARIOS["cluster-wide/namespace-restricted-hybrid"], ""
+        return SCENARIOS["cluster-wide/namespace-restricted"], (
+            f"The cluster-wide operator already reconciles namespace {settings.target_namespace}. Deploy "
+            f"your graphs there with it, or first run: {uninstall}. To run this operator there beside it "
+            f"(the hybrid layout, e.g. to test another version), add {HYBRID_SET}."
+        )
+    if new_mode is OperatorMode.CLUSTER_WIDE:
+        if settings.hybrid:
+            return SCENARIOS["namespace-restricted/cluster-wide-hybrid"], ""
+        return SCENARIOS["namespace-restricted/cluster-wide"], (
+            f"Remove the namespace-restricted operator first ({uninstall}), or install this release "
+            f"namespace-restricted too: {restricted_flag} "
+            "--set dynamo-operator.namespaceRestriction.targetNamespace=<another namespace>, or let this "
+            "cluster-wide operator leave the restricted operators' namespaces (the hybrid layout): "
+            f"{HYBRID_SET}."
+        )
+    if op.target_namespace == settings.target_namespace:
+        return SCENARIOS["namespace-restricted/namespace-restricted-same-namespace"], (
+            f"Namespace {settings.target_namespace} already has its operator. Choose another target with "
+            "--set dynamo-operator.namespaceRestriction.targetNamespace=<namespace>, or first "
+            f"run: {uninstall}."
+        )
+    return SCENARIOS["namespace-restricted/namespace-restricted-other-namespace"], ""

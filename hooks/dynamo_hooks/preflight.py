@@ -31,6 +31,7 @@ class PreflightInput:
     kube_context: str | None = None
     namespace_restricted: bool | None = None
     target_namespace: str | None = None
+    hybrid: bool | None = None  # the hook's --hybrid (else dynamo-operator.namespaceRestriction.hybrid)
     create_namespace: bool = False
     read_deployments: bool = True  # False in the chart's hook (its RBAC reads no Deployments)
 
@@ -44,6 +45,7 @@ def build_context(inp: PreflightInput, chart: ChartInfo, *, cluster: Cluster | N
         release_namespace=inp.release_namespace,
         namespace_restricted=inp.namespace_restricted,
         target_namespace=inp.target_namespace,
+        hybrid=inp.hybrid,
     )
     error: ClusterError | None = None
     if cluster is None:

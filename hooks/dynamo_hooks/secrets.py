@@ -258,4 +258,34 @@ def ensure_webhook_certs(
 
     result = _write(cluster, namespace, name, decide)
     result.details["dnsNames"] = dns_names
+    result.details["caConfigMap"] = _publish_ca(cluster, namespace, name)
     return result
+
+
+def _publish_ca(cluster: Cluster, namespace: str, name: str) -> str:
+    """Publish the Secret's CA bundle alone in ``<name>-ca`` (``certsecret.ca_configmap``, owned by the
+    Secret), before the operator starts: the ServiceMonitor verifies the operator against that ConfigMap and
+    never reads the Secret, which also holds ``ca.key``. Applied server-side under the field manager the
+    operator uses too, which the API server authorizes by name (create, patch). Returns what it did."""
+    secret = cluster.get(object_path("v1", "secrets", name, namespace))
+    bundle = _decoded(secret or {}, webhook_certs.CA_KEY)
+    if secret is None or bundle is None:
+        raise HookError(
+            f"Secret {namespace}/{name}: no data.{webhook_certs.CA_KEY} to publish; run the hook again."
+        )
+    want = webhook_certs.ca_configmap(secret, bundle)
+    cm_name = want["metadata"]["name"]
+    path = object_path("v1", "configmaps", cm_name, namespace)
+    if webhook_certs.ca_configmap_current(cluster.get(path), want):
+        return f"ConfigMap {namespace}/{cm_name}: unchanged"
+    try:
+        _, new = cluster.apply(path, want, field_manager=webhook_certs.CA_FIELD_MANAGER)
+    except ClusterError as exc:
+        if exc.forbidden:
+            raise HookError(
+                f"ConfigMap {namespace}/{cm_name}: the API refused the write ({exc.message}). Fix: grant the "
+                f"hook's ServiceAccount get, create and patch on the configmap {cm_name} in namespace "
+                f"{namespace}."
+            ) from exc
+        raise
+    return f"ConfigMap {namespace}/{cm_name}: {'created' if new else 'updated'}"

@@ -17,6 +17,7 @@ from dynamo_operator.runtime.settings import DEFAULT_LEADER_ELECTION_ID, DEFAULT
 from .values import Values, lookup, truthy
 
 OPERATOR = "dynamo-operator"
+HYBRID_KEY = "namespaceRestriction.hybrid"  # under dynamo-operator.: allows the hybrid layout
 DEFAULT_MPI_SECRET = "mpi-run-ssh-secret"
 # The operator's own defaults (imported above, and the webhook Secret here): the hooks look where it looks.
 DEFAULT_WEBHOOK_SECRET: str = OPERATOR_CONFIG_DEFAULTS["server"]["webhook"]["secretName"]
@@ -84,6 +85,9 @@ class InstallSettings:
     persistence: tuple[Persistence, ...]
     optional_apis: tuple[OptionalApi, ...]
     mpi_secret_name: str
+    # the hybrid layout (dynamo-operator.namespaceRestriction.hybrid): a namespace-restricted operator beside
+    # one cluster-wide operator, which leaves its namespace while its namespace-scope marker lives
+    hybrid: bool = False
 
     @classmethod
     def from_values(
@@ -94,6 +98,7 @@ class InstallSettings:
         release_namespace: str,
         namespace_restricted: bool | None = None,
         target_namespace: str | None = None,
+        hybrid: bool | None = None,
     ) -> InstallSettings:
         """Derive the settings; the explicit arguments (the hook's flags) win over values."""
         op = f"{OPERATOR}."
@@ -127,6 +132,7 @@ class InstallSettings:
             persistence=_persistence(values),
             optional_apis=_optional_apis(values),
             mpi_secret_name=str(lookup(values, op + "dynamo.mpiRun.secretName") or DEFAULT_MPI_SECRET),
+            hybrid=truthy(lookup(values, op + HYBRID_KEY, False)) if hybrid is None else hybrid,
         )
 
     @property

@@ -38,6 +38,49 @@ SECRET_LABELS = {LABEL_MANAGED_BY: MANAGED_BY, LABEL_APP_COMPONENT: "webhook", L
 # What a pod may mount from the Secret: never ``ca.key`` (only the certificate manager issues, and it
 # reads the Secret through the API).
 SERVING_KEYS = ("tls.crt", "tls.key", "ca.crt")
+# The CA bundle alone, published beside the Secret in a ConfigMap for whoever verifies the serving
+# certificate without needing the Secret (the ServiceMonitor's Prometheus): the Secret also holds ``ca.key``,
+# and a reader of ``ca.crt`` must not be a reader of the key that signs for every webhook caller. Both writers
+# (the install hook and the certificate manager) apply it server-side under one field manager, so neither
+# conflicts with the other, and it is owned by the Secret: it goes when the Secret goes.
+CA_KEY = "ca.crt"
+CA_FIELD_MANAGER = "dynamo-webhook-ca"
+
+
+def ca_configmap_name(secret_name: str) -> str:
+    """``<secret>-ca``: the chart's ServiceMonitor names the same ConfigMap (servicemonitor.yaml)."""
+    return f"{secret_name}-ca"
+
+
+def ca_configmap(secret: dict, bundle: bytes) -> dict:
+    """The ConfigMap publishing ``bundle`` (PEM) for ``secret`` (the live webhook Secret: its namespace,
+    name and uid), owned by that Secret."""
+    md = secret["metadata"]
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": ca_configmap_name(md["name"]),
+            "namespace": md["namespace"],
+            "labels": dict(SECRET_LABELS),
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Secret", "name": md["name"], "uid": md["uid"]}],
+        },
+        "data": {CA_KEY: bundle.decode()},
+    }
+
+
+def ca_configmap_current(live: dict | None, want: dict) -> bool:
+    """Whether ``live`` already publishes ``want``'s bundle, labels and owner (nothing to apply)."""
+    if live is None:
+        return False
+    md, wmd = live.get("metadata") or {}, want["metadata"]
+    labels = md.get("labels") or {}
+    owners = {r.get("uid") for r in md.get("ownerReferences") or []}
+    return (
+        (live.get("data") or {}).get(CA_KEY) == want["data"][CA_KEY]
+        and all(labels.get(k) == v for k, v in wmd["labels"].items())
+        and wmd["ownerReferences"][0]["uid"] in owners
+    )
 
 
 def _now() -> dt.datetime:

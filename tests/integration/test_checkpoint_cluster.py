@@ -1,5 +1,6 @@
 """The DynamoCheckpoint controller on the real control plane ("cluster" profile), with checkpointing
-enabled and disabled in the operator configuration.
+enabled and disabled in the operator configuration, and the checkpoint storage it manages: the claim it
+creates with ``checkpoint.storage.pvc.create``, the cleanup Job of a deleted automatic checkpoint.
 
 The checkpoint Job runs its course on kwok (its pod is scheduled, becomes Running, and kwok's
 ``pod-complete`` Stage ends pods owned by a Job with exit code 0), so the phases ``Creating`` → ``Ready``
@@ -8,11 +9,18 @@ are driven by the real Job controller; what is captured is not (no container run
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
-from dynamo_operator.controllers.lifecycle import CHECKPOINTS, JOBS
+from dynamo_operator.controllers.lifecycle import CHECKPOINTS, FINALIZER, JOBS
 from dynamo_operator.render import checkpoint as rc
+from dynamo_operator.render.checkpoint_ids import LABEL_CHECKPOINT_ID
+from dynamo_operator.render.graph_checkpoint import ANN_AUTO
+from dynamo_operator.runtime.client import PVCS
+from kubernetes.client.exceptions import ApiException
 from support.crs import condition, describe, events_of, wait_event_reasons
 from support.dgd import get
+from support.lifecycle import PVS, checkpoint_storage
 from support.operator import Operator
 from support.poll import wait_for
 
@@ -82,3 +90,118 @@ def test_disabled_configuration_reports_why_and_creates_nothing(kube_cluster, cr
         assert get(client, JOBS, rc.job_name("warm"), ns) is None
         text = describe(kube_cluster, "dckpt", "warm", ns)
         assert "CheckpointingDisabled" in text and "checkpoint.enabled: true" in text, text
+
+
+# -- the checkpoint storage the operator manages (render/checkpoint_storage.py) ------------------------
+
+
+def claim_config(storage_class: str, **checkpoint) -> dict:
+    pvc = {"create": True, "size": "2Gi", "storageClassName": storage_class, "accessMode": "ReadWriteOnce"}
+    return {"checkpoint": {"enabled": True, "storage": {"pvc": pvc}, **checkpoint}}
+
+
+def test_the_checkpoint_claim_is_created_where_it_is_missing_and_never_touched(
+    kube_cluster, crds, client, ns
+):
+    """``checkpoint.storage.pvc.create``: a checkpoint about to run its Job gets the namespace's claim, as
+    configured, unowned; it stays when the checkpoint goes. A claim the user made is left as it is."""
+    with Operator(kube_cluster, claim_config(f"manual-{ns}")):
+        client.create(CHECKPOINTS, checkpoint(ns))
+        claim = wait_for(lambda: get(client, PVCS, "chrek-pvc", ns), WAIT, "the checkpoint claim")
+        assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+        assert claim["spec"]["storageClassName"] == f"manual-{ns}"
+        assert claim["spec"]["resources"]["requests"]["storage"] == "2Gi"
+        assert claim["metadata"]["labels"]["app.kubernetes.io/component"] == "checkpoint-storage"
+        assert "ownerReferences" not in claim["metadata"]  # never collected: it holds every checkpoint
+        wait_for(
+            lambda: any(
+                r == "SuccessfulCreate" and f"PersistentVolumeClaim {ns}/chrek-pvc" in m
+                for _, r, m in events_of(client, ns, "warm", "DynamoCheckpoint")
+            ),
+            WAIT,
+            "the SuccessfulCreate event",
+        )
+        client.delete(CHECKPOINTS, "warm", ns)
+        wait_for(lambda: get(client, CHECKPOINTS, "warm", ns) is None, WAIT, "the checkpoint gone")
+        kept = get(client, PVCS, "chrek-pvc", ns)
+        assert kept is not None and kept["metadata"]["uid"] == claim["metadata"]["uid"]
+
+
+def test_a_claim_the_user_made_is_used_as_it_is(kube_cluster, crds, client, ns):
+    mine = {
+        "metadata": {"name": "chrek-pvc", "namespace": ns},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    before = client.create(PVCS, mine, ns)
+    with Operator(kube_cluster, claim_config(f"manual-{ns}")):
+        client.create(CHECKPOINTS, checkpoint(ns))
+        wait_for(lambda: phase(client, ns) == "Ready", WAIT, "phase Ready")
+        after = get(client, PVCS, "chrek-pvc", ns)
+        assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]  # not written
+        assert not any(
+            r == "SuccessfulCreate" for _, r, _ in events_of(client, ns, "warm", "DynamoCheckpoint")
+        )
+
+
+def automatic(ns: str, cid: str = "0123456789abcdef0123456789abcdef") -> dict:
+    """A DynamoCheckpoint shaped as a graph makes it (annotation, ID label), made before the cleanup
+    finalizer existed (none): the controller adds it."""
+    obj = checkpoint(ns, f"checkpoint-{cid}")
+    obj["metadata"]["labels"] = {LABEL_CHECKPOINT_ID: cid}
+    obj["metadata"]["annotations"] = {ANN_AUTO: "true"}
+    return obj
+
+
+def wait_finalizer(client, ns: str, name: str) -> None:
+    """The controller puts the cleanup finalizer on an automatic checkpoint that lacks it."""
+    wait_for(
+        lambda: FINALIZER in (get(client, CHECKPOINTS, name, ns)["metadata"].get("finalizers") or []),
+        WAIT,
+        "the cleanup finalizer",
+    )
+
+
+def test_a_deleted_automatic_checkpoints_artifacts_are_removed(kube_cluster, crds, client, ns):
+    """Its cleanup Job (``checkpoint.cleanupImage``) mounts the claim and removes ``<basePath>/<id>``; kwok
+    completes the Job's pod, so the finalizer is released, the Job deleted and the checkpoint gone."""
+    pv = checkpoint_storage(client, ns)  # chrek-pvc bound to a hostPath volume, so the Job's pod schedules
+    try:
+        with Operator(
+            kube_cluster, {"checkpoint": {"enabled": True, "cleanupImage": "mirror.example/busybox:1.36"}}
+        ):
+            obj = automatic(ns)
+            name, cid = obj["metadata"]["name"], obj["metadata"]["labels"][LABEL_CHECKPOINT_ID]
+            client.create(CHECKPOINTS, obj)
+            wait_finalizer(client, ns, name)
+            wait_for(lambda: phase(client, ns, name) == "Ready", WAIT, "phase Ready")
+            client.delete(CHECKPOINTS, name, ns)
+            job = wait_for(
+                lambda: get(client, JOBS, f"checkpoint-cleanup-{cid}", ns), WAIT, "the cleanup Job"
+            )
+            pod = job["spec"]["template"]["spec"]
+            (c,) = pod["containers"]
+            assert c["image"] == "mirror.example/busybox:1.36"
+            assert {e["name"]: e["value"] for e in c["env"]} == {
+                "CHECKPOINT_BASE_PATH": "/checkpoints",
+                "CHECKPOINT_ID": cid,
+            }
+            assert pod["volumes"][0]["persistentVolumeClaim"] == {"claimName": "chrek-pvc"}
+            wait_for(lambda: get(client, CHECKPOINTS, name, ns) is None, WAIT, "the checkpoint gone")
+            wait_for(lambda: get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) is None, WAIT, "the Job gone")
+            (message,) = [m for _, r, m in events_of(client, ns, name) if r == "CheckpointArtifactsRemoved"]
+            assert message == f"removed /checkpoints/{cid} from PersistentVolumeClaim {ns}/chrek-pvc"
+    finally:
+        with contextlib.suppress(ApiException):
+            client.delete(PVS, pv)
+
+
+def test_without_a_claim_there_is_nothing_to_remove(kube_cluster, crds, client, ns):
+    with Operator(kube_cluster, {"checkpoint": {"enabled": True}}):
+        obj = automatic(ns)
+        name, cid = obj["metadata"]["name"], obj["metadata"]["labels"][LABEL_CHECKPOINT_ID]
+        client.create(CHECKPOINTS, obj)
+        wait_finalizer(client, ns, name)
+        client.delete(CHECKPOINTS, name, ns)
+        wait_for(lambda: get(client, CHECKPOINTS, name, ns) is None, WAIT, "the checkpoint gone")
+        assert get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) is None
+        assert ("Normal", "CheckpointArtifactsNotFound") in {e[:2] for e in events_of(client, ns, name)}

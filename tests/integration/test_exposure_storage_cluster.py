@@ -5,7 +5,10 @@ every write below also proves the chart grants it, and with the chart's own oper
 * a v1alpha1 component's ``ingress`` becomes an Ingress owned by its DCD (host, class, TLS, labels,
   annotations), restored after a hand edit, updated when the graph changes, deleted when the ingress is
   turned off; the configuration's ``dynamo.ingress.*`` exposes a v1beta1 graph's frontend; the graph's
-  ``Exposed`` condition lists the endpoints; ``componentType: main`` reaches the DCD and the pods;
+  ``Exposed`` condition lists the endpoints; ``componentType: main`` (the frontend's old name) reaches the
+  DCD and the pods;
+* the ingress policy: a stored graph's configuration snippet, once the configuration no longer allows
+  it, withholds its Ingress (deleted) and the graph's ``Exposed`` condition says why;
 * ``useVirtualService``: on a cluster without Istio's API the graph says so (``Exposed`` False) and still
   runs; with the (minimal, test-only) VirtualService CRD the VirtualService is created, owned, read back as
   rendered, updated and deleted;
@@ -33,11 +36,13 @@ import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
+from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import INGRESSES, VIRTUALSERVICES, controller_ref
 from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRETS, custom
 from kubernetes.client.exceptions import ApiException
 from support import graphs
 from support.crds import wait_established
+from support.crs import events_of
 from support.dgd import apply_dgd, dgd_status, get
 from support.operator import Operator
 from support.poll import wait_for
@@ -243,10 +248,44 @@ def test_a_v1alpha1_ingress_is_an_owned_ingress_kept_as_the_graph_says(kube_clus
             WAIT,
             "the new host",
         )
-        # turned off: the Ingress goes, and so does the condition
+        # turned off: the Ingress goes, and the condition names only Main, a frontend (componentType main,
+        # upstream's old name of the type) that the chart's ingress settings expose by default
         edit_graph(client, ns, lambda s: s["services"]["Frontend"]["ingress"].update(enabled=False))
         wait_for(lambda: get(client, INGRESSES, "g-frontend", ns) is None, WAIT, "the Ingress deleted")
-        wait_for(lambda: not exposed(client, ns), WAIT, "no Exposed condition")
+
+        def only_main() -> bool:
+            message = (exposed(client, ns) or {}).get("message") or ""
+            return "Main at https://g.example.com" in message and "Frontend at" not in message
+
+        wait_for(only_main, WAIT, "an Exposed condition naming only Main")
+
+
+SNIPPET = "nginx.ingress.kubernetes.io/configuration-snippet"
+
+
+def test_the_ingress_policy_withholds_a_stored_graphs_injection(kube_cluster, chart, client, fresh_ns):
+    """A graph stored before the policy (or before the configuration allowed less) stops injecting at once:
+    with the snippet allowed its Ingress carries it; under the chart's default policy the operator deletes
+    that Ingress and says why in the graph's Exposed condition, while the graph keeps running."""
+    ns = fresh_ns
+    ingress = {**INGRESS, "annotations": {SNIPPET: "more_set_headers 'X-Injected: 1';"}}
+    allowing = copy.deepcopy(chart["config"])
+    allowing["ingress"]["allowedAnnotations"] = [SNIPPET]
+    with operator_as(kube_cluster, chart, allowing):
+        apply_dgd(client, alpha_graph(ns, frontend={"ingress": ingress}))
+        ing = wait_for(lambda: get(client, INGRESSES, "g-frontend", ns), WAIT, "Ingress g-frontend")
+        assert ing["metadata"]["annotations"][SNIPPET].startswith("more_set_headers")
+    assert chart["config"]["ingress"]["allowedAnnotations"] == []  # the chart's default
+    with operator_as(kube_cluster, chart):
+        wait_for(lambda: get(client, INGRESSES, "g-frontend", ns) is None, WAIT, "the Ingress withheld")
+        cond = wait_for(
+            lambda: exposed(client, ns).get("status") == "False" and exposed(client, ns), WAIT, "Exposed"
+        )
+        assert cond["reason"] == "IngressPolicy"
+        assert cond["message"].startswith(
+            f"Frontend: not exposed: spec.ingress.annotations[{SNIPPET}]: is a configuration snippet"
+        )
+        assert get(client, DEPLOYMENTS, "g-frontend", ns) is not None  # the graph still runs
 
 
 def test_the_charts_ingress_settings_expose_a_v1beta1_frontend(kube_cluster, chart, client, fresh_ns):
@@ -272,6 +311,7 @@ VS_INGRESS = {
     "host": "api",
     "useVirtualService": True,
     "virtualServiceGateway": "istio-system/gw",
+    "ingressControllerClassName": "nginx",  # upstream ignores it beside useVirtualService: a warning Event
 }
 
 
@@ -306,6 +346,14 @@ def test_a_virtual_service_where_istio_is_served_and_a_condition_where_it_is_not
         assert "networking.istio.io" in cond["message"] and "useVirtualService" in cond["message"]
         wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns), WAIT, "the frontend's Deployment")
         assert get(client, INGRESSES, "g-frontend", ns) is None  # instead of an Ingress, not beside one
+        noticed = wait_for(
+            lambda: [m for _, r, m in events_of(client, ns, "g") if r == NOTICE], WAIT, "FieldHasNoEffect"
+        )
+        assert noticed == [
+            "spec.components[0].ingress.ingressControllerClassName: has no effect: useVirtualService renders "
+            "a VirtualService instead of an Ingress, so no Ingress controller is selected; remove it, or set "
+            "useVirtualService: false for an Ingress"
+        ]
     config["ingress"]["virtualServiceSupportsHTTPS"] = True
     with istio_crd(kube_cluster), operator_as(kube_cluster, chart, config):
         vs = wait_for(

@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-import uuid
 from collections.abc import Iterator
 
 import pytest
 import yaml
-from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import (
@@ -39,7 +37,7 @@ from dynamo_operator.runtime.client import DEPLOYMENTS
 from support import graphs
 from support.crds import INTEGRATION_CRD_FILES, wait_established
 from support.dgd import apply_dgd, dgd_status, get
-from support.operator import Operator
+from support.operator import Operator, chart_operator_identity
 from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
@@ -47,7 +45,6 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "gms"
 WAIT = 60.0
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
-CHART = REPO_ROOT / "charts" / "platform"
 # Istio's two kinds come together, as an Istio install serves them (the operator detects each kind on its
 # own: test_exposure_storage_cluster.py installs the VirtualService CRD alone)
 CRD_FILES = INTEGRATION_CRD_FILES
@@ -65,40 +62,9 @@ def kubectl(env: dict, *args: str, input: str | None = None) -> subprocess.Compl
 
 @pytest.fixture(scope="module")
 def operator_identity(kube_cluster) -> Iterator[str]:
-    """The chart's cluster-wide manager ClusterRole and its binding (rendered by helm), applied; yields the
-    ServiceAccount's user name the operator impersonates."""
-    env = kube_cluster.env
-    release = f"{NS_PREFIX}-{uuid.uuid4().hex[:6]}"
-    namespace = f"{release}-system"
-    r = subprocess.run(
-        ["helm", "template", release, str(CHART), "-n", namespace],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
-    grants = [
-        d
-        for d in docs
-        if d["kind"] in ("ClusterRole", "ClusterRoleBinding") and d["metadata"]["name"].endswith("-manager")
-    ]
-    assert {d["kind"] for d in grants} == {"ClusterRole", "ClusterRoleBinding"}
-    (binding,) = [d for d in grants if d["kind"] == "ClusterRoleBinding"]
-    (subject,) = binding["subjects"]
-    kubectl(env, "apply", "-f", "-", input=yaml.safe_dump_all(grants))
-    try:
-        yield f"system:serviceaccount:{subject['namespace']}:{subject['name']}"
-    finally:
-        subprocess.run(
-            ["kubectl", "delete", "--ignore-not-found", "-f", "-"],
-            input=yaml.safe_dump_all(grants),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    """The user name of the chart's operator ServiceAccount, its cluster-wide grants applied."""
+    with chart_operator_identity(kube_cluster, NS_PREFIX) as user:
+        yield user
 
 
 def operator_as(kube_cluster, user: str, config: dict | None = None) -> Operator:

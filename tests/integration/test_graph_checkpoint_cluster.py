@@ -25,7 +25,7 @@ from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import names
 from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECKPOINT_ID
-from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceDescriptor
+from dynamo_operator.runtime.client import DEPLOYMENTS, PVCS, ResourceDescriptor
 from kubernetes.client.exceptions import ApiException
 from support.crs import condition, running_operator, wait_event_reasons
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
@@ -303,3 +303,19 @@ def test_a_retained_checkpoint_outlives_its_graph(kube_cluster, client, ns, stor
         wait_for(lambda: get(client, DEPLOYMENTS, "g-worker", ns) is None, WAIT, interval=0.5)
         assert get(client, CHECKPOINTS, name, ns) is not None
         assert dgd_status(client, ns) == {}
+
+
+def test_the_graph_creates_the_checkpoint_claim_its_pods_mount(kube_cluster, client, ns):
+    """``checkpoint.storage.pvc.create``: the graph with a checkpoint component gets the namespace's claim
+    (created by the DGD reconciler, unowned), the one its worker's pods mount."""
+    config = {"checkpoint": {"enabled": True, "storage": {"pvc": {"create": True, "size": "3Gi"}}}}
+    cp = {"enabled": True, "deletionPolicy": "Retain", "job": {"podTemplate": UNSCHEDULABLE}}
+    with running_operator(kube_cluster, config):
+        apply_dgd(client, graph(ns, cp))
+        claim = wait_for(lambda: get(client, PVCS, "chrek-pvc", ns), WAIT, "the checkpoint claim")
+        assert claim["spec"]["accessModes"] == ["ReadWriteMany"]  # upstream's default
+        assert claim["spec"]["resources"]["requests"]["storage"] == "3Gi"
+        assert "ownerReferences" not in claim["metadata"]
+        wait_for(lambda: get(client, DEPLOYMENTS, "g-worker", ns), WAIT, "the worker's Deployment")
+        volumes = {v["name"]: v for v in worker_pod_spec(client, ns).get("volumes") or []}
+        assert volumes["checkpoint-storage"]["persistentVolumeClaim"]["claimName"] == "chrek-pvc"

@@ -172,6 +172,39 @@ def test_conflict_matrix_with_the_charts_argv(kube_cluster) -> None:
     delete_operator(api, "hm-c", "hm-c")
 
 
+def test_the_hybrid_layout_installs_with_its_value(kube_cluster) -> None:
+    """The operator overview's hybrid layout (one cluster-wide operator, a namespace-restricted one for its
+    own namespace): blocked without ``namespaceRestriction.hybrid``, whose fix names it; allowed with it,
+    in either order, with the chart's own argv."""
+    api = kube_cluster.api_client()
+    skip_if_shared_cluster_has_operators(kube_cluster)
+
+    def check(release: str, ns: str, *sets: str) -> subprocess.CompletedProcess[str]:
+        args = rendered_hook_args(kube_cluster, release, ns, *sets)["check-conflicts"]
+        return hooks(kube_cluster.env, *args)
+
+    restricted = "dynamo-operator.namespaceRestriction.enabled=true"
+    hybrid = "dynamo-operator.namespaceRestriction.hybrid=true"
+    operator_deployment(api, "hm-prod", "hm-prod", restricted=False)
+    try:
+        blocked = check("hm-test", "hm-test", restricted)
+        assert blocked.returncode == 1 and "Cluster-wide already manages target namespace" in blocked.stderr
+        assert "--set dynamo-operator.namespaceRestriction.hybrid=true" in blocked.stderr
+        joined = check("hm-test", "hm-test", restricted, hybrid)
+        assert joined.returncode == 0, joined.stderr
+        assert "Hybrid layout" in joined.stdout
+        assert "While Lease hm-test/dynamo-operator-namespace-scope is renewed" in joined.stdout
+    finally:
+        delete_operator(api, "hm-prod", "hm-prod")
+    operator_deployment(api, "hm-test", "hm-test", restricted=True)
+    try:  # the other order: the cluster-wide operator joins a restricted one
+        assert check("hm-prod", "hm-prod").returncode == 1
+        joined = check("hm-prod", "hm-prod", hybrid)
+        assert joined.returncode == 0 and "Hybrid layout" in joined.stdout, joined.stderr
+    finally:
+        delete_operator(api, "hm-test", "hm-test")
+
+
 def test_namespace_scope_lease_blocks_until_it_expires(kube_cluster) -> None:
     api = kube_cluster.api_client()
     ensure_namespace(api, "hm-lease")

@@ -23,6 +23,7 @@ plugin, which checks the operator's ``*/finalizers`` grants, are API server flag
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import os
@@ -33,12 +34,24 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dynamo_hooks.cluster import KubeCluster, connect
+from dynamo_hooks.cluster import KubeCluster, connect, load_api_client
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, free_port, sweep
 from dynamo_operator.api.registry import KINDS
+from dynamo_operator.certsecret import CA_KEY, ca_configmap_name
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS, FINALIZER
-from dynamo_operator.runtime.client import NAMESPACES, ResourceClient, custom
-from dynamo_operator.webhooks.certs import CRDS
+from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NAMESPACES,
+    PODS,
+    ROLEBINDINGS,
+    SECRETS,
+    SERVICEACCOUNTS,
+    ResourceClient,
+    custom,
+)
+from dynamo_operator.webhooks.certs import CRDS, VALIDATING
 from kubernetes.client.exceptions import ApiException
 from support import lifecycle, rbac
 from support.crds import install_crds, install_integration_crds, install_third_party_crds, serve_crds
@@ -54,6 +67,14 @@ CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 PROBE_AGENT = "rbac-probe/1"
 FOREIGN_CRD = "clusterpolicies.nvidia.com"
 FOREIGN = custom("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", namespaced=False)
+DEPLOYMENT_SPEC = {
+    "selector": {"matchLabels": {"app": "probe"}},
+    "template": {
+        "metadata": {"labels": {"app": "probe"}},
+        "spec": {"containers": [{"name": "main", "image": "registry.k8s.io/pause:3.10"}]},
+    },
+}
+WEBHOOK_SECRET = "webhook-server-cert"
 
 # (identity, API group, resource, verb) -> why a short test cannot exercise it. Anything else unused fails.
 ALLOWED_UNUSED = {
@@ -142,10 +163,6 @@ ALLOWED_UNUSED = {
         "controllers/netpol.py prunes a graph's sshd NetworkPolicy when it stops running multinode "
         "TensorRT-LLM components: the admission rules forbid that switch (as for the MPI SSH Secret's "
         "delete above); a graph's deletion leaves the policy to the garbage collector"
-    ),
-    ("install-hooks", "", "secrets", "create"): (
-        "the hooks create their Secrets by server-side apply, which the API server authorizes as create with "
-        "the Secret's name inside that request: the audit log records the request as a patch (used)"
     ),
     ("operator", "rbac.authorization.k8s.io", "clusterroles", "bind"): (
         "the API server's RBAC escalation check when a RoleBinding to the planner/EPP/profiling/discovery "
@@ -253,16 +270,38 @@ def as_identity(rel: ChartRelease, who: Identity) -> dict[str, str]:
     return {**rel.cluster.env, "KUBECONFIG": str(path)}
 
 
+POLICY_KINDS = ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding")
+
+
+def _policies_observed(env: dict[str, str], names: list[str]) -> bool:
+    """The API server has compiled these ValidatingAdmissionPolicies (their status names their generation)."""
+    for name in names:
+        out = run(env, "kubectl", "get", "validatingadmissionpolicy", name, "-o", "json", check=False)
+        if out.returncode:
+            return False
+        doc = json.loads(out.stdout)
+        if (doc.get("status") or {}).get("observedGeneration") != doc["metadata"]["generation"]:
+            return False
+    return True
+
+
 @contextlib.contextmanager
 def hook_phase(rel: ChartRelease, component: str) -> Iterator[dict[str, str]]:
-    """The hook ServiceAccount and RBAC the chart renders for ``component``, for the length of the block
-    (as Helm creates them before the hook Jobs and deletes them after); yields its environment."""
+    """The hook ServiceAccount, RBAC and admission policies the chart renders for ``component``, for the
+    length of the block, in Helm's order (the policies' lower weight first: in force before the grant), as
+    Helm creates them before the hook Jobs and deletes them after; yields its environment."""
+    policies = rel.hook_docs(component, POLICY_KINDS)
     docs = rel.hook_docs(component, ("ServiceAccount", *rbac.RBAC_KINDS))
-    kubectl_apply(rel.cluster.env, docs)
+    env = rel.cluster.env
+    if policies:
+        kubectl_apply(env, policies)
+        names = [d["metadata"]["name"] for d in policies if d["kind"] == "ValidatingAdmissionPolicy"]
+        wait_for(lambda: _policies_observed(env, names), 30, f"policies {names} never observed")
+    kubectl_apply(env, docs)
     try:
         yield as_identity(rel, rel.identity(component))
     finally:
-        kubectl_delete(rel.cluster.env, docs)
+        kubectl_delete(env, docs + policies)
 
 
 def run_hooks(env: dict[str, str], argvs: list[list[str]]) -> list[str]:
@@ -389,6 +428,193 @@ def probe(env: dict[str, str], release_ns: str, operator_sa: str) -> dict[str, i
         except Exception as exc:  # ClusterError
             out[what] = getattr(exc, "status", 0)
     return out
+
+
+# -- what the grants allow and the admission policies refuse (admission-policies.yaml) -----------------------
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A probe's answer: its HTTP status and message, and whether RBAC alone would have let it through."""
+
+    status: int
+    message: str
+    granted: bool
+
+
+def _can(env: dict[str, str], user: str, verb: str, target: str, ns: str | None) -> bool:
+    where = ["-n", ns] if ns else []
+    done = run(env, "kubectl", "auth", "can-i", verb, target, *where, f"--as={user}", check=False)
+    return done.stdout.strip() == "yes"
+
+
+def _attempt(attempt, granted: bool) -> Refusal:
+    try:
+        attempt()
+    except ApiException as exc:
+        return Refusal(exc.status, str(exc.body or exc.reason), granted)
+    except Exception as exc:  # ClusterError
+        return Refusal(getattr(exc, "status", 0), str(exc), granted)
+    return Refusal(200, "", granted)
+
+
+def operator_probes(rel: ChartRelease, env: dict[str, str]) -> dict[str, Refusal]:
+    """Writes the operator's RBAC allows (``granted``, asked of the authorizer) and the admission policies
+    refuse: objects that are not its children, a binding to another account, a webhook configuration or
+    CRD changed beyond the CA bundle. Made with the operator's token (``env``)."""
+    admin = rel.cluster.env
+    ns, user = rel.namespace, rel.identity("operator").user
+    run(admin, "kubectl", "create", "configmap", "-n", ns, "probe-config", "--from-literal=a=1", check=False)
+    run(admin, "kubectl", "create", "serviceaccount", "-n", ns, "probe-sa", check=False)
+    api = load_api_client(env["KUBECONFIG"])
+    api.user_agent = PROBE_AGENT
+    client = ResourceClient(api)
+    restricted = any("namespaceRestriction.enabled=true" in s for s in rel.sets)
+    role = (
+        {"kind": "Role", "name": f"{rel.fullname}-discovery"}
+        if restricted
+        else {"kind": "ClusterRole", "name": f"{rel.fullname}-{ns}-planner"}
+    )
+    binding = {
+        "metadata": {"name": "default", "labels": {LABEL_MANAGED_BY: MANAGED_BY}},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", **role},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": ns}],
+    }
+    validating = f"{rel.fullname}-{ns}-validating"
+    deployment = {"metadata": {"name": "probe"}, "spec": DEPLOYMENT_SPEC}
+
+    def edit_config() -> None:
+        cm = client.get(CONFIGMAPS, "probe-config", ns)
+        cm["data"] = {"a": "2"}
+        client.replace(CONFIGMAPS, cm)
+
+    def fail_open() -> None:  # read by a list: the operator lists its configurations, updates them by name
+        items, _ = client.list_all(VALIDATING)
+        (cfg,) = [c for c in items if c["metadata"]["name"] == validating]
+        cfg["webhooks"][0]["failurePolicy"] = "Ignore"
+        client.replace(VALIDATING, cfg)
+
+    redirect = {"spec": {"conversion": {"webhook": {"clientConfig": {"url": "https://127.0.0.1:1/convert"}}}}}
+    pod = {"metadata": {"name": "probe-pod"}, "spec": {"containers": [{"name": "c", "image": "probe"}]}}
+    run(admin, "kubectl", "apply", "-n", ns, "-f", "-", stdin=json.dumps(pod), check=False)
+    relabel = {"metadata": {"labels": {"nvidia.com/dynamo-topology.zone": "z1"}}}
+    probes = {
+        f"update ConfigMap {ns}/probe-config (not the operator's)": (
+            edit_config,
+            ("update", "configmaps/probe-config", ns),
+        ),
+        f"delete ServiceAccount {ns}/probe-sa (not the operator's)": (
+            lambda: client.delete(SERVICEACCOUNTS, "probe-sa", ns),
+            ("delete", "serviceaccounts/probe-sa", ns),
+        ),
+        "create an unlabelled Deployment in kube-system": (
+            lambda: client.create(DEPLOYMENTS, deployment, "kube-system"),
+            ("create", "deployments", "kube-system"),
+        ),
+        f"bind {role['kind']} {role['name']} to ServiceAccount {ns}/default": (
+            lambda: client.create(ROLEBINDINGS, binding, ns),
+            ("create", "rolebindings", ns),
+        ),
+        f"make {validating} fail open": (
+            fail_open,
+            ("update", f"validatingwebhookconfigurations/{validating}", None),
+        ),
+        "redirect the conversion webhook of dynamographdeployments.nvidia.com": (
+            lambda: client.patch(CRDS, "dynamographdeployments.nvidia.com", redirect),
+            ("patch", "customresourcedefinitions/dynamographdeployments.nvidia.com", None),
+        ),
+        f"label pod {ns}/probe-pod, whose graph asked for no topology labels": (
+            lambda: client.patch(PODS, "probe-pod", relabel, ns),
+            ("patch", "pods/probe-pod", ns),
+        ),
+    }
+    return {what: _attempt(attempt, _can(admin, user, *ask)) for what, (attempt, ask) in probes.items()}
+
+
+def assert_refused_by_policy(results: dict[str, Refusal], policy_prefix: str) -> None:
+    """Each probe answered 403; where RBAC grants it, the refusal is a ValidatingAdmissionPolicy's."""
+    wrong = {w: r for w, r in results.items() if r.status != 403}
+    assert not wrong, f"probes not refused: {wrong}"
+    unbounded = {
+        w: r.message[:300]
+        for w, r in results.items()
+        if r.granted and f"ValidatingAdmissionPolicy '{policy_prefix}" not in r.message
+    }
+    assert not unbounded, f"granted by RBAC and not refused by an admission policy: {unbounded}"
+
+
+def hook_secret_probe(rel: ChartRelease, hook_env: dict[str, str]) -> Refusal:
+    """With the install hook's grants in place (delete and create of its MPI Secret by name), its Secret
+    deleted and re-created as a service-account-token Secret for the operator's account: the policy
+    <cluster>-hook-secrets refuses the create. The original is put back."""
+    admin = KubeCluster(rel.cluster.api_client())
+    admin.api_client.user_agent = "rbac-test-setup/1"  # not the plugin's: the audit checks tell them apart
+    hook = connect(hook_env["KUBECONFIG"])
+    hook.api_client.user_agent = PROBE_AGENT
+    path = f"/api/v1/namespaces/{rel.namespace}/secrets/mpi-run-ssh-secret"
+    original = admin.get(path)
+    assert original is not None
+    hook.delete(path)
+    token = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": "mpi-run-ssh-secret",
+            "namespace": rel.namespace,
+            "annotations": {"kubernetes.io/service-account.name": rel.identity("operator").name},
+        },
+        "type": "kubernetes.io/service-account-token",
+    }
+    try:
+        return _attempt(lambda: hook.apply(path, token, field_manager="probe"), granted=True)
+    finally:
+        keep = {k: original[k] for k in ("apiVersion", "kind", "type", "data") if k in original}
+        md = original["metadata"]
+        keep["metadata"] = {k: md[k] for k in ("name", "namespace", "labels", "annotations") if k in md}
+        admin.create(f"/api/v1/namespaces/{rel.namespace}/secrets", keep)
+
+
+def discovery_probes(env: dict[str, str], client: ResourceClient, ns: str) -> dict[str, Refusal]:
+    """One graph's pod, with its own pod-bound token (what the Dynamo runtime runs with), publishing as
+    another graph's pod: creating that pod's DynamoWorkerMetadata, and overwriting the one it published
+    itself. The discovery Role grants both in the namespace; <cluster>-discovery-writes refuses them."""
+    mine = lifecycle.graph_pod(client, ns, "vllm-planner-k8s-service-discovery")
+    theirs = lifecycle.graph_pod(client, ns, "second-planner-k8s-service-discovery")
+    as_theirs = lifecycle.pod_env(env, ns, "second-planner-k8s-service-discovery", theirs["metadata"]["name"])
+    as_mine = lifecycle.pod_env(env, ns, "vllm-planner-k8s-service-discovery", mine["metadata"]["name"])
+    run(
+        as_theirs,
+        "kubectl",
+        "create",
+        "--validate=false",
+        "-n",
+        ns,
+        "-f",
+        "-",
+        stdin=json.dumps(lifecycle.worker_metadata(theirs)),
+    )
+    spoof = connect(as_mine["KUBECONFIG"])
+    base = f"/apis/nvidia.com/v1alpha1/namespaces/{ns}/dynamoworkermetadatas"
+    theirs_name = theirs["metadata"]["name"]
+    published = connect(as_theirs["KUBECONFIG"]).get(f"{base}/{theirs_name}")
+    forged = {**published, "spec": {"data": {"endpoints": {"forged": {}}}}}
+    forged["metadata"] = {
+        **published["metadata"],
+        "ownerReferences": lifecycle.worker_metadata(mine)["metadata"]["ownerReferences"],
+    }
+    probes = {
+        "publish another graph's pod's DynamoWorkerMetadata": lambda: spoof.create(
+            base,
+            {**lifecycle.worker_metadata(theirs, f"{theirs_name}-main"), "apiVersion": "nvidia.com/v1alpha1"},
+        ),
+        "overwrite another graph's pod's DynamoWorkerMetadata": lambda: spoof.replace(
+            f"{base}/{theirs_name}", forged
+        ),
+    }
+    try:
+        return {what: _attempt(attempt, granted=True) for what, attempt in probes.items()}
+    finally:
+        run(as_theirs, "kubectl", "delete", "dynamoworkermetadatas", "-n", ns, theirs_name)
 
 
 # -- the operator under its ServiceAccount -------------------------------------------------------------------
@@ -596,6 +822,12 @@ def install_with_hooks(rel: ChartRelease) -> None:
         )
         who = rel.identity("install-hooks")
         assert_probes_denied(probe(hook_env, rel.namespace, rel.identity("operator").name), who)
+        refusal = hook_secret_probe(rel, hook_env)
+        assert_refused_by_policy(
+            {"re-create mpi-run-ssh-secret as a service-account-token Secret": refusal},
+            f"{rel.fullname}-{rel.namespace}-hook-secrets",
+        )
+    assert_ca_published(rel)
     run(
         env,
         "helm",
@@ -635,25 +867,51 @@ def uninstall_with_hooks(rel: ChartRelease) -> list[str]:
     return out
 
 
+def assert_ca_published(rel: ChartRelease) -> None:
+    """The webhook CA bundle alone in <secret>-ca, equal to the Secret's ca.crt, owned by the Secret."""
+    client = ResourceClient(rel.cluster.api_client())
+    secret = client.get(SECRETS, WEBHOOK_SECRET, rel.namespace)
+
+    def published() -> dict | None:
+        return lifecycle.get_or_none(client, CONFIGMAPS, ca_configmap_name(WEBHOOK_SECRET), rel.namespace)
+
+    want = base64.b64decode(secret["data"][CA_KEY]).decode()
+    wait_for(lambda: (published() or {}).get("data") == {CA_KEY: want}, 60, published)
+    (owner,) = published()["metadata"]["ownerReferences"]
+    assert owner["uid"] == secret["metadata"]["uid"], owner
+
+
 def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = frozenset()) -> None:
     """The operator as its ServiceAccount through the whole lifecycle, its metrics scraped, the probes
-    denied; then SIGTERM (it releases its Leases)."""
+    denied (those its grants allow, by the admission policies); then SIGTERM (it releases its Leases). The
+    CA ConfigMap deleted before it starts is published again by it."""
     config = operator_config(rel, {"checkpoint": {"enabled": True}, **lifecycle.SERVICE_MESH})
     metrics = free_port()
+    run(
+        rel.cluster.env,
+        "kubectl",
+        "delete",
+        "configmap",
+        "-n",
+        rel.namespace,
+        ca_configmap_name(WEBHOOK_SECRET),
+    )
     proc = start_operator(rel, config, metrics)
     try:
         cluster_wide = not any("namespaceRestriction.enabled=true" in s for s in rel.sets)
+        client = ResourceClient(rel.cluster.api_client())
         lifecycle.exercise(
-            rel.cluster.env,
-            ResourceClient(rel.cluster.api_client()),
-            ns,
-            cluster_wide=cluster_wide,
-            mpi_secret_namespace=rel.namespace,
+            rel.cluster.env, client, ns, cluster_wide=cluster_wide, mpi_secret_namespace=rel.namespace
         )
+        assert_ca_published(rel)
         scrape_metrics(rel, metrics)
         env = as_identity(rel, rel.identity("operator"))
         assert_probes_denied(
             probe(env, rel.namespace, rel.identity("operator").name), rel.identity("operator"), known
+        )
+        assert_refused_by_policy(operator_probes(rel, env), f"{rel.fullname}-{rel.namespace}-")
+        assert_refused_by_policy(
+            discovery_probes(rel.cluster.env, client, ns), f"{rel.fullname}-{rel.namespace}-discovery-writes"
         )
     except BaseException:
         print(proc.log_tail(6000))

@@ -1051,6 +1051,18 @@ def test_privileged_pod_template_settings_are_warned_through_the_api_server(env)
 # accepted, with a field that has no effect (render/notices.py): the warning kubectl prints
 
 
+def kubectl_apply(env, body: dict) -> subprocess.CompletedProcess[str]:
+    """``kubectl apply`` of ``body`` in ``NS``: what a user sees, the AdmissionReview warnings on stderr."""
+    return subprocess.run(
+        ["kubectl", "apply", "-n", NS, "-f", "-"],
+        input=yaml.safe_dump(body),
+        env=env.cluster.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def test_kubectl_prints_the_warning_of_a_field_with_no_effect(env):
     """``kubectl apply`` of a graph whose worker carries an eppConfig (upstream accepts it and reads it only
     for an epp component): stored, and kubectl prints ``Warning: <field>: <why>`` from the AdmissionReview's
@@ -1064,17 +1076,36 @@ def test_kubectl_prints_the_warning_of_a_field_with_no_effect(env):
         backendFramework="vllm",
     )
     for body in (beta, alpha):
-        proc = subprocess.run(
-            ["kubectl", "apply", "-n", NS, "-f", "-"],
-            input=yaml.safe_dump(body),
-            env=env.cluster.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = kubectl_apply(env, body)
         assert proc.returncode == 0, proc.stderr
         (text,) = notices.warnings(body)
         assert f"Warning: {text}" in proc.stderr.splitlines(), proc.stderr
         assert "eppConfig: has no effect unless type is epp" in text
         version = body["apiVersion"].rpartition("/")[2]
         assert env.get(version, "DynamoGraphDeployment", body["metadata"]["name"])  # stored
+
+
+def test_kubectl_prints_the_ingress_only_settings_a_virtual_service_ignores(env):
+    """A v1alpha1 frontend with ``useVirtualService`` beside ``ingressControllerClassName`` and
+    ``tls.secretName`` (upstream renders the VirtualService and ignores both): stored, and kubectl prints
+    a Warning for each, the text ``render.notices.warnings`` gives (render's stderr and the Event say it
+    too: tests/unit/test_render_ingress.py)."""
+    ingress = {
+        "enabled": True,
+        "host": "api",
+        "useVirtualService": True,
+        "virtualServiceGateway": "istio-system/gw",
+        "ingressControllerClassName": "nginx",
+        "tls": {"secretName": "api-tls"},
+    }
+    body = dgd_alpha("vs-ingress-only", {"Frontend": {"componentType": "frontend", "ingress": ingress}})
+    proc = kubectl_apply(env, body)
+    assert proc.returncode == 0, proc.stderr
+    texts = notices.warnings(body)
+    assert [t.split(": ", 1)[0] for t in texts] == [
+        "spec.services[Frontend].ingress.ingressControllerClassName",
+        "spec.services[Frontend].ingress.tls.secretName",
+    ]
+    for text in texts:
+        assert f"Warning: {text}" in proc.stderr.splitlines(), proc.stderr
+    assert env.get("v1alpha1", "DynamoGraphDeployment", "vs-ingress-only")  # stored

@@ -41,9 +41,28 @@ class FakeClient:
         self.rv += 1
         body = copy.deepcopy(body)
         body["metadata"]["resourceVersion"] = str(self.rv)
+        body["metadata"].setdefault("uid", f"uid-{self.rv}")
         self.objs[key] = body
         self.writes.append(("create", key[2]))
         return body
+
+    def apply(self, res, body, field_manager, subresource=None):
+        """Server-side apply by one field manager: the applied fields replace what it applied before."""
+        key = self._key(res, body["metadata"]["name"], body["metadata"].get("namespace"))
+        cur = self.objs.get(key)
+        if cur is None:
+            return self.create(res, body, key[1])
+        merged = copy.deepcopy(cur)
+        for field, value in body.items():
+            if field == "metadata":
+                merged["metadata"].update(copy.deepcopy(value))
+            else:
+                merged[field] = copy.deepcopy(value)
+        self.rv += 1
+        merged["metadata"]["resourceVersion"] = str(self.rv)
+        self.objs[key] = merged
+        self.writes.append(("apply", key[2]))
+        return merged
 
     def replace(self, res, body, subresource=None):
         key = self._key(res, body["metadata"]["name"], body["metadata"].get("namespace"))

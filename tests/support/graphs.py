@@ -131,6 +131,25 @@ def alpha_service(
 
 # -- v1alpha1-only fields: a component's ingress, graph claims (renderer, webhook and cluster tests) ---------
 
+
+def alpha_dcd(
+    ingress: dict, name: str = "front", namespace: str = "team", image: str = IMAGE, **spec
+) -> dict:
+    """A v1alpha1 DynamoComponentDeployment of its own: a frontend of ``image`` with the v1alpha1-only
+    ``ingress``; ``spec`` adds fields (``serviceName``...)."""
+    return {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            **spec,
+            "componentType": "frontend",
+            "extraPodSpec": {"mainContainer": {"image": image}},
+            "ingress": ingress,
+        },
+    }
+
+
 # every ingress setting a v1alpha1 component takes (an Ingress with class, TLS, labels and annotations)
 FULL_INGRESS = {
     "enabled": True,

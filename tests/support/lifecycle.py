@@ -9,6 +9,8 @@ import contextlib
 import copy
 import json
 import subprocess
+import tempfile
+from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
@@ -23,14 +25,15 @@ from dynamo_operator.controllers.sync import (
     PODCLIQUESETS,
     RESOURCECLAIMTEMPLATES,
 )
+from dynamo_operator.controllers.topology import CLUSTER_TOPOLOGIES, EV_SOURCE
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
-from dynamo_operator.runtime.client import CONFIGMAPS, PVCS, SERVICES, ResourceClient, custom
+from dynamo_operator.runtime.client import CONFIGMAPS, EVENTS, PODS, PVCS, SERVICES, ResourceClient, custom
 from kubernetes.client.exceptions import ApiException
 
-from support import graphs
+from support import graphs, rbac
 from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -206,6 +209,40 @@ def _rules_cells(env: dict[str, str], ns: str, sa: str) -> set[tuple[str, str, s
     return cells
 
 
+def graph_pod(client: ResourceClient, ns: str, sa: str) -> dict:
+    """A pod that runs as the ServiceAccount ``sa`` (a graph's discovery account), once there is one."""
+
+    def first() -> dict | None:
+        pods = client.list(PODS, ns)["items"]
+        return next((p for p in pods if (p.get("spec") or {}).get("serviceAccountName") == sa), None)
+
+    wait_for(lambda: first() is not None, WAIT, f"no pod runs as {sa}")
+    pod = first()
+    assert pod is not None
+    return pod
+
+
+def pod_env(env: dict[str, str], ns: str, sa: str, pod: str) -> dict[str, str]:
+    """An environment whose kubeconfig holds a token of ``sa`` bound to the Pod ``pod`` (as the pod gets)."""
+    path = Path(tempfile.mkdtemp(prefix="pod-token-")) / f"{pod}.kubeconfig"
+    rbac.token_kubeconfig(env, env["KUBECONFIG"], ns, sa, path, pod=pod)
+    return {**env, "KUBECONFIG": str(path)}
+
+
+def worker_metadata(pod: dict, name: str | None = None) -> dict:
+    """The DynamoWorkerMetadata the Dynamo runtime applies for a worker: named after its pod, owned by it."""
+    md = pod["metadata"]
+    return {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoWorkerMetadata",
+        "metadata": {
+            "name": name or md["name"],
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": md["name"], "uid": md["uid"]}],
+        },
+        "spec": {"data": {"endpoints": {}}},
+    }
+
+
 def discovery_identity(env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool) -> None:
     """The discovery account of ``graphs_on_components``' planner graph: the operator bound it (cluster-wide
     to the chart's ClusterRole, namespace-restricted to the chart's Role in the namespace, the one role a
@@ -231,18 +268,25 @@ def discovery_identity(env: dict[str, str], client: ResourceClient, ns: str, clu
     assert binding["roleRef"]["kind"] == ("ClusterRole" if cluster_wide else "Role"), binding["roleRef"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}], binding
     assert _rules_cells(env, ns, sa) == set(DISCOVERY_CELLS)
-    # a discovery call made as the account: a worker publishing and withdrawing its metadata, a frontend
-    # listing the EndpointSlices
+    # a discovery call made as the account: a worker publishing and withdrawing its metadata (with its pod's
+    # token: a ServiceAccount writes only its own pod's, admission-policies.yaml), a frontend listing the
+    # EndpointSlices
     me = _impersonating(ns, sa)
-    dwm = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoWorkerMetadata",
-        "metadata": {"name": "probe-worker"},
-    }
-    dwm["spec"] = {"data": {"endpoints": {}}}
-    run(env, "kubectl", "create", *NO_SCHEMA_CHECK, "-n", ns, "-f", "-", *me, stdin=json.dumps(dwm))
+    pod = graph_pod(client, ns, sa)
+    as_pod = pod_env(env, ns, sa, pod["metadata"]["name"])
+    run(
+        as_pod,
+        "kubectl",
+        "create",
+        *NO_SCHEMA_CHECK,
+        "-n",
+        ns,
+        "-f",
+        "-",
+        stdin=json.dumps(worker_metadata(pod)),
+    )
     run(env, "kubectl", "get", "endpointslices", "-n", ns, *me)
-    run(env, "kubectl", "delete", "dynamoworkermetadatas", "-n", ns, "probe-worker", *me)
+    run(as_pod, "kubectl", "delete", "dynamoworkermetadatas", "-n", ns, pod["metadata"]["name"])
     for denied in (
         ("get", "secrets", "-n", ns),
         ("create", "pods", "-n", ns),
@@ -419,6 +463,38 @@ def gpu_memory_service(client: ResourceClient, ns: str, cluster_wide: bool) -> N
     client.delete(BETA_DGD, "gms", ns)
     with contextlib.suppress(ApiException):
         client.delete(DEVICECLASSES, GMS_DEVICE_CLASS)
+
+
+def graph_with_kv_transfer_policy(client: ResourceClient, ns: str, cluster_wide: bool) -> None:
+    """A graph whose ``spec.experimental.kvTransferPolicy`` names a Grove ClusterTopology: cluster-wide, its
+    scheduled worker gets the level's label (one get of the node and of the topology, a patch of the pod);
+    namespace-restricted, the operator reads no Node and says so in a Warning Event on the pod."""
+    topology = f"{ns}-topology"
+    levels = [{"domain": "host", "key": "kubernetes.io/hostname"}]
+    with contextlib.suppress(ApiException):
+        client.create(CLUSTER_TOPOLOGIES, {"metadata": {"name": topology}, "spec": {"levels": levels}})
+    worker = graphs.component("Decode", "decode", image=IMAGE, command=graphs.VLLM, gpus=1)
+    policy = {"clusterTopologyName": topology, "domain": "host"}
+    metadata = {"annotations": {"nvidia.com/enable-grove": "false"}}
+    graph = graphs.dgd(
+        worker, name="kvt", namespace=ns, metadata=metadata, experimental={"kvTransferPolicy": policy}
+    )
+    client.create(BETA_DGD, graph)
+
+    def labelled() -> bool:
+        pods = client.list(PODS, ns, label_selector="nvidia.com/selector=kvt-decode").get("items") or []
+        return any("nvidia.com/dynamo-topology.host" in (p["metadata"].get("labels") or {}) for p in pods)
+
+    def warned() -> bool:
+        return any(e.get("reason") == EV_SOURCE for e in client.list(EVENTS, ns).get("items") or [])
+
+    if cluster_wide:
+        wait_for(labelled, WAIT, "no topology label on the worker pod")
+    else:
+        wait_for(warned, WAIT, "no Event saying the restricted operator reads no Node")
+    client.delete(BETA_DGD, "kvt", ns)
+    with contextlib.suppress(ApiException):
+        client.delete(CLUSTER_TOPOLOGIES, topology)
 
 
 def leaderworkerset_drift(client: ResourceClient, ns: str) -> None:
@@ -959,6 +1035,7 @@ def exercise(
     leaderworkerset_drift(client, ns)
     graph_with_epp(env, client, ns)
     gpu_memory_service(client, ns, cluster_wide)
+    graph_with_kv_transfer_policy(client, ns, cluster_wide)
     graph_on_grove(env, client, ns)
     request_profiling(env, client, ns, cluster_wide)
     request_with_model_cache(env, client, ns, cluster_wide)

@@ -231,3 +231,55 @@ class Operator:
 
     def enqueue(self, controller: str, ns: str, name: str) -> None:
         self.controllers[controller].enqueue(Request(ns, name))
+
+
+# -- the chart's own identity ------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def chart_operator_identity(kube_cluster, prefix: str):
+    """The chart's cluster-wide manager ClusterRole and its binding (rendered by ``helm template`` for a
+    release named ``<prefix>-<random>``), with the admission policies that bound its writes, applied; yields
+    the ServiceAccount's user name an ``Operator`` impersonates (``Operator(kube_cluster, user=...)``), so
+    every write goes through the chart's grants and policies, and a missing rule fails the test. Everything
+    applied is deleted afterwards (the policies match only this release's account)."""
+    import subprocess
+    import uuid
+
+    import yaml
+    from dynamo_localcluster.cluster import REPO_ROOT
+
+    env = kube_cluster.env
+    release = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    r = subprocess.run(
+        ["helm", "template", release, str(REPO_ROOT / "charts" / "platform"), "-n", f"{release}-system"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    grants = [
+        d
+        for d in docs
+        if d["kind"] in ("ClusterRole", "ClusterRoleBinding") and d["metadata"]["name"].endswith("-manager")
+    ]
+    assert {d["kind"] for d in grants} == {"ClusterRole", "ClusterRoleBinding"}
+    (binding,) = [d for d in grants if d["kind"] == "ClusterRoleBinding"]
+    (subject,) = binding["subjects"]
+    policies = [d for d in docs if d["kind"].startswith("ValidatingAdmissionPolicy")]
+    assert policies, "the chart renders no admission policy"
+    text = yaml.safe_dump_all(grants + policies)
+
+    def kubectl(*args: str, check: bool = True) -> None:
+        p = subprocess.run(
+            ["kubectl", *args], input=text, env=env, capture_output=True, text=True, timeout=120
+        )
+        assert p.returncode == 0 or not check, p.stderr
+
+    kubectl("apply", "-f", "-")
+    try:
+        yield f"system:serviceaccount:{subject['namespace']}:{subject['name']}"
+    finally:
+        kubectl("delete", "--ignore-not-found", "-f", "-", check=False)

@@ -13,6 +13,7 @@ it has any (a list or watch names its object through the ``metadata.name`` field
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import urllib.parse
 from collections.abc import Iterable
@@ -169,20 +170,23 @@ def calls(events: Iterable[dict], users: Iterable[str]) -> list[Call]:
         if ref.get("subresource"):
             resource += "/" + ref["subresource"]
         decision = (e.get("annotations") or {}).get("authorization.k8s.io/decision", "")
-        out.append(
-            Call(
-                user=user,
-                user_agent=e.get("userAgent", ""),
-                verb=e.get("verb", ""),
-                group=ref.get("apiGroup", ""),
-                resource=resource,
-                namespace=ref.get("namespace", ""),
-                name=_name_of(e),
-                code=int((e.get("responseStatus") or {}).get("code") or 0),
-                allowed=decision == "allow",
-                uri=e.get("requestURI", ""),
-            )
+        call = Call(
+            user=user,
+            user_agent=e.get("userAgent", ""),
+            verb=e.get("verb", ""),
+            group=ref.get("apiGroup", ""),
+            resource=resource,
+            namespace=ref.get("namespace", ""),
+            name=_name_of(e),
+            code=int((e.get("responseStatus") or {}).get("code") or 0),
+            allowed=decision == "allow",
+            uri=e.get("requestURI", ""),
         )
+        out.append(call)
+        if call.verb == "patch" and call.code == 201:
+            # a server-side apply that created its object: the API server authorized it as a create too
+            # (with the object's name), inside the request, which the audit log records as the patch alone
+            out.append(dataclasses.replace(call, verb="create"))
     return out
 
 
@@ -204,10 +208,15 @@ def refused(made: Iterable[Call]) -> list[Call]:
     return [c for c in made if not c.allowed]
 
 
-def token_kubeconfig(env: dict[str, str], admin_kubeconfig: str, namespace: str, sa: str, path: Path) -> Path:
-    """A kubeconfig that authenticates as the ServiceAccount (a TokenRequest token, as a pod gets)."""
+def token_kubeconfig(
+    env: dict[str, str], admin_kubeconfig: str, namespace: str, sa: str, path: Path, pod: str | None = None
+) -> Path:
+    """A kubeconfig that authenticates as the ServiceAccount (a TokenRequest token, as a pod gets; bound to
+    the Pod ``pod`` when given, so the API server names that pod in the request's user info, as it does for a
+    pod's projected token)."""
+    bound = ["--bound-object-kind=Pod", f"--bound-object-name={pod}"] if pod else []
     token = subprocess.run(
-        ["kubectl", "create", "token", sa, "-n", namespace, "--duration=2h"],
+        ["kubectl", "create", "token", sa, "-n", namespace, "--duration=2h", *bound],
         env=env,
         capture_output=True,
         text=True,

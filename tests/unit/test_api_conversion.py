@@ -499,12 +499,14 @@ def test_main_container_resources_alone_are_kept_when_the_service_sets_none() ->
     assert convert(beta, "v1alpha1") == alpha
 
 
-def test_component_type_main_round_trips() -> None:
-    """``componentType: main`` has no v1beta1 value: the v1beta1 object has no type, the record keeps it."""
+def test_component_type_main_is_the_frontend_and_round_trips() -> None:
+    """``componentType: main`` (the API reference's example value) is what upstream called the frontend
+    before the type was renamed (its defaults factory gave ``main`` the frontend's defaults): v1beta1 reads
+    it as ``type: frontend``, and the record restores ``main`` for v1alpha1 readers."""
     alpha = copy.deepcopy(ALPHA_DGD)
     alpha["spec"]["services"]["Frontend"]["componentType"] = "main"
     beta = convert(alpha, "v1beta1")
-    assert "type" not in beta["spec"]["components"][0]
+    assert beta["spec"]["components"][0]["type"] == "frontend"
     assert convert(beta, "v1alpha1") == alpha
     dcd = {
         "apiVersion": "nvidia.com/v1alpha1",
@@ -512,4 +514,5 @@ def test_component_type_main_round_trips() -> None:
         "metadata": {"name": "llm-frontend"},
         "spec": {"serviceName": "Frontend", "componentType": "main"},
     }
+    assert convert(dcd, "v1beta1")["spec"]["type"] == "frontend"
     assert convert(convert(dcd, "v1beta1"), "v1alpha1") == dcd

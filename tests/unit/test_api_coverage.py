@@ -167,8 +167,8 @@ def test_a_chart_value_only_passed_as_an_env_var_nobody_reads_is_reported(tmp_pa
 def test_a_field_that_changes_nothing_rendered_is_reported():
     rows = all_rows()
     assert not list(converted.rendered_problems(rows["v1beta1.WorkloadSpec.concurrency"]))  # in --config
-    policy = rows["v1beta1.KvTransferPolicy.labelKey"]  # nothing reads it (refused at admission)
-    assert any("changes nothing render_all renders" in p for p in converted.rendered_problems(policy))
+    ignored = rows["v1alpha1.Autoscaling.minReplicas"]  # nothing reads it (the reference: "ignored")
+    assert any("changes nothing render_all renders" in p for p in converted.rendered_problems(ignored))
 
 
 def test_a_field_behind_a_switch_is_proven_with_the_switch_on():

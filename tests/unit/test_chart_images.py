@@ -89,7 +89,7 @@ def test_the_operator_defaults_name_no_floating_image():
     found = dict(_walk(config))
     bad = {p: ref for p, ref in found.items() if floating(ref)}
     assert not bad, bad
-    assert ".images.operator" in found  # checkpoint.cleanupImage is refused (no cleanup Jobs run)
+    assert ".images.operator" in found and ".checkpoint.cleanupImage" in found  # the cleanup Jobs' image
     job = rd.profiling_job(
         {
             "metadata": {"name": "r", "namespace": "n"},
@@ -121,6 +121,7 @@ def test_a_digest_in_any_image_value_reaches_the_rendered_objects(tmp_path):
         f"grove.image.tag=v0.1.0-alpha.2@{DIGEST}",
         f"kai-scheduler.global.tag=v0.9.4@{DIGEST}",
         f"tests.image=busybox:1.37@{DIGEST}",
+        f"dynamo-operator.checkpoint.cleanupImage=busybox:1.36@{DIGEST}",
         "grove.enabled=true",
         "kai-scheduler.enabled=true",
     ]

@@ -16,9 +16,12 @@ CW = OperatorMode.CLUSTER_WIDE
 NR = OperatorMode.NAMESPACE_RESTRICTED
 
 
-def settings(release: str, ns: str, restricted: bool = False, target: str | None = None) -> InstallSettings:
+def settings(
+    release: str, ns: str, restricted: bool = False, target: str | None = None, hybrid: bool = False
+) -> InstallSettings:
+    values = {"dynamo-operator": {"namespaceRestriction": {"hybrid": True}}} if hybrid else {}
     return InstallSettings.from_values(
-        {},
+        values,
         release_name=release,
         release_namespace=ns,
         namespace_restricted=restricted,
@@ -94,7 +97,53 @@ def test_matrix_covers_the_chart_document_table() -> None:
     rows = {(s.existing, s.new, s.allowed, s.reason) for s in SCENARIOS.values()}
     assert ("Cluster-wide", "Cluster-wide", False, "Multiple cluster managers") in rows
     assert ("Namespace-restricted A", "Namespace-restricted B (diff ns)", True, "Different scopes") in rows
-    assert len([s for s in SCENARIOS.values() if not s.id.endswith("same-namespace")]) == 6
+    document = [s for s in SCENARIOS.values() if not s.id.endswith(("same-namespace", "-hybrid"))]
+    assert len(document) == 6
+
+
+@pytest.mark.parametrize(
+    ("current", "new", "scenario", "restricted_ns"),
+    [
+        (
+            [existing(CW, "dynamo-system")],
+            settings("test", "team-a", True, hybrid=True),
+            "cluster-wide/namespace-restricted-hybrid",
+            "team-a",
+        ),
+        (
+            [existing(NR, "team-a")],
+            settings("prod", "dynamo-system", hybrid=True),
+            "namespace-restricted/cluster-wide-hybrid",
+            "team-a",
+        ),
+    ],
+)
+def test_the_hybrid_layout_is_allowed_with_its_value(current, new, scenario, restricted_ns) -> None:
+    """The operator overview's hybrid layout: one cluster-wide operator beside restricted ones, in either
+    order of installation, when the release says so; the message says how they share namespaces."""
+    (decision,) = evaluate(current, new)
+    assert (decision.scenario.id, decision.allowed, decision.fix) == (scenario, True, "")
+    assert decision.scenario.reason.startswith("Hybrid layout")
+    assert f"While Lease {restricted_ns}/dynamo-operator-namespace-scope is renewed" in decision.message
+    assert "takes the namespace back" in decision.message
+
+
+@pytest.mark.parametrize(
+    ("current", "new"),
+    [
+        ([existing(CW, "dynamo-system")], settings("test", "team-a", True)),
+        ([existing(NR, "team-a")], settings("prod", "dynamo-system")),
+    ],
+)
+def test_without_the_value_the_fix_names_the_hybrid_layout(current, new) -> None:
+    (decision,) = evaluate(current, new)
+    assert not decision.allowed
+    assert "--set dynamo-operator.namespaceRestriction.hybrid=true" in decision.fix
+
+
+def test_the_hybrid_value_does_not_let_two_cluster_wide_operators_in() -> None:
+    (decision,) = evaluate([existing(CW, "dynamo-system")], settings("b", "other-system", hybrid=True))
+    assert (decision.scenario.id, decision.allowed) == ("cluster-wide/cluster-wide", False)
 
 
 def test_upgrade_of_the_same_release_is_not_a_conflict() -> None:

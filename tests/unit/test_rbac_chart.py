@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_operator.api.registry import KINDS
+from dynamo_operator.controllers.sync import CHILD_TYPES
 from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+from dynamo_operator.render import RenderContext, render_all
+from dynamo_operator.render.context import INTEGRATION_GROUPS, INTEGRATION_KINDS
 from dynamo_operator.render.mpisecret import LABEL_MPI_SSH
 from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
@@ -149,13 +152,7 @@ def _is_mpi_copy_role(role: dict) -> bool:
 
 def _mpi_copy_policy(docs: list[dict]) -> dict | None:
     """The ValidatingAdmissionPolicy bounding the operator's Secret writes, when a Deny binding binds it."""
-    policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
-    for b in docs:
-        if b["kind"] == "ValidatingAdmissionPolicyBinding" and b["spec"].get("validationActions") == ["Deny"]:
-            policy = policies.get(b["spec"]["policyName"])
-            if policy is not None and not b["spec"].get("matchResources") and not b["spec"].get("paramRef"):
-                return policy
-    return None
+    return _operator_policies(docs).get("mpi-ssh-copies")
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
@@ -241,3 +238,212 @@ def test_uninstall_hook_kinds_are_the_api_registry_kinds() -> None:
     chart = listed.group(1).replace('"', "").split()
     registry = [k.plural for k in KINDS.values() if k.scope == "Namespaced" and k.finalizable]
     assert chart == registry
+
+
+# -- the admission policies: what RBAC cannot say (admission-policies.yaml) ---------------------------------
+
+# The operator's writes that the owned-writes policy does not bound, and what bounds them instead: a write
+# grant on any other kind fails test_every_operator_write_is_bounded.
+BOUNDED_ELSEWHERE = {
+    (
+        "nvidia.com",
+        "dynamographdeployments",
+    ): "users' graphs, patched in place (a hash annotation, adapters' replicas)",
+    ("nvidia.com", "dynamographdeploymentrequests"): "users' requests: one annotation patched",
+    ("nvidia.com", "dynamomodels"): "users' models: the cleanup finalizer patched",
+    ("", "events"): "Events name their object; they change nothing else",
+    ("", "pods"): "pod-labels policy: topology labels added to the workers that ask for them (cluster-wide)",
+    ("", "secrets"): "the webhook certificate by name; the MPI copies by their own policy (mpi-ssh-copies)",
+    ("coordination.k8s.io", "leases"): "update and delete by name; create in one namespace",
+    ("authentication.k8s.io", "tokenreviews"): "a review changes nothing",
+    ("authorization.k8s.io", "subjectaccessreviews"): "a review changes nothing",
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): "webhook-cabundle policy, by name",
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): "webhook-cabundle policy, by name",
+    ("apiextensions.k8s.io", "customresourcedefinitions"): "crd-cabundle policy, by name",
+}
+WRITES = {"create", "update", "patch", "delete"}
+
+
+def _bound_policies(docs: list[dict]) -> dict[str, dict]:
+    policies = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ValidatingAdmissionPolicy"}
+    out = {}
+    for b in docs:
+        if b["kind"] != "ValidatingAdmissionPolicyBinding" or b["spec"].get("validationActions") != ["Deny"]:
+            continue
+        policy = policies.get(b["spec"]["policyName"])
+        if policy is not None and policy["spec"].get("failurePolicy") == "Fail":
+            out[policy["metadata"]["name"]] = policy
+    return out
+
+
+def _operator_policies(docs: list[dict]) -> dict[str, dict]:
+    """The operator's bound policies by their suffix (``owned-writes`` for ``<cluster>-owned-writes``)."""
+    prefix = "dp-dynamo-operator-dynamo-system-"
+    return {n.removeprefix(prefix): p for n, p in _bound_policies(docs).items() if n.startswith(prefix)}
+
+
+def _policy_kinds(policy: dict) -> set[tuple[str, str]]:
+    return {
+        (group, resource)
+        for rule in policy["spec"]["matchConstraints"]["resourceRules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+
+
+def _operator_roles(docs: list[dict]) -> list[dict]:
+    """The roles bound to the operator's ServiceAccount (not the hooks')."""
+    bound = {
+        (b["roleRef"]["kind"], b["roleRef"]["name"])
+        for b in docs
+        if b["kind"] in ("RoleBinding", "ClusterRoleBinding")
+        and any(s.get("name") == OPERATOR_USER.rsplit(":", 1)[1] for s in b.get("subjects") or [])
+    }
+    return [r for r in _ours(docs) if (r["kind"], r["metadata"]["name"]) in bound]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_operator_write_is_bounded(variant: str) -> None:
+    """Every create, update, patch or delete the chart grants the operator is on a kind whose objects the
+    owned-writes policy limits to the operator's own (labelled app.kubernetes.io/managed-by=dynamo-operator),
+    or on one BOUNDED_ELSEWHERE says how else; subresources (status, finalizers) change no child."""
+    docs = _render(variant)
+    policies = _operator_policies(docs)
+    owned = _policy_kinds(policies["owned-writes"])
+    for role in _operator_roles(docs):
+        for rule, resource, verb in _cells(role):
+            if verb not in WRITES or "/" in resource:
+                continue
+            for group in rule["apiGroups"]:
+                assert (group, resource) in owned or (group, resource) in BOUNDED_ELSEWHERE, (
+                    f"{role['metadata']['name']} grants {verb} on {resource}.{group or 'core'}: neither the "
+                    "owned-writes policy nor BOUNDED_ELSEWHERE bounds it"
+                )
+    if any(
+        r for r in _operator_roles(docs) for _, res, v in _cells(r) if res == "rolebindings" and v in WRITES
+    ):
+        assert "rolebindings" in policies
+    assert "webhook-cabundle" in policies and "discovery-writes" in policies
+    cluster_wide = not variant.startswith("restricted") and variant != "namespace-restricted"
+    assert ("crd-cabundle" in policies) == cluster_wide
+    assert ("pod-labels" in policies) == cluster_wide
+    assert ("hook-secrets" in policies) == (variant != "no-install-hooks")
+
+
+def _plural(kind: str) -> str:
+    low = kind.lower()
+    return low[:-1] + "ies" if low.endswith("y") else low + ("es" if low.endswith("s") else "s")
+
+
+def _assert_labelled_and_bounded(where: str, doc: dict, ctx: RenderContext, owned: set) -> set[str]:
+    """Every object rendered of ``doc`` carries the operator's label and is of a kind ``owned`` covers (or a
+    Secret: the MPI copies' policy); returns the kinds rendered."""
+    doc["metadata"].setdefault("namespace", "work")  # as the API server fills it in
+    kinds = set()
+    for obj in render_all(doc, ctx):
+        what = f"{where}: {obj['kind']} {obj['metadata']['name']}"
+        assert (obj["metadata"].get("labels") or {}).get(LABEL_MANAGED_BY) == MANAGED_BY, what
+        group = obj["apiVersion"].rpartition("/")[0]
+        assert (group, _plural(obj["kind"])) in owned or obj["kind"] == "Secret", what
+        kinds.add(obj["kind"])
+    return kinds
+
+
+def test_every_child_the_operator_renders_is_labelled_as_its_own() -> None:
+    """The owned-writes policy refuses a create without the operator's label: every object ``render_all``
+    makes of every example (with the chart's configuration and every integration detected) carries it, and
+    its kind is one the policy covers (Secrets: the MPI copies' policy); so is every kind the controllers'
+    Syncer writes (controllers/sync.py CHILD_TYPES)."""
+    docs = _render("cluster-wide")
+    owned = _policy_kinds(_operator_policies(docs)["owned-writes"])
+    cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-config"))
+    config = yaml.safe_load(cm["data"]["config.yaml"])
+    every = frozenset(INTEGRATION_GROUPS) | frozenset(INTEGRATION_KINDS)
+    seen = set()
+    for detected in (every, every - {"grove"}):  # graphs on Grove, and on components
+        ctx = RenderContext(operator_config=config, detected=detected)
+        for path in sorted((REPO_ROOT / "examples").glob("*.yaml")):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("nvidia.com/"):
+                    seen |= _assert_labelled_and_bounded(path.name, doc, ctx, owned)
+    assert {"Deployment", "Service", "ServiceAccount", "RoleBinding", "DynamoComponentDeployment"} <= seen, (
+        seen
+    )
+    for ct in CHILD_TYPES.values():
+        assert (ct.res.group, ct.res.plural) in owned, ct.res.kind
+
+
+# -- the Grove and KAI subcharts' operators (charts/platform/components/{grove,kai-scheduler}) -------------
+
+SUBCHART_OPERATORS = {"grove-operator": "dp-grove-operator", "kai-operator": "dp-kai-operator"}
+# Writes that RBAC cannot limit by name, allowed to the subcharts' operators only under a Deny-bound policy.
+UNNAMED_WRITES_NEED_A_POLICY = {
+    ("", "secrets"),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+}
+OPERATION = {"create": "CREATE", "update": "UPDATE", "patch": "UPDATE", "delete": "DELETE"}
+
+
+def _subchart_roles(docs: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for d in docs:
+        name = (d["metadata"].get("labels") or {}).get("app.kubernetes.io/name")
+        if d["kind"] in ("Role", "ClusterRole") and name in SUBCHART_OPERATORS:
+            out.setdefault(name, []).append(d)
+    return out
+
+
+def _policy_bounds(docs: list[dict], user: str, group: str, resource: str, operation: str) -> bool:
+    """A Deny-bound, fail-closed policy matching ``user``'s ``operation`` on the resource."""
+    for policy in _bound_policies(docs).values():
+        spec = policy["spec"]
+        conditions = [c["expression"] for c in spec.get("matchConditions") or []]
+        if f'request.userInfo.username == "{user}"' not in conditions:
+            continue
+        for rule in spec["matchConstraints"]["resourceRules"]:
+            if (
+                group in rule["apiGroups"]
+                and resource in rule["resources"]
+                and operation in rule["operations"]
+            ):
+                return True
+    return False
+
+
+def test_grove_and_kai_operators_are_scoped() -> None:
+    """The subcharts' operators (both on in ci/cluster-wide-values.yaml): no wildcard, no escalate,
+    impersonate or unnamed bind, no write of roles or bindings cluster-wide, no deletecollection of Secrets or
+    accounts; a write RBAC cannot name (Secrets, webhook configurations, CRDs, Roles, RoleBindings) is either
+    by name or bounded by an admission policy on that operator's account."""
+    docs = _render("cluster-wide")
+    roles = _subchart_roles(docs)
+    assert set(roles) == set(SUBCHART_OPERATORS), roles.keys()
+    for operator, roles_of in roles.items():
+        user = f"system:serviceaccount:dynamo-system:{SUBCHART_OPERATORS[operator]}"
+        for role in roles_of:
+            where = f"{role['kind']} {role['metadata']['name']}"
+            for rule, resource, verb in _cells(role):
+                groups = rule.get("apiGroups") or []
+                assert "*" not in [*groups, resource, verb], (where, rule)
+                assert verb not in ("escalate", "impersonate"), (where, rule)
+                assert verb != "bind" or rule.get("resourceNames"), (where, rule)
+                assert resource not in ("clusterroles", "clusterrolebindings") or verb in (
+                    "get",
+                    "list",
+                    "watch",
+                )
+                if verb == "deletecollection":
+                    assert resource not in ("secrets", "serviceaccounts", "roles", "rolebindings"), (
+                        where,
+                        rule,
+                    )
+                for group in groups:
+                    if (group, resource) not in UNNAMED_WRITES_NEED_A_POLICY or verb not in OPERATION:
+                        continue
+                    assert rule.get("resourceNames") or _policy_bounds(
+                        docs, user, group, resource, OPERATION[verb]
+                    ), f"{where}: unnamed {verb} on {resource} without an admission policy bounding it"

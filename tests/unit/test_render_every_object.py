@@ -56,6 +56,8 @@ CONFIG = {
 AFTER_PROFILING = {
     "dynamo_operator.render.dgdr_output._config_map": "the ConfigMaps hold the profiler's output, which "
     "exists only after the profiling Job ran; render previews a request before profiling",
+    "dynamo_operator.render.checkpoint_storage.cleanup_job": "the cleanup Job runs when a checkpoint is "
+    "deleted; render previews what creating an object makes",
 }
 
 

@@ -183,14 +183,14 @@ def test_failover_staggers_the_standby_engines_master_port(command, args, want):
     ("change", "path", "fragment"),
     [
         (
-            lambda g: g["metadata"].pop("annotations"),
+            lambda g: g["metadata"]["annotations"].update({"nvidia.com/dynamo-kube-discovery-mode": "pod"}),
             "spec.components[1].experimental.failover",
             "per-container",
         ),
         (
-            lambda g: g["spec"]["components"][1]["experimental"].pop("gpuMemoryService"),
+            lambda g: g["spec"]["components"][1].update(type="planner"),
             "spec.components[1].experimental.gpuMemoryService",
-            "failover runs the active and the standby engine",
+            "serves worker components only",
         ),
         (
             lambda g: g["spec"]["components"][1]["experimental"]["failover"].update(mode="InterPod"),
@@ -230,7 +230,7 @@ def test_problems_of_every_inconsistent_combination():
         },
         "podTemplate": {"spec": {"containers": [{"name": "main", "image": "i"}]}},
     }
-    found = [(p.path, p.kind) for p in rgms.problems(spec, "sglang", {}, dra_enabled=False)]
+    found = [(p.path, p.kind) for p in rgms.problems(spec, "mocker", {}, dra_enabled=False)]
     assert found == [
         (("experimental", "gpuMemoryService"), "forbidden"),  # not a worker
         (("experimental", "gpuMemoryService", "mode"), "notSupported"),  # inter-pod
@@ -240,13 +240,14 @@ def test_problems_of_every_inconsistent_combination():
         (("experimental", "checkpoint", "enabled"), "forbidden"),
         (("experimental", "failover", "mode"), "invalid"),  # IntraPod vs InterPod
         (("experimental", "failover", "numShadows"), "invalid"),
-        (("experimental", "failover"), "required"),  # discovery mode
-        (("experimental", "failover"), "notSupported"),  # sglang
-        (("multinode",), "forbidden"),
+        (("experimental", "failover"), "notSupported"),  # an engine failover does not know
     ]
     good = copy.deepcopy(gms_graph(failover=True)["spec"]["components"][1])
-    ann = {"nvidia.com/dynamo-kube-discovery-mode": "container"}
-    assert rgms.problems(good, None, ann, dra_enabled=True) == []  # vLLM detected from the command
+    del good["experimental"]["gpuMemoryService"]  # failover runs on a GPU memory service of its own
+    assert rgms.problems(good, None, {}, dra_enabled=True) == []  # vLLM detected from the command
+    pod = {"nvidia.com/dynamo-kube-discovery-mode": "pod"}
+    found = [p.path for p in rgms.problems(good, None, pod, dra_enabled=True)]
+    assert found == [("experimental", "failover")]
 
 
 # -- frontend sidecar ---------------------------------------------------------------------------------------
@@ -426,3 +427,118 @@ def test_destination_rule_when_the_mesh_is_enabled_explicitly():
     config = {"serviceMesh": {"provider": "istio", "enabled": True}}
     out = render_all(epp_graph(), ctx(config=config, detected=ALL - {"istio"}))
     assert one(out, "DestinationRule")
+
+
+# -- failover as upstream writes it: every backend, one node or several -----------------------------------
+
+
+def failover_dcd(backend: str, nodes: int = 1, annotations: dict | None = None, args=("--model", "m")):
+    """A worker DCD with failover and nothing else: no gpuMemoryService, no discovery-mode annotation (the
+    shape of upstream's failover examples)."""
+    main = {
+        "name": "main",
+        "image": IMAGE,
+        "command": ["python3", "-m", f"dynamo.{backend}"],
+        "args": list(args),
+        "resources": {"limits": {"nvidia.com/gpu": "8"}},
+    }
+    spec: dict = {
+        "name": "Worker",
+        "type": "worker",
+        "backendFramework": backend,
+        "experimental": {"failover": {}},
+        "podTemplate": {"spec": {"containers": [main]}},
+    }
+    if nodes > 1:
+        spec["multinode"] = {"nodeCount": nodes}
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "g-worker", "namespace": "team", "annotations": annotations or {}},
+        "spec": spec,
+    }
+
+
+def engines_of(pod: dict) -> tuple[dict, dict]:
+    e0, e1 = (c for c in pod["containers"] if c["name"].startswith("engine-"))
+    return e0, e1
+
+
+def words(c: dict) -> str:
+    return " ".join([*(c.get("command") or []), *(c.get("args") or [])])
+
+
+def lws_pods(objs: list[dict]) -> tuple[dict, dict]:
+    lws = one(objs, "LeaderWorkerSet")["spec"]["leaderWorkerTemplate"]
+    return lws["leaderTemplate"]["spec"], lws["workerTemplate"]["spec"]
+
+
+CFG = {"mpi": {"sshSecretName": "mpi-ssh"}}
+
+
+@pytest.mark.parametrize("backend", ["vllm", "sglang", "trtllm"])
+def test_failover_runs_on_a_gms_of_its_own_with_per_container_discovery(backend):
+    out = render_all(failover_dcd(backend), ctx(CFG))
+    assert one(out, "ResourceClaimTemplate")["metadata"]["name"] == "g-worker-gpu"
+    pod = one(out, "Deployment")["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["initContainers"]] == ["gms-server"]
+    for i, engine in enumerate(engines_of(pod)):
+        e = env(engine)
+        assert (e["CONTAINER_NAME"], e["DYN_KUBE_DISCOVERY_MODE"]) == (f"engine-{i}", "container")
+        assert e["DYN_GMS_FAILOVER_SHADOW_MODE"] == "true" and e["DYN_GMS_FAILOVER_PRIMARY_ENGINE_ID"] == "0"
+        assert e[f"DYN_{backend.upper()}_GMS_LOCK_BEFORE_INIT"] == ("1" if i == 0 else "0")
+        assert engine["resources"]["claims"] == [{"name": "intrapod-shared-gpu"}]
+        assert [n["name"] for n in engine["env"]].count("CONTAINER_NAME") == 1
+
+
+def test_sglang_engines_skip_piecewise_cuda_graphs_once():
+    pod = one(render_all(failover_dcd("sglang"), ctx()), "Deployment")["spec"]["template"]["spec"]
+    for engine in engines_of(pod):
+        assert engine["args"] == ["--model", "m", "--disable-piecewise-cuda-graph"]
+    given = failover_dcd("sglang", args=("--model", "m", "--disable-piecewise-cuda-graph"))
+    pod = one(render_all(given, ctx()), "Deployment")["spec"]["template"]["spec"]
+    assert all(words(e).count("--disable-piecewise-cuda-graph") == 1 for e in engines_of(pod))
+
+
+def test_trtllm_engines_get_their_own_torch_distributed_store():
+    pod = one(render_all(failover_dcd("trtllm"), ctx()), "Deployment")["spec"]["template"]["spec"]
+    e0, e1 = (env(e) for e in engines_of(pod))
+    assert (e0["MASTER_PORT"], e1["MASTER_PORT"]) == ("29500", "29600")
+    assert e0["DYN_TRTLLM_GMS_SHADOW_MODE"] == e1["DYN_TRTLLM_GMS_SHADOW_MODE"] == "true"
+    assert "NNODES" not in e0
+
+
+def test_multinode_vllm_failover_keeps_each_engines_rendezvous_apart():
+    """Unannotated, multinode vLLM with failover runs on the mp executor (a second Ray head could not
+    start); each engine has its own torch.distributed store."""
+    d = failover_dcd("vllm", 2, None, ("--model", "m", "--tensor-parallel-size", "16"))
+    leader, worker = lws_pods(render_all(d, ctx(CFG, ALL | {"lws"})))
+    for pod in (leader, worker):
+        e0, e1 = engines_of(pod)
+        assert "--distributed-executor-backend mp" in words(e0)
+        assert "--master-port 29500" in words(e0) and "--master-port 29600" in words(e1)
+        assert env(e0)["NNODES"] == env(e1)["NNODES"] == "2"
+
+
+def test_multinode_sglang_failover_moves_the_standbys_dist_init_port():
+    d = failover_dcd("sglang", 2, None, ("--model", "m", "--tp", "16"))
+    leader, worker = lws_pods(render_all(d, ctx(CFG, ALL | {"lws"})))
+    for pod in (leader, worker):
+        e0, e1 = engines_of(pod)
+        assert ":29500" in words(e0) and ":29500" not in words(e1) and ":29600" in words(e1)
+
+
+def test_multinode_trtllm_failover_gives_the_standby_its_own_sshd():
+    d = failover_dcd("trtllm", 2)
+    leader, worker = lws_pods(render_all(d, ctx(CFG, ALL | {"lws"})))
+    w0, w1 = engines_of(worker)
+    assert "sshd -D -e -p 2222 " in words(w0) and "sshd -D -e -p 2223 " in words(w1)
+    assert w0["readinessProbe"]["tcpSocket"]["port"] == 2222
+    assert w1["readinessProbe"]["tcpSocket"]["port"] == 2223
+    l0, l1 = engines_of(leader)
+    assert '"-p 2222 ' in words(l0) and '"-p 2223 ' in words(l1)  # mpirun dials the matching sshd
+    for engine in (l0, l1):  # the ranks mpirun starts over SSH get the engine's failover and GMS env
+        forwarded = words(engine)
+        for name in ("ENGINE_ID", "MASTER_PORT", "NNODES", "GMS_SOCKET_DIR", "DYN_GMS_FAILOVER_SHADOW_MODE"):
+            assert f"-x {name} " in forwarded, name
+        assert forwarded.count("-x ENGINE_ID ") == 1

@@ -10,7 +10,7 @@ import yaml
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
 from dynamo_operator.render.hashing import content_hash
-from support.graphs import component, dgd
+from support.graphs import component, dgd, dgd_v1alpha1
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dgd"
 
@@ -236,3 +236,18 @@ def test_input_not_mutated_and_context_optional():
     render_all(g, RenderContext())
     render_all(g)
     assert g == before
+
+
+def test_component_type_main_renders_as_the_frontend_upstream_named_so():
+    """``componentType: main`` is upstream's old name for the frontend: it gets the frontend's launch,
+    port, probes and Service (and keeps its ``main`` label and v1alpha1 spelling, test_render_ingress)."""
+    main = {"componentType": "main", "extraPodSpec": {"mainContainer": {"image": "img:1"}}}
+    objs = render_all(dgd_v1alpha1({"Main": main}, name="g", namespace="team"))
+    dep = next(o for o in objs if o["kind"] == "Deployment")
+    (main,) = dep["spec"]["template"]["spec"]["containers"]
+    assert main["command"] == ["python3"] and main["args"] == ["-m", "dynamo.frontend"]
+    assert main["ports"] == [{"name": "http", "containerPort": 8000, "protocol": "TCP"}]
+    assert {e["name"]: e.get("value") for e in main["env"]}["DYN_COMPONENT"] == "frontend"
+    svc = next(o for o in objs if o["kind"] == "Service" and o["metadata"]["name"] == "g-main")
+    assert svc["spec"]["ports"][0]["port"] == 8000
+    assert dep["spec"]["template"]["metadata"]["labels"]["nvidia.com/dynamo-component-type"] == "main"

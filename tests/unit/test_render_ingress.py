@@ -7,16 +7,22 @@ from __future__ import annotations
 import copy
 
 import pytest
+import yaml
+from click.testing import CliRunner
 from dynamo_operator.api.alpha import alpha_spec
 from dynamo_operator.api.conversion import convert
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
-from dynamo_operator.render import RenderContext, RenderError, render_all, render_graph
+from dynamo_operator.controllers.notices import NoticeEvents
+from dynamo_operator.render import RenderContext, RenderError, notices, render_all, render_graph
+from dynamo_operator.render.cli import render_command
 from dynamo_operator.render.graph import graph_exposure_report
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.validate import to_v1beta1
+from dynamo_operator.webhooks.validation import Context, validate
 from support.graphs import FULL_INGRESS as FULL
+from support.graphs import alpha_dcd
 from support.graphs import exposed_alpha_graph as alpha_graph
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
@@ -95,17 +101,7 @@ def test_the_graphs_dcd_carries_the_ingress_in_its_v1alpha1_spec():
 
 
 def test_a_standalone_v1alpha1_dcd_with_an_ingress_renders_it():
-    dcd = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "front", "namespace": "team"},
-        "spec": {
-            "serviceName": "Frontend",
-            "componentType": "frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-            "ingress": {"enabled": True, "host": "front"},
-        },
-    }
+    dcd = alpha_dcd({"enabled": True, "host": "front"}, image=IMAGE, serviceName="Frontend")
     ing = exposed(render_all(dcd, ctx()))[("Ingress", "front")]
     assert ing["spec"]["rules"][0]["host"] == "front.local"  # upstream's default suffix
     assert "ingressClassName" not in ing["spec"]  # the cluster's default IngressClass
@@ -157,9 +153,9 @@ def test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served():
     assert set(exposed(render_all(beta_graph(), ctx(config)))) == {("Ingress", "llm-frontend")}
     endpoints, problems = graph_exposure_report(beta_graph(), ctx(config))
     assert endpoints == ["Frontend at http://llm.local (Ingress team/llm-frontend)"]
-    assert (
-        len(problems) == 1 and "networking.istio.io" in problems[0] and "virtualServiceGateway" in problems[0]
-    )
+    ((reason, message),) = problems
+    assert reason == "VirtualServiceUnavailable"
+    assert "networking.istio.io" in message and "virtualServiceGateway" in message
 
 
 def test_use_virtual_service_renders_a_virtual_service_instead_of_an_ingress():
@@ -215,9 +211,16 @@ def test_the_exposed_condition():
     st.set_exposed(status, ["Frontend at http://a.local (Ingress t/a)"], [], 3)
     cond = st.condition(status, st.EXPOSED)
     assert (cond["status"], cond["reason"], cond["observedGeneration"]) == ("True", "Exposed", 3)
-    st.set_exposed(status, [], ["Frontend: no VirtualService ..."], 4)
+    st.set_exposed(status, [], [(st.REASON_VS_UNAVAILABLE, "Frontend: no VirtualService ...")], 4)
     cond = st.condition(status, st.EXPOSED)
     assert (cond["status"], cond["reason"]) == ("False", "VirtualServiceUnavailable")
+    assert cond["message"] == "Frontend: no VirtualService ..."
+    st.set_exposed(
+        status, ["Worker at http://w.local (Ingress t/w)"], [(st.REASON_POLICY, "Frontend: ...")], 4
+    )
+    cond = st.condition(status, st.EXPOSED)
+    assert (cond["status"], cond["reason"]) == ("False", "IngressPolicy")
+    assert cond["message"] == "Frontend: ...; Worker at http://w.local (Ingress t/w)"
     st.set_exposed(status, [], [], 5)
     assert st.condition(status, st.EXPOSED) is None
 
@@ -229,16 +232,6 @@ def test_the_exposed_condition():
         ({"enabled": True, "host": "Not_A_Host"}, "spec.ingress.host"),
         ({"enabled": True, "host": "a", "useVirtualService": True}, "spec.ingress.virtualServiceGateway"),
         ({"enabled": True, "host": "a", "virtualServiceGateway": "g"}, "spec.ingress.virtualServiceGateway"),
-        (
-            {
-                "enabled": True,
-                "host": "a",
-                "useVirtualService": True,
-                "virtualServiceGateway": "g",
-                "tls": {"secretName": "s"},
-            },
-            "spec.ingress.tls.secretName",
-        ),
     ],
 )
 def test_what_cannot_act_is_a_render_error_naming_the_field(ingress, field):
@@ -246,6 +239,61 @@ def test_what_cannot_act_is_a_render_error_naming_the_field(ingress, field):
         render_all(alpha_graph(ingress), ctx())
     assert err.value.path == field
     assert "DynamoComponentDeployment team/llm-frontend" in str(err.value)
+
+
+VS_WITH_INGRESS_ONLY = {
+    "enabled": True,
+    "host": "a",
+    "useVirtualService": True,
+    "virtualServiceGateway": "istio-system/gw",
+    "ingressControllerClassName": "nginx",
+    "tls": {"secretName": "a-tls"},
+}
+INGRESS_ONLY_WARNINGS = [
+    "spec.services[Frontend].ingress.ingressControllerClassName: has no effect: useVirtualService renders a "
+    "VirtualService instead of an Ingress, so no Ingress controller is selected; remove it, or set "
+    "useVirtualService: false for an Ingress",
+    "spec.services[Frontend].ingress.tls.secretName: has no effect: useVirtualService renders a "
+    "VirtualService, which cannot carry a certificate (the Istio Gateway terminates TLS); set the Secret as "
+    "the Gateway's credentialName (tls still marks the endpoint HTTPS)",
+]
+
+
+def test_ingress_only_settings_beside_use_virtual_service_are_accepted_with_a_warning(tmp_path):
+    """Upstream renders the VirtualService and ignores ingressControllerClassName and tls.secretName: so do
+    we, and say so where the author looks: admission (kubectl's Warning), render's stderr, an Event."""
+    graph = alpha_graph(VS_WITH_INGRESS_ONLY)
+    objs = exposed(render_all(graph, ctx(istio=True)))
+    assert set(objs) == {("VirtualService", "llm-frontend")}  # the VirtualService alone
+    assert objs[("VirtualService", "llm-frontend")]["spec"]["gateways"] == ["istio-system/gw"]
+    assert notices.warnings(graph) == INGRESS_ONLY_WARNINGS
+    result = validate("DynamoGraphDeployment", "v1alpha1", graph, None, Context())
+    assert result.errors == [] and result.warnings == INGRESS_ONLY_WARNINGS
+    # render: the same text on stderr, the YAML on stdout
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump(graph))
+    out = CliRunner().invoke(render_command, ["-f", str(path), "--detected", "istio"])
+    assert out.exit_code == 0, out.output
+    prefix = f"Warning: {path}#0: DynamoGraphDeployment team/llm: "
+    assert out.stderr.splitlines() == [prefix + w for w in INGRESS_ONLY_WARNINGS]
+    # the controller: one Warning Event per notice on the graph
+    events: list[tuple[str, str]] = []
+    recorder = type("R", (), {"warning": lambda self, obj, reason, message: events.append((reason, message))})
+    live = {**graph, "metadata": {**graph["metadata"], "uid": "u", "generation": 1}}
+    NoticeEvents(recorder()).record(live, to_v1beta1(convert(live, "v1beta1")))
+    beta_paths = [w.replace("spec.services[Frontend]", "spec.components[0]") for w in INGRESS_ONLY_WARNINGS]
+    assert events == [("FieldHasNoEffect", w) for w in beta_paths]  # the controllers read v1beta1
+
+
+def test_a_standalone_dcd_gets_the_same_warning_at_its_own_path():
+    dcd = alpha_dcd(VS_WITH_INGRESS_ONLY, image=IMAGE)
+    assert notices.warnings(dcd) == [
+        w.replace("spec.services[Frontend]", "spec") for w in INGRESS_ONLY_WARNINGS
+    ]
+    kinds = [
+        o["kind"] for o in render_all(dcd, ctx(istio=True)) if o["kind"] in ("Ingress", "VirtualService")
+    ]
+    assert kinds == ["VirtualService"]
 
 
 def test_component_type_main_is_kept_on_the_dcd_and_its_children():

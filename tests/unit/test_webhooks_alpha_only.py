@@ -46,11 +46,12 @@ def test_ingress_errors_name_the_v1alpha1_field():
     ]
     (err,) = errors(alpha_dgd({"enabled": True, "host": "a", "useVirtualService": True}))
     assert err.startswith("spec.services[Frontend].ingress.virtualServiceGateway: Required value")
-    (err,) = errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="main"))
+    (err,) = errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="router"))
     assert err.startswith(
         "spec.services[Frontend].ingress.enabled: Invalid value: true: the component has no"
     )
-    assert "componentType main" in err
+    assert "componentType router" in err
+    assert errors(alpha_dgd({"enabled": True, "host": "a"}, ctype="main")) == []  # main is the frontend
 
 
 def test_the_configured_gateway_satisfies_use_virtual_service():
@@ -66,16 +67,7 @@ def test_a_v1beta1_object_carrying_the_record_is_judged_too():
 
 
 def test_a_standalone_dcd_ingress():
-    dcd = {
-        "apiVersion": "nvidia.com/v1alpha1",
-        "kind": "DynamoComponentDeployment",
-        "metadata": {"name": "front", "namespace": "team"},
-        "spec": {
-            "componentType": "frontend",
-            "extraPodSpec": {"mainContainer": {"image": IMAGE}},
-            "ingress": {"enabled": True, "host": "a", "virtualServiceGateway": "gw"},
-        },
-    }
+    dcd = graphs.alpha_dcd({"enabled": True, "host": "a", "virtualServiceGateway": "gw"}, image=IMAGE)
     (err,) = errors(dcd, kind="DynamoComponentDeployment")
     assert err.startswith("spec.ingress.virtualServiceGateway: Invalid value")
     assert "useVirtualService: true" in err

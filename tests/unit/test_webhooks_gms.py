@@ -61,10 +61,9 @@ def test_consistent_gms_and_failover_are_admitted():
         (
             {**worker({}), "type": "frontend"},
             None,
-            "spec.components[0].experimental.gpuMemoryService: Forbidden: GPU memory service serves worker "
-            "components only (type is frontend); remove experimental.gpuMemoryService, or set type to "
-            "worker, "
-            "prefill or decode",
+            "spec.components[0].experimental.gpuMemoryService: Forbidden: GPU memory service (and "
+            "failover, which runs on it) serves worker components only (type is frontend); remove "
+            "experimental.gpuMemoryService, or set type to worker, prefill or decode",
         ),
         (
             worker({"mode": "InterPod"}),
@@ -109,51 +108,68 @@ def test_gms_refusals(component, ctx, want):
     ("component", "annotations", "want"),
     [
         (
-            worker(None, {}),
-            CONTAINER_MODE,
-            "spec.components[0].experimental.gpuMemoryService: Required value: failover runs the active and "
-            "the "
-            "standby engine around a GPU memory service sidecar; add experimental.gpuMemoryService (mode "
-            "IntraPod)",
-        ),
-        (
             worker({}, {"mode": "InterPod"}),
             CONTAINER_MODE,
             'spec.components[0].experimental.failover.mode: Unsupported value: "InterPod": inter-pod GMS',
         ),
         (
             worker({}, {}),
-            None,
-            "spec.components[0].experimental.failover: Required value: failover needs per-container "
-            "Kubernetes "
-            "discovery: the two engines of a pod register separately; set the annotation "
-            'nvidia.com/dynamo-kube-discovery-mode: "container" on the DynamoGraphDeployment',
+            {"nvidia.com/dynamo-kube-discovery-mode": "pod"},
+            "spec.components[0].experimental.failover: Invalid value: failover needs per-container "
+            "Kubernetes discovery (the two engines of a pod register separately), and the annotation "
+            'nvidia.com/dynamo-kube-discovery-mode asks for "pod"; remove the annotation (failover sets '
+            '"container" itself) or set it to "container"',
         ),
         (
-            {**worker({}, {}), "multinode": {"nodeCount": 2}},
-            CONTAINER_MODE,
-            "spec.components[0].multinode: Forbidden: intra-pod failover of a multinode component is not "
-            "supported",
+            {**worker(None, {}), "type": "frontend"},
+            None,
+            "spec.components[0].experimental.failover: Forbidden: GPU memory service (and failover, which "
+            "runs on it) serves worker components only (type is frontend); remove experimental.failover",
+        ),
+        (
+            worker(None, {}),
+            None,
+            None,  # upstream's shape: no gpuMemoryService (failover runs on its own), no annotation
         ),
     ],
 )
 def test_failover_refusals(component, annotations, want):
     found = errors(dgd(component, annotations=annotations))
-    assert any(e.startswith(want) for e in found), found
+    if want is None:
+        assert found == []
+    else:
+        assert any(e.startswith(want) for e in found), found
 
 
-def test_failover_needs_vllm():
-    w = worker({}, {})
-    w["podTemplate"]["spec"]["containers"][0]["command"] = ["python3", "-m", "dynamo.sglang"]
-    assert errors(dgd(w, annotations=CONTAINER_MODE)) == [
-        "spec.components[0].experimental.failover: Unsupported value: failover is implemented for vLLM "
-        "workers only (backend: sglang); run the worker with python3 -m dynamo.vllm (or set "
-        "backendFramework: "
-        "vllm), or remove experimental.failover"
+@pytest.mark.parametrize("backend", ["vllm", "sglang", "trtllm"])
+def test_failover_of_every_backend_is_admitted_on_one_node_or_several(backend):
+    """Upstream renders failover for vLLM, SGLang and TensorRT-LLM workers, multinode ones included
+    (multinode vLLM with failover runs on the mp executor unless annotated: two Ray heads cannot share
+    the leader's port)."""
+    w = worker(None, {}, gpus="8")
+    main = w["podTemplate"]["spec"]["containers"][0]
+    main["command"] = ["python3", "-m", f"dynamo.{backend}"]
+    main["args"] = ["--model", "m", "--tensor-parallel-size", "16"]
+    assert errors(dgd(w)) == []
+    w["multinode"] = {"nodeCount": 2}
+    assert errors(dgd(w)) == []
+
+
+def test_failover_needs_a_known_engine_and_not_two_ray_heads():
+    w = worker(None, {})
+    w["podTemplate"]["spec"]["containers"][0]["command"] = ["python3", "-m", "dynamo.mocker"]
+    assert errors(dgd(w)) == [
+        "spec.components[0].experimental.failover: Unsupported value: failover needs to know the engine "
+        "to keep the standby apart from the active one: vLLM, SGLang or TensorRT-LLM (backend: not "
+        "detected); run the worker with python3 -m dynamo.<vllm|sglang|trtllm> (or set "
+        "backendFramework), or remove experimental.failover"
     ]
-    explicit = dgd(worker({}, {}), annotations=CONTAINER_MODE)
-    explicit["spec"]["backendFramework"] = "trtllm"
-    assert "backend: trtllm" in errors(explicit)[-1]
+    ray = worker(None, {}, gpus="8", multinode={"nodeCount": 2})
+    ray["podTemplate"]["spec"]["containers"][0]["args"] = ["--tensor-parallel-size", "16"]
+    asked = {"nvidia.com/vllm-distributed-executor-backend": "ray"}
+    (found,) = errors(dgd(ray, annotations=asked))
+    assert found.startswith("spec.components[0].experimental.failover: Forbidden: failover of multinode vLLM")
+    assert "remove the annotation (failover then runs on the mp executor" in found
 
 
 def test_failover_modes_must_match():
@@ -209,8 +225,10 @@ def test_v1alpha1_paths():
         'spec.services[Worker].gpuMemoryService.mode: Unsupported value: "InterPod": inter-pod GMS'
     )
     no_gms = alpha({"gpuMemoryService": {"enabled": False}, "failover": {"enabled": True}})
-    assert errors(no_gms, version="v1alpha1")[0].startswith(
-        "spec.services[Worker].gpuMemoryService: Required value: failover runs"
+    assert errors(no_gms, version="v1alpha1") == []  # failover runs on a GPU memory service of its own
+    frontend = alpha({"componentType": "frontend", "failover": {"enabled": True}})
+    assert errors(frontend, version="v1alpha1")[0].startswith(
+        "spec.services[Worker].failover: Forbidden: GPU memory service (and failover"
     )
     no_gpu = alpha({"gpuMemoryService": {"enabled": True}, "resources": {"limits": {"cpu": "1"}}})
     assert errors(no_gpu, version="v1alpha1")[0].startswith("spec.services[Worker].resources: Required value")

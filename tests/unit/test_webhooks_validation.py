@@ -896,16 +896,32 @@ def test_deletion_policy_with_checkpoint_ref_is_admitted_with_a_warning():
 
 
 @pytest.mark.parametrize("version", ["v1beta1", "v1alpha1"])
-def test_kv_transfer_policy_is_refused_rather_than_ignored(version):
-    """Nothing copies the node label onto worker pods nor tells the router the policy: refused, naming the
-    field and what to do instead (issue 21), in both versions."""
-    policy = {"labelKey": "topology.kubernetes.io/zone", "domain": "zone", "enforcement": "required"}
+def test_kv_transfer_policy_is_admitted_and_judged_for_contradictions(version):
+    """The policy acts (render/kvtransfer.py, controllers/topology.py): admitted in both versions; refused
+    only where no reading is right (no source or two, no domain, "preferred" without its weight) or it
+    cannot act (a ClusterTopology without Grove)."""
     base = dgd() if version == "v1beta1" else dgd_alpha({"Frontend": {"componentType": "frontend"}})
-    assert not dgd_errors(copy.deepcopy(base), version=version)
-    base["spec"]["experimental"] = {"kvTransferPolicy": policy}
-    (err,) = dgd_errors(base, version=version)
-    assert err.startswith("spec.experimental.kvTransferPolicy: Forbidden: is not supported by this operator")
-    assert "remove spec.experimental.kvTransferPolicy" in err and "topologyConstraint" in err
+
+    def errors_with(policy: dict, ctx=None) -> list[str]:
+        obj = copy.deepcopy(base)
+        obj["spec"]["experimental"] = {"kvTransferPolicy": policy}
+        return dgd_errors(obj, version=version, **({"ctx": ctx} if ctx else {}))
+
+    assert errors_with({"labelKey": "topology.kubernetes.io/zone", "domain": "zone"}) == []
+    grove = Context(grove_enabled=True)
+    assert errors_with({"clusterTopologyName": "gb200", "domain": "rack"}, grove) == []
+    (err,) = errors_with({"clusterTopologyName": "gb200", "domain": "rack"})
+    assert err.startswith(
+        'spec.experimental.kvTransferPolicy.clusterTopologyName: Forbidden: "gb200": names a Grove'
+    )
+    (err,) = errors_with({"domain": "zone"})
+    assert err.startswith("spec.experimental.kvTransferPolicy: Invalid value: name exactly one source")
+    both = {"labelKey": "k", "clusterTopologyName": "t", "domain": "zone"}
+    assert errors_with(both, grove)[0].startswith("spec.experimental.kvTransferPolicy: Invalid value")
+    (err,) = errors_with({"labelKey": "k"})
+    assert err.startswith("spec.experimental.kvTransferPolicy.domain: Required value: name the topology")
+    (err,) = errors_with({"labelKey": "k", "domain": "zone", "enforcement": "preferred"})
+    assert err.startswith("spec.experimental.kvTransferPolicy.preferredWeight: Required value")
 
 
 def test_pod_snapshots_are_refused_when_created_and_left_alone_after():

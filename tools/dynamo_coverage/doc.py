@@ -62,6 +62,27 @@ evidence does not hold:
 
 A field whose type is another API type has no row: its type's rows do. An umbrella chart value under a
 subchart's key is passed to that subchart (Helm) and shown as such.
+
+## The rule for inputs
+
+Manifests written for upstream Dynamo work here unchanged, so an input is refused only when it
+
+1. would do harm (a privileged pod template under `security.workloads.podTemplates.action: Deny`, a
+   configuration-injecting Ingress annotation),
+2. cannot act on this cluster (an API or integration the cluster does not serve, a Grove ClusterTopology
+   without Grove, inter-pod GPU memory service on the Grove release this platform ships), or
+3. contradicts itself so that no reading is right (two sources for one value, a failover asking for
+   per-pod discovery, a required companion field missing).
+
+Everything else acts. Where upstream accepts an input and ignores part of it, the operator accepts it too
+and says which field has no effect and why, in one text from one place (`render/notices.py`): an
+AdmissionReview warning (kubectl prints `Warning: <field>: <why>`), the same line on `dynamo-operator
+render`'s stderr, and a `Warning` Event `FieldHasNoEffect` on the object, once per generation. Where
+upstream fills in what a feature needs (failover's GPU memory service, its discovery mode and executor),
+so does the operator. The two lists below are generated: the warnings from the notice rules, the
+refusals from this table's **refused** rows, the fields refused whatever they hold (each message says
+why). Combinations a rule refuses (a failover on a frontend, a policy with two sources) are not rows:
+each feature's page lists them with the reason (gms-failover.md, multinode.md, ingress.md...).
 """
 
 
@@ -211,10 +232,36 @@ def summary(cov: dict) -> list[str]:
     return out
 
 
+def warned_list() -> list[str]:
+    """One line per notice rule (``render/notices.py``): the accepted inputs that are warned about."""
+    import inspect
+
+    from dynamo_operator.render import notices
+
+    out = []
+    for rule in notices.RULES:
+        doc = " ".join((inspect.getdoc(rule) or "").split()).replace("``", "`")
+        out.append(f"* `{rule.__module__.removeprefix('dynamo_operator.')}:{rule.__name__}`: {doc}")
+    return out
+
+
+def refused_list(rows: dict[str, Row], cov: dict) -> list[str]:
+    """Every refused row: the field, where it is refused and the message that says why."""
+    out = ["| field | refused at | message |", "|---|---|---|"]
+    for key, (_, what) in sorted(cov.items()):
+        if isinstance(what, Refused):
+            row = rows[key]
+            name = key.split(":", 2)[2] if row.section.startswith("chart") else key
+            out.append(f"| `{name}` | {what.where} | “{what.message}” |")
+    return out
+
+
 def render() -> str:
     rows = all_rows()
     cov = coverage(rows)
     lines = [HEADER, "## Summary", "", *summary(cov), ""]
+    lines += ["## Accepted with a warning", "", *warned_list(), ""]
+    lines += ["## Refused", "", *refused_list(rows, cov), ""]
     by_type: dict[str, list[Row]] = collections.defaultdict(list)
     for row in rows.values():
         by_type[row.type_key or row.section].append(row)

@@ -35,6 +35,10 @@ MAIN_CONTAINER = "main"
 FRONTEND_SIDECAR = "frontend-sidecar"
 DEFAULT_GPU_RESOURCE = "nvidia.com/gpu"
 BETA_COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode", "planner", "epp")
+# v1alpha1 componentType values v1beta1 knows by another name: upstream called the frontend "main" before
+# renaming the type (its defaults factory gave "main" the frontend's defaults; the API reference still
+# uses it as the example value). The conversion record restores the name for v1alpha1 readers.
+ALPHA_COMPONENT_TYPE_ALIASES = {"main": "frontend"}
 
 Obj = dict[str, Any]
 
@@ -139,6 +143,8 @@ def _shared_to_beta(svc: Obj, name: str) -> Obj:
         comp["type"] = sub
     elif ctype in BETA_COMPONENT_TYPES:
         comp["type"] = ctype
+    elif ctype in ALPHA_COMPONENT_TYPE_ALIASES:
+        comp["type"] = ALPHA_COMPONENT_TYPE_ALIASES[ctype]
     _copy_keys(svc, comp, _SHARED_SAME)
     if (svc.get("scalingAdapter") or {}).get("enabled"):
         comp["scalingAdapter"] = {}

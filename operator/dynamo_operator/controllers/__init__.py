@@ -14,6 +14,8 @@
   change re-queues the adapters that reference it; the DGD controller owns (creates/deletes) adapters;
 * ``DynamoModel`` (``dynamomodel``), ``DynamoGraphDeploymentRequest`` (``dgdr``) and ``DynamoCheckpoint``
   (``checkpoint``) controllers;
+* the topology-label controller (``topology``): a worker pod of a graph with
+  ``spec.experimental.kvTransferPolicy`` gets its node's topology label(s) once scheduled;
 * the image-pull-secret watch: ``kubernetes.io/dockerconfigjson`` Secrets (field selector on ``type``); any
   change re-queues the DCDs of that namespace, whose pod specs may gain or lose a discovered secret;
 * an Event recorder (``runtime.events``) and a periodic gauge refresher (``gauges``) for
@@ -36,7 +38,7 @@ from dynamo_operator.runtime.controller import Controller
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.tunables import ControllerTunables, Tunables
 
-from . import checkpoint, dcd, dgd, dgdr, dgdsa, dynamomodel, gauges, store
+from . import checkpoint, dcd, dgd, dgdr, dgdsa, dynamomodel, gauges, store, topology
 from .wiring import MANAGED_SELECTOR, PULL_SECRET_SELECTOR, Wiring
 
 DGD_CONTROLLER = dgd.CONTROLLER
@@ -50,6 +52,7 @@ REGISTER = (
     dynamomodel.register,
     dgdr.register,
     checkpoint.register,
+    topology.register,
 )
 
 __all__ = [

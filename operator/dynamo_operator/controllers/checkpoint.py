@@ -1,18 +1,25 @@
 """DynamoCheckpoint controller: creates the checkpoint Job while ``checkpoint.enabled`` is on in the
-operator configuration, follows it to ``Ready`` or ``Failed`` (``render.checkpoint.step``), records the
-outcome with an Event, then deletes the Job.  With checkpointing disabled (admission already refuses new
-checkpoints then) an existing checkpoint stays ``Pending`` with the reason ``CheckpointingDisabled``.
+operator configuration (the namespace's checkpoint claim first, when ``checkpoint.storage.pvc.create``
+asks the operator to create it), follows it to ``Ready`` or ``Failed`` (``render.checkpoint.step``), records
+the outcome with an Event, then deletes the Job.  With checkpointing disabled (admission already refuses
+new checkpoints then) an existing checkpoint stays ``Pending`` with the reason ``CheckpointingDisabled``.
+
+A deleted automatic checkpoint (the graph's, created with the operator's finalizer) has its artifacts
+removed by a cleanup Job before it goes (``checkpoint_storage.CheckpointCleanup``).
 """
 
 from __future__ import annotations
 
 from dynamo_operator.api.config import lookup
 from dynamo_operator.render import checkpoint as rc
+from dynamo_operator.render.checkpoint_storage import idle_claim_settings
 from dynamo_operator.render.security import harden_job
+from dynamo_operator.runtime.client import PVCS
 from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
 
+from .checkpoint_storage import CheckpointClaim, CheckpointCleanup
 from .common import StatusWriter, log, short_error
 from .lifecycle import (
     CHECKPOINTS,
@@ -36,6 +43,7 @@ class CheckpointReconciler:
         enabled: bool,
         base_path: str = rc.DEFAULT_BASE_PATH,
         restricted: bool = False,
+        storage: tuple[CheckpointClaim, CheckpointCleanup] | None = None,
     ):
         self.client = client
         self.recorder = recorder
@@ -44,20 +52,29 @@ class CheckpointReconciler:
         self.base_path = base_path
         self.restricted = restricted  # security.workloads.restrictedSecurityContext
         self.status = StatusWriter(client, CHECKPOINTS, convert=False)
+        self.claim, self.cleanup = storage or (None, None)
 
     def __call__(self, req: Request) -> Result:
         live = typed(self.checkpoints.get(req.namespace, req.name), CHECKPOINTS)
-        if live is None or live["metadata"].get("deletionTimestamp"):
+        if live is None:
             return Result()
+        if live["metadata"].get("deletionTimestamp"):
+            if self.cleanup is None:
+                return Result()
+            return guarded(self.recorder, live, lambda: self.cleanup.finalize(live))
         return guarded(self.recorder, live, lambda: self._reconcile(req, live))
 
     def _reconcile(self, req: Request, live: dict) -> Result:
+        if self.cleanup is not None and self.cleanup.wants_finalizer(live):
+            live = self.cleanup.add_finalizer(live)  # an automatic checkpoint made before cleanup existed
         name = rc.job_name(req.name)
         job = self.jobs.get(req.namespace, name)
         if job is None and (live.get("status") or {}).get("phase") == rc.CREATING:
             job = get_or_none(self.client, JOBS, name, req.namespace)  # the cache may lag our create
         s = rc.step(live, typed(job, JOBS), self.enabled)
         if s.create_job:
+            if self.claim is not None:  # the Job mounts the namespace's checkpoint claim
+                self.claim.ensure(live, req.namespace)
             template = ((live.get("spec") or {}).get("job") or {}).get("podTemplateSpec") or {}
             job = rc.checkpoint_job(live, self.base_path)
             job = harden_job(job, self.restricted, template.get("spec") or {})
@@ -83,6 +100,13 @@ def register(w: Wiring) -> Controller:
     """Always registered: existing checkpoints report why nothing happens while ``checkpoint.enabled`` is
     off; it owns its Jobs."""
     m = w.manager
+    restricted = bool(lookup(w.config, "security.workloads.restrictedSecurityContext", False))
+    idle = idle_claim_settings(lookup(w.config, "checkpoint"))
+    if idle:
+        log().warning(
+            "no effect without checkpoint.storage.pvc.create: true (no claim is created)", keys=idle
+        )
+    claim = CheckpointClaim(m.client, w.recorder, w.deps.stores.get(PVCS), w.config)
     reconciler = CheckpointReconciler(
         m.client,
         w.recorder,
@@ -90,7 +114,8 @@ def register(w: Wiring) -> Controller:
         m.informer(JOBS, label_selector=rc.LABEL_CHECKPOINT, resync_period=0).store,
         enabled=bool(lookup(w.config, "checkpoint.enabled", False)),
         base_path=str(lookup(w.config, "checkpoint.storage.pvc.basePath", rc.DEFAULT_BASE_PATH)),
-        restricted=bool(lookup(w.config, "security.workloads.restrictedSecurityContext", False)),
+        restricted=restricted,
+        storage=(claim, CheckpointCleanup(m.client, w.recorder, w.config, restricted)),
     )
     return m.add_controller(
         CONTROLLER,

@@ -10,6 +10,7 @@ own announces its creations too."""
 from __future__ import annotations
 
 from dynamo_operator.render import RenderError, names, render_component
+from dynamo_operator.render.checkpoint_storage import uses_checkpoints
 from dynamo_operator.render.info import component_info
 from dynamo_operator.render.ingress import exposure_report
 from dynamo_operator.render.restore import gate as restore_gate
@@ -25,6 +26,7 @@ from dynamo_operator.runtime.controller import Controller, Request, Result
 
 from . import component_pods, store
 from . import status as st
+from .checkpoint_storage import CheckpointClaim
 from .common import (
     Deferred,
     Deps,
@@ -101,6 +103,9 @@ class DCDReconciler:
         self.status = paced_status_writer(deps, store.DCD)
         self.dcds = deps.stores[store.DCD]
         self.notices = NoticeEvents(deps.recorder)
+        self.checkpoint_claim = CheckpointClaim.from_deps(
+            deps
+        )  # a standalone DCD's checkpoint claim (a graph's: the graph)
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dcds.get(req.namespace, req.name))
@@ -115,8 +120,8 @@ class DCDReconciler:
             desired = render_component(internal, ctx)
         except RenderError as e:
             return self._fail(live, old_status, gen, selector, "InvalidSpec", str(e), event="InvalidSpec")
-        if not part_of_graph(live):  # a graph's DCDs carry its components: the graph's Events say it
-            self.notices.record(live, internal)
+        if not part_of_graph(live):  # a graph's DCDs: the graph records their notices and makes their claim
+            self._standalone(live, internal)
         missing = missing_device_classes([internal.get("spec") or {}], self.deps.stores.get(DEVICECLASSES))
         if missing:
             reason = REASON_DEVICE_CLASS
@@ -181,6 +186,12 @@ class DCDReconciler:
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
         return Result()
+
+    def _standalone(self, live: dict, internal: dict) -> None:
+        """A DCD of its own: its accepted-with-no-effect notices as Events, its checkpoint claim."""
+        self.notices.record(live, internal)
+        if uses_checkpoints([internal.get("spec") or {}]):
+            self.checkpoint_claim.ensure(live, live["metadata"]["namespace"])
 
     def _write(self, live: dict, new_status: dict) -> dict | None:
         return self.status.write(live, new_status)

@@ -19,6 +19,7 @@ from kubernetes.client.exceptions import ApiException
 from dynamo_operator.render import GraphRender, RenderContext, RenderError, names, render_graph_parts
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
+from dynamo_operator.render.checkpoint_storage import uses_checkpoints
 from dynamo_operator.render.graph import graph_exposure_report, restart_annotation, with_restart
 from dynamo_operator.render.hashing import ANN_CURRENT_WORKER_HASH, worker_hash
 from dynamo_operator.runtime.client import (
@@ -35,6 +36,7 @@ from dynamo_operator.runtime.controller import Controller, Request, Result
 from . import component_pods, rollout, store
 from . import grove as grove_status
 from . import status as st
+from .checkpoint_storage import CheckpointClaim
 from .common import (
     Deferred,
     Deps,
@@ -155,6 +157,9 @@ class DGDReconciler:
         self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
         self.notices = NoticeEvents(deps.recorder)
+        self.checkpoint_claim = CheckpointClaim.from_deps(
+            deps
+        )  # checkpoint.storage.pvc.create: the namespace's claim
 
     def __call__(self, req: Request) -> Result:
         live = self.deps.recent.resolve(self.dgds.get(req.namespace, req.name))
@@ -171,6 +176,8 @@ class DGDReconciler:
             return self._fail(live, old, gen, st.REASON_INVALID_SPEC, str(e), "InvalidSpec")
         self.notices.record(live, internal)  # fields accepted with no effect, once per generation
         comps = internal["spec"]["components"]
+        if uses_checkpoints(comps):
+            self.checkpoint_claim.ensure(live, req.namespace)
         missing = missing_device_classes(comps, self.deps.stores.get(DEVICECLASSES))
         if missing:  # nothing is applied until the components' claims can be allocated
             return self._fail(live, old, gen, DGD_REASON_DEVICE_CLASS, missing, REASON_DEVICE_CLASS)

@@ -26,10 +26,10 @@ from dynamo_operator.render import dgdr_job, gpu
 from dynamo_operator.render.security import harden_job
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
+    NODES,
     PVCS,
     ROLEBINDINGS,
     SERVICEACCOUNTS,
-    ResourceDescriptor,
 )
 from dynamo_operator.runtime.controller import Controller, Request, Result
 from dynamo_operator.runtime.events import EventRecorder
@@ -48,8 +48,6 @@ from .lifecycle import (
     typed,
 )
 from .wiring import Wiring
-
-NODES = ResourceDescriptor("", "v1", "nodes", "Node", namespaced=False)
 
 
 def _seconds_since(timestamp: str | None) -> float | None:

@@ -30,7 +30,7 @@ DYNAMO_MODELS = custom(names.GROUP, VERSION, "dynamomodels", "DynamoModel")
 DGDRS = custom(names.GROUP, VERSION, "dynamographdeploymentrequests", "DynamoGraphDeploymentRequest")
 CHECKPOINTS = store.CHECKPOINTS
 JOBS = ResourceDescriptor("batch", "v1", "jobs", "Job")
-FINALIZER = "nvidia.com/finalizer"
+FINALIZER = names.FINALIZER
 
 
 def typed(obj: dict | None, res: ResourceDescriptor) -> dict | None:

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render.graph import ANN_RESTART_AT as RESTART_ANNOTATION
+from dynamo_operator.render.ingress import REASON_POLICY, REASON_VS_UNAVAILABLE  # noqa: F401 (reasons)
 from dynamo_operator.render.names import LABEL_DYNAMO_NAMESPACE
 from dynamo_operator.render.names import LABEL_WORKER_HASH as WORKER_HASH_LABEL
 
@@ -49,7 +50,7 @@ COMPONENT_READY = "DynamoComponentReady"
 # where the graph's (or component's) exposed components are reached from outside (render/ingress.py)
 EXPOSED = "Exposed"
 REASON_EXPOSED = "Exposed"
-REASON_VS_UNAVAILABLE = "VirtualServiceUnavailable"
+# Exposed=False reasons (REASON_VS_UNAVAILABLE, REASON_POLICY) are render/ingress.py's
 
 STATE_INITIALIZING = "initializing"
 STATE_PENDING = "pending"
@@ -217,10 +218,12 @@ def set_condition(
     return out
 
 
-def set_exposed(status: dict, endpoints: list[str], problems: list[str], generation: int | None) -> None:
+def set_exposed(
+    status: dict, endpoints: list[str], problems: list[tuple[str, str]], generation: int | None
+) -> None:
     """The ``Exposed`` condition (in place): True naming each endpoint (``<component> at <url> (<kind>
-    <ns>/<name>)``), False when a requested VirtualService cannot exist (the problems first); absent when
-    nothing is exposed."""
+    <ns>/<name>)``), False when a requested object is not rendered (``problems``: (reason, message), the
+    first one's reason, every message first); absent when nothing is exposed."""
     if not endpoints and not problems:
         conds = [c for c in status.get("conditions") or [] if c.get("type") != EXPOSED]
         if len(conds) != len(status.get("conditions") or []):
@@ -231,8 +234,8 @@ def set_exposed(status: dict, endpoints: list[str], problems: list[str], generat
         status.get("conditions"),
         EXPOSED,
         "True" if ok else "False",
-        REASON_EXPOSED if ok else REASON_VS_UNAVAILABLE,
-        "; ".join([*problems, *endpoints]),
+        REASON_EXPOSED if ok else problems[0][0],
+        "; ".join([*(message for _, message in problems), *endpoints]),
         generation,
     )
 

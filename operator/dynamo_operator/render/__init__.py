@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dynamo_operator.api.conversion import convert
 
 from . import checkpoint, names
+from .checkpoint_storage import claim_for
 from .component import render_dcd_children
 from .context import RenderContext
 from .dgdr_job import DGDR_KIND, override_pod_spec, request_children
@@ -97,7 +98,8 @@ def _checkpoint_children(ckpt: dict, ctx: RenderContext) -> list[dict]:
     base = ctx.config("checkpoint", "storage", "pvc", "basePath") or checkpoint.DEFAULT_BASE_PATH
     template = ((wire.get("spec") or {}).get("job") or {}).get("podTemplateSpec") or {}
     job = checkpoint.checkpoint_job(wire, str(base))
-    return [harden_job(job, _restricted(ctx), template.get("spec") or {})]
+    claim = claim_for(wire, [], ctx.config("checkpoint"))  # the Job may mount it: created first
+    return [*([claim] if claim else []), harden_job(job, _restricted(ctx), template.get("spec") or {})]
 
 
 def _restricted(ctx: RenderContext) -> bool:
@@ -123,8 +125,10 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
                 out.extend(render_component(child, ctx))
         graph = to_v1beta1(obj)
         # what the DGD controller applies besides: the sshd policy, the claims, the namespace's MPI SSH
-        # Secret (shown without the keys it generates), the EPP's InferencePool / DestinationRule
+        # Secret (shown without the keys it generates), the checkpoint claim, the EPP's InferencePool /
+        # DestinationRule
         extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_ssh_secret(graph, ctx)]
+        extra.append(claim_for(graph, graph["spec"]["components"], ctx.config("checkpoint")))
         out.extend(o for o in extra if o is not None)
         out.extend(epp_graph_objects(graph, ctx))
         out.extend(render_adapters(graph))  # the DGD controller's AdapterSync creates these
@@ -134,6 +138,9 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
         out = _checkpoint_children(obj, ctx)
     else:
         out = render_component(obj, ctx)
+        spec = to_v1beta1(obj).get("spec") if isinstance(obj, dict) else None
+        claim = claim_for(obj, [spec], ctx.config("checkpoint")) if isinstance(spec, dict) else None
+        out.extend([claim] if claim else [])  # a standalone DCD's checkpoint claim (the DCD controller's)
     seen: set[tuple] = set()
     unique = []
     for o in out:

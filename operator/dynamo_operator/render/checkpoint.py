@@ -96,7 +96,7 @@ class Step:
     events: list[tuple[str, str, str]] = field(default_factory=list)
 
 
-def _job_outcome(job: dict | None) -> tuple[str, str, str | None]:
+def job_outcome(job: dict | None) -> tuple[str, str, str | None]:
     """("missing" | "running" | "succeeded" | "failed", message, completion time)."""
     if job is None:
         return "missing", "", None
@@ -140,7 +140,7 @@ def step(ckpt: dict, job: dict | None, enabled: bool) -> Step:
             create_job=True,
             events=[("Normal", R_JOB_CREATED, msg)],
         )
-    outcome, detail, finished = _job_outcome(job)
+    outcome, detail, finished = job_outcome(job)
     if outcome == "running":
         msg = f"checkpoint Job {name} running"
         st["message"] = msg

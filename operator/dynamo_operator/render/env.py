@@ -43,8 +43,11 @@ def common_env(info: ComponentInfo, container: str = names.MAIN_CONTAINER) -> li
         _field("POD_UID", "metadata.uid"),
         _v("DYN_DISCOVERY_BACKEND", info.discovery_backend),
     ]
-    if info.annotations.get(names.ANN_KUBE_DISCOVERY_MODE) == "container":
-        env += [_v("CONTAINER_NAME", container), _v("DYN_KUBE_DISCOVERY_MODE", "container")]
+    if info.kube_discovery_mode == names.KUBE_DISCOVERY_CONTAINER:
+        env += [
+            _v("CONTAINER_NAME", container),
+            _v("DYN_KUBE_DISCOVERY_MODE", names.KUBE_DISCOVERY_CONTAINER),
+        ]
     return env
 
 
@@ -104,7 +107,7 @@ def backend_env(info: ComponentInfo, main: dict, cache_mount_path: str | None) -
             info.multinode
             and info.is_worker
             and vllm_multinode_mode(main) == "tp-pp"
-            and vllm_executor(info.annotations) == VLLM_MP
+            and vllm_executor(info.annotations, info.spec) == VLLM_MP
         ):
             env.append(_field("VLLM_NIXL_SIDE_CHANNEL_HOST", "status.podIP"))
     elif info.backend == "trtllm" and info.multinode:

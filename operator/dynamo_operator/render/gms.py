@@ -14,8 +14,12 @@ names, so a runtime image written for upstream finds what it expects):
   the pod gets it here.
 * ``failover`` (IntraPod): the main container is cloned into ``engine-0`` (active) and ``engine-1``
   (standby), each with its own system port (9090 + i, port name ``system-<i>``, probes retargeted),
-  ``ENGINE_ID``, ``CONTAINER_NAME``, the flock path both compete for, and vLLM's staggered side-channel
-  and master ports; the server runs one kv-cache server per engine (``GMS_FAILOVER_ENGINE_COUNT``).
+  ``ENGINE_ID``, ``CONTAINER_NAME``, the flock path both compete for; the server runs one kv-cache server
+  per engine (``GMS_FAILOVER_ENGINE_COUNT``). Failover runs on the GPU memory service, so a failover
+  without ``gpuMemoryService`` gets it (IntraPod, in failover's mode), and per-container Kubernetes
+  discovery when the discovery-mode annotation is absent (``info.kube_discovery_mode``), as upstream sets
+  both for failover itself. Each backend's engines are kept apart where they would collide in one pod
+  network namespace (``_backend_engine``): vLLM, SGLang and TensorRT-LLM, on one node or several.
 
 Inter-pod GMS and failover are refused (``problems``): they need a per-rank weight-server pod sharing one
 ResourceClaim with the engine pods of the same scaling-group replica, which the Grove release this
@@ -28,8 +32,17 @@ import copy
 
 from . import names
 from .errors import RenderError
-from .info import gpus_per_node
-from .multinode import BACKEND_INVOCATION, Problem, add_launch_flag
+from .info import failover_spec, gpus_per_node
+from .multinode import (
+    BACKEND_INVOCATION,
+    VLLM_RAY,
+    Problem,
+    add_launch_flag,
+    add_launch_switch,
+    bump_launch_flag,
+    launch_mode,
+)
+from .ports import TRTLLM_SSH_PORT
 
 API_VERSION = "resource.k8s.io/v1"
 KIND = "ResourceClaimTemplate"
@@ -78,16 +91,22 @@ def _inter_pod(path: tuple) -> Problem:
     return Problem(path, "notSupported", _INTER_POD_REASON, "use mode IntraPod (or omit mode)", INTER_POD)
 
 
-def gms_spec(spec: dict) -> dict | None:
-    """``experimental.gpuMemoryService`` of a (v1beta1) component spec; present means enabled."""
+def explicit_gms(spec: dict) -> dict | None:
+    """``experimental.gpuMemoryService`` as written (present means enabled)."""
     value = (spec.get("experimental") or {}).get("gpuMemoryService")
     return value if isinstance(value, dict) else None
 
 
-def failover_spec(spec: dict) -> dict | None:
-    """``experimental.failover``; present means enabled."""
-    value = (spec.get("experimental") or {}).get("failover")
-    return value if isinstance(value, dict) else None
+def gms_spec(spec: dict) -> dict | None:
+    """The GPU memory service a (v1beta1) component runs: ``experimental.gpuMemoryService``, or the one its
+    failover runs on when that is absent (in failover's mode; upstream enables it for failover itself)."""
+    gms = explicit_gms(spec)
+    if gms is not None:
+        return gms
+    failover = failover_spec(spec)
+    if failover is None:
+        return None
+    return {"mode": failover["mode"]} if failover.get("mode") else {}
 
 
 def mode_of(section: dict) -> str:
@@ -130,31 +149,38 @@ def backend_of(spec: dict, backend: str | None) -> str | None:
 # what admission refuses (and rendering raises)
 
 
+GMS_PATH = ("experimental", "gpuMemoryService")
+FAILOVER_PATH = ("experimental", "failover")
+FAILOVER_BACKENDS = ("vllm", "sglang", "trtllm")
+
+
 def problems(spec: dict, backend: str | None, annotations: dict, dra_enabled: bool) -> list[Problem]:
     """Everything inconsistent in a component's GMS / failover settings; [] when it renders. Paths are
-    relative to the component spec."""
+    relative to the component spec; the problems of a GPU memory service failover implies name the
+    failover."""
     gms, failover = gms_spec(spec), failover_spec(spec)
+    explicit = explicit_gms(spec) is not None
     out: list[Problem] = []
     if gms is not None:
-        out += _gms_problems(spec, gms, dra_enabled)
+        out += _gms_problems(spec, gms, dra_enabled, GMS_PATH if explicit else FAILOVER_PATH, explicit)
     if failover is not None:
-        out += _failover_problems(spec, gms, failover, backend_of(spec, backend), annotations)
+        out += _failover_problems(spec, explicit_gms(spec), failover, backend_of(spec, backend), annotations)
     return out
 
 
-def _gms_problems(spec: dict, gms: dict, dra_enabled: bool) -> list[Problem]:
-    base = ("experimental", "gpuMemoryService")
+def _gms_problems(spec: dict, gms: dict, dra_enabled: bool, base: tuple, explicit: bool) -> list[Problem]:
     out: list[Problem] = []
     if spec.get("type") not in names.WORKER_TYPES:
         out.append(
             Problem(
                 base,
                 "forbidden",
-                f"GPU memory service serves worker components only (type is {spec.get('type') or 'unset'})",
-                "remove experimental.gpuMemoryService, or set type to worker, prefill or decode",
+                f"GPU memory service (and failover, which runs on it) serves worker components only (type "
+                f"is {spec.get('type') or 'unset'})",
+                f"remove {'.'.join(base)}, or set type to worker, prefill or decode",
             )
         )
-    if mode_of(gms) == INTER_POD:
+    if explicit and mode_of(gms) == INTER_POD:  # an implied one has failover's mode: judged there
         out.append(_inter_pod((*base, "mode")))
     if gms.get("extraClientPods"):
         out.append(
@@ -174,10 +200,16 @@ def _gms_problems(spec: dict, gms: dict, dra_enabled: bool) -> list[Problem]:
                 "GMS shares the GPUs through a DRA ResourceClaim, and DRA is off for this operator "
                 "(dra.enabled is false in the OperatorConfiguration, or the cluster does not serve "
                 "resource.k8s.io/v1)",
-                "use Kubernetes 1.34+ with a GPU DRA driver and leave dra.enabled unset or true, or remove "
-                "experimental.gpuMemoryService",
+                f"use Kubernetes 1.34+ with a GPU DRA driver and leave dra.enabled unset or true, or remove "
+                f"{'.'.join(base)}",
             )
         )
+    out += _gpu_and_checkpoint_problems(spec, base)
+    return out
+
+
+def _gpu_and_checkpoint_problems(spec: dict, base: tuple) -> list[Problem]:
+    out: list[Problem] = []
     found = _main(spec)
     if gpu_count(spec) < 1:
         path = ("podTemplate", "spec", "containers", *((found[0], "resources") if found else ()))
@@ -197,7 +229,7 @@ def _gms_problems(spec: dict, gms: dict, dra_enabled: bool) -> list[Problem]:
                 "forbidden",
                 "a checkpoint of a GPU memory service component is not supported (upstream disables GMS + "
                 "snapshot as well)",
-                "disable experimental.checkpoint, or remove experimental.gpuMemoryService",
+                f"disable experimental.checkpoint, or remove {'.'.join(base)}",
             )
         )
     return out
@@ -206,21 +238,12 @@ def _gms_problems(spec: dict, gms: dict, dra_enabled: bool) -> list[Problem]:
 def _failover_problems(
     spec: dict, gms: dict | None, failover: dict, backend: str | None, annotations: dict
 ) -> list[Problem]:
-    base = ("experimental", "failover")
+    base = FAILOVER_PATH
     out: list[Problem] = []
     mode = mode_of(failover)
     if mode == INTER_POD:
         out.append(_inter_pod((*base, "mode")))
-    if gms is None:
-        out.append(
-            Problem(
-                ("experimental", "gpuMemoryService"),
-                "required",
-                "failover runs the active and the standby engine around a GPU memory service sidecar",
-                "add experimental.gpuMemoryService (mode IntraPod)",
-            )
-        )
-    elif mode_of(gms) != mode:
+    elif gms is not None and mode_of(gms) != mode:
         out.append(
             Problem(
                 (*base, "mode"),
@@ -241,38 +264,46 @@ def _failover_problems(
                 shadows,
             )
         )
-    if annotations.get(names.ANN_KUBE_DISCOVERY_MODE) != "container":
+    if annotations.get(names.ANN_KUBE_DISCOVERY_MODE) == names.KUBE_DISCOVERY_POD:
         out.append(
             Problem(
                 base,
-                "required",
-                "failover needs per-container Kubernetes discovery: the two engines of a pod register "
-                "separately",
-                f'set the annotation {names.ANN_KUBE_DISCOVERY_MODE}: "container" on the '
-                "DynamoGraphDeployment (or on the component's podTemplate)",
+                "invalid",
+                "failover needs per-container Kubernetes discovery (the two engines of a pod register "
+                f'separately), and the annotation {names.ANN_KUBE_DISCOVERY_MODE} asks for "pod"',
+                'remove the annotation (failover sets "container" itself) or set it to "container"',
             )
         )
-    if backend != "vllm":
-        out.append(
-            Problem(
-                base,
-                "notSupported",
-                f"failover is implemented for vLLM workers only (backend: {backend or 'not detected'})",
-                "run the worker with python3 -m dynamo.vllm (or set backendFramework: vllm), or remove "
-                "experimental.failover",
-            )
-        )
-    if int(((spec.get("multinode") or {}).get("nodeCount")) or 1) > 1:
-        out.append(
-            Problem(
-                ("multinode",),
-                "forbidden",
-                "intra-pod failover of a multinode component is not supported: each engine of a pod would "
-                "need its own cross-node rendezvous with the matching engine on every other node",
-                "use one node per replica, or remove experimental.failover",
-            )
-        )
+    out += _failover_backend_problems(spec, backend, annotations)
     return out
+
+
+def _failover_backend_problems(spec: dict, backend: str | None, annotations: dict) -> list[Problem]:
+    if backend not in FAILOVER_BACKENDS:
+        return [
+            Problem(
+                FAILOVER_PATH,
+                "notSupported",
+                "failover needs to know the engine to keep the standby apart from the active one: vLLM, "
+                f"SGLang or TensorRT-LLM (backend: {backend or 'not detected'})",
+                "run the worker with python3 -m dynamo.<vllm|sglang|trtllm> (or set backendFramework), or "
+                "remove experimental.failover",
+            )
+        ]
+    count = int(((spec.get("multinode") or {}).get("nodeCount")) or 1)
+    if count > 1 and backend == "vllm" and launch_mode(spec, count, backend, annotations) == VLLM_RAY:
+        return [
+            Problem(
+                FAILOVER_PATH,
+                "forbidden",
+                f"failover of multinode vLLM on the Ray executor (the annotation {names.ANN_VLLM_EXECUTOR} "
+                "asks for it) would start two Ray head nodes on the leader's port 6379 in one pod, and the "
+                "standby's could never start",
+                "remove the annotation (failover then runs on the mp executor, torch.distributed, whose "
+                "port the standby moves) or set it to mp, or remove experimental.failover",
+            )
+        ]
+    return []
 
 
 def raise_first(obj: dict, found: list[Problem], prefix: str = "spec") -> None:
@@ -383,15 +414,20 @@ def apply_gms(pod: dict, gms: dict, claim_template: str, engines: int) -> None:
     pod["resourceClaims"] = [*claims, {"name": CLAIM_NAME, "resourceClaimTemplateName": claim_template}]
 
 
-def _retarget_probes(engine: dict, port_name: str) -> None:
+def _retarget_probes(engine: dict, port_name: str, ssh_port: int) -> None:
+    """HTTP probes to the engine's own system port; a TensorRT-LLM worker's TCP probe to its own sshd."""
     for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
-        http = (engine.get(kind) or {}).get("httpGet")
-        if isinstance(http, dict):
-            http["port"] = port_name
+        probe = engine.get(kind) or {}
+        if isinstance(probe.get("httpGet"), dict):
+            probe["httpGet"]["port"] = port_name
+        tcp = probe.get("tcpSocket")
+        if isinstance(tcp, dict) and tcp.get("port") == TRTLLM_SSH_PORT:
+            tcp["port"] = ssh_port
 
 
 def engine_container(main: dict, engine_id: int, spec: dict, backend: str | None) -> dict:
-    """``main`` cloned as ``engine-<id>``: its own system port, the failover env, vLLM's staggered ports."""
+    """``main`` cloned as ``engine-<id>``: its own system port, the failover env, and what its backend needs
+    to run beside the other engine (``_backend_engine``)."""
     engine = copy.deepcopy(main)
     name = f"engine-{engine_id}"
     port = ENGINE_BASE_SYSTEM_PORT + engine_id
@@ -403,24 +439,71 @@ def engine_container(main: dict, engine_id: int, spec: dict, backend: str | None
         _env("ENGINE_ID", str(engine_id)),
         _env("CONTAINER_NAME", name),
         _env("FAILOVER_LOCK_PATH", FAILOVER_LOCK),
+        _env("DYN_GMS_FAILOVER_PRIMARY_ENGINE_ID", "0"),
+        _env("DYN_GMS_FAILOVER_SHADOW_MODE", "true"),
         _env("DYN_SYSTEM_STARTING_HEALTH_STATUS", "notready"),
         _env("DYN_SYSTEM_PORT", str(port)),
         _env("DYN_SYSTEM_ENABLED", "true"),
     ]
+    engine["env"] = env
+    _backend_engine(engine, engine_id, spec, backend)
+    last = {e.get("name"): i for i, e in enumerate(engine["env"])}  # the operator's value wins, once
+    engine["env"] = [e for i, e in enumerate(engine["env"]) if last[e.get("name")] == i]
+    _retarget_probes(engine, port_name, TRTLLM_SSH_PORT + engine_id)
+    return engine
+
+
+_SHADOW_ENV = {"vllm": "DYN_VLLM_GMS_SHADOW_MODE", "trtllm": "DYN_TRTLLM_GMS_SHADOW_MODE"}
+SGLANG_NO_PIECEWISE_CUDA_GRAPH = "--disable-piecewise-cuda-graph"
+SGLANG_DIST_INIT_FLAG = "--dist-init-addr"
+VLLM_DP_RPC_FLAG = "--data-parallel-rpc-port"
+
+
+def _backend_engine(engine: dict, engine_id: int, spec: dict, backend: str | None) -> None:
+    """What each backend's engines need to share one pod (one network namespace): the runtime's shadow
+    switches (the engine takes the failover lock before initialising when it is the primary), and every
+    port both would bind moved for the standby by ``MASTER_PORT_STRIDE`` (upstream's offsets)."""
+    nodes = int(((spec.get("multinode") or {}).get("nodeCount")) or 1)
+    env = engine["env"]
+    if backend in _SHADOW_ENV:
+        env.append(_env(_SHADOW_ENV[backend], "true"))
+    if backend:
+        lock_first = "1" if engine_id == 0 else "0"
+        env.append(_env(f"DYN_{backend.upper()}_GMS_LOCK_BEFORE_INIT", lock_first))
+    if nodes > 1 and backend in ("vllm", "trtllm"):
+        env.append(_env("NNODES", str(nodes)))
+    offset = MASTER_PORT_STRIDE * engine_id
     if backend == "vllm":
-        env += [
-            _env("DYN_VLLM_GMS_SHADOW_MODE", "true"),
-            _env("VLLM_NIXL_SIDE_CHANNEL_PORT", str(NIXL_SIDE_CHANNEL_BASE_PORT + engine_id)),
-        ]
+        env.append(_env("VLLM_NIXL_SIDE_CHANNEL_PORT", str(NIXL_SIDE_CHANNEL_BASE_PORT + engine_id)))
         if engine_id > 0:  # a torch.distributed store of its own: engine-0 keeps 29500
             engine["command"], engine["args"] = add_launch_flag(
-                spec, engine, MASTER_PORT_FLAG, MASTER_PORT_STRIDE * engine_id, MASTER_PORT
+                spec, engine, MASTER_PORT_FLAG, offset, MASTER_PORT
             )
             if not engine["command"]:
                 engine.pop("command")
-    engine["env"] = env
-    _retarget_probes(engine, port_name)
-    return engine
+            bump_launch_flag(engine, VLLM_DP_RPC_FLAG, offset)  # multinode data parallel
+    elif backend == "sglang":
+        words = [str(w) for w in (engine.get("command") or []) + (engine.get("args") or [])]
+        if not any(SGLANG_NO_PIECEWISE_CUDA_GRAPH in w for w in words):  # a shadow cannot capture them
+            engine["command"], engine["args"] = add_launch_switch(
+                spec, engine, SGLANG_NO_PIECEWISE_CUDA_GRAPH
+            )
+            if not engine["command"]:
+                engine.pop("command")
+        if engine_id > 0:
+            bump_launch_flag(engine, SGLANG_DIST_INIT_FLAG, offset)  # multinode rendezvous
+    elif backend == "trtllm":
+        env.append(_env("MASTER_PORT", str(MASTER_PORT + offset)))  # TRT-LLM has no --master-port
+        if engine_id > 0 and nodes > 1:  # each engine's own sshd, and its mpirun dialling it
+            _retarget_ssh(engine, TRTLLM_SSH_PORT + engine_id)
+
+
+def _retarget_ssh(engine: dict, port: int) -> None:
+    """The standby engine's sshd (a TensorRT-LLM worker) and mpirun's ``-p`` (the leader) on ``port``."""
+    old, new = f"-p {TRTLLM_SSH_PORT} ", f"-p {port} "
+    for key in ("command", "args"):
+        if engine.get(key):
+            engine[key] = [str(w).replace(old, new) for w in engine[key]]
 
 
 def apply_failover(pod: dict, spec: dict, backend: str | None) -> None:

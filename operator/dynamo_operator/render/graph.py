@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dynamo_operator.api.alpha import alpha_spec, may_hold_alpha_fields, with_alpha_fields
+from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
-from . import gms, names
+from . import gms, kvtransfer, names
 from .context import RenderContext
 from .epp import check_pool_api, has_epp
 from .errors import RenderError
@@ -20,12 +21,12 @@ from .info import type_label
 from .ingress import dcds_exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
-from .pod import split_containers
+from .pod import ensure_main, split_containers
 
 ANN_RESTART_AT = names.ANN_RESTART_AT  # re-exported: the restart annotation (``spec.restart``)
 # v1alpha1 service fields v1beta1 has no place for that a graph's DCD carries (in its own v1alpha1 spec,
 # ``api.alpha.with_alpha_fields``) so the DCD's renderer acts on them: the exposure (``ingress.py``) and
-# a componentType without a v1beta1 value (``main``: the component-type label)
+# a componentType v1beta1 has no value for, or another name for (``main``: the component-type label)
 CARRIED_ALPHA_FIELDS = ("ingress", "componentType")
 
 
@@ -153,13 +154,11 @@ def build_dcd(
         del template["metadata"]
     graph_env = gspec.get("env") or []
     if graph_env:
-        pspec = template.setdefault("spec", {})
-        containers = pspec.setdefault("containers", [])
-        main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
-        if main is None:
-            main = {"name": names.MAIN_CONTAINER}
-            containers.insert(0, main)
+        main = ensure_main(spec)
         main["env"] = merge_env([], graph_env, main.get("env") or [])
+    policy = kvtransfer.policy_of(dgd)
+    if policy is not None and component.get("type") in names.WORKER_TYPES:
+        kvtransfer.apply_to_component(spec, policy)  # the DCD needs no graph to render it
 
     dyn_ns = names.dynamo_namespace(namespace, dgd_name, bool(component.get("globalDynamoNamespace")))
     labels = {
@@ -188,9 +187,19 @@ def build_dcd(
         "spec": spec,
     }
     carried = {k: alpha_svc[k] for k in CARRIED_ALPHA_FIELDS if k in alpha_svc}
-    if component.get("type"):
-        carried.pop("componentType", None)  # v1beta1 holds it
+    if component.get("type") and carried.get("componentType") not in ALPHA_COMPONENT_TYPE_ALIASES:
+        carried.pop("componentType", None)  # v1beta1 holds it (an alias rides along: the DCD says "main")
     return with_alpha_fields(dcd, carried) if carried else dcd
+
+
+def check_kv_transfer(dgd: dict, ctx: RenderContext) -> None:
+    """``spec.experimental.kvTransferPolicy``'s problems (``kvtransfer.problems``, what admission refuses)."""
+    policy = (((dgd.get("spec") or {}).get("experimental")) or {}).get("kvTransferPolicy")
+    if policy is None:
+        return
+    for path, _, detail in kvtransfer.problems(policy, ctx.grove_enabled)[:1]:
+        where = ".".join(("spec.experimental.kvTransferPolicy", *path))
+        raise RenderError(dgd, where, detail)
 
 
 def check_gms(dgd: dict, backend: str | None, ctx: RenderContext) -> None:
@@ -225,6 +234,7 @@ def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None
     check_pool_api(dgd, ctx)
     backend = graph_backend(dgd)
     check_gms(dgd, backend, ctx)
+    check_kv_transfer(dgd, ctx)
     whash = worker_hash(dgd)
     services = alpha_spec(dgd).get("services") or {}
     dcds = [
@@ -268,7 +278,7 @@ def with_restart(dcd: dict, restart_id: str) -> dict:
 
 def graph_exposure_report(
     dgd: dict, ctx: RenderContext, dcds: list[dict] | None = None
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[tuple[str, str]]]:
     """(endpoints, problems) of a (validated, v1beta1) graph's components for its ``Exposed`` condition
     (``ingress.exposure_report``), from its rendered DCDs (``dcds``, or built here on the Grove pathway,
     which renders none)."""

@@ -225,6 +225,8 @@ def auto_checkpoint(
                 names.LABEL_COMPONENT: str(component["name"]),
                 names.LABEL_MANAGED_BY: names.MANAGED_BY,
             },
+            # its artifacts are removed when it is deleted (controllers/checkpoint_storage.py)
+            "finalizers": [names.FINALIZER],
             "annotations": {
                 ANN_AUTO: "true",
                 ANN_DELETION_POLICY: policy,

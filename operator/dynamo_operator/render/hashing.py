@@ -64,6 +64,9 @@ def worker_hash(dgd: dict) -> str:
         "env": spec.get("env") or [],
         "workers": dict(sorted(workers.items())),
     }
+    policy = (spec.get("experimental") or {}).get("kvTransferPolicy")
+    if policy:  # it sets the workers' env and volumes (render/kvtransfer.py); absent, the hash is unchanged
+        doc["kvTransferPolicy"] = policy
     blob = json.dumps(doc, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:8]
 

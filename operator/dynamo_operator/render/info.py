@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from dynamo_operator.api.alpha import alpha_spec
+from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
 from . import names
 from .errors import RenderError
@@ -48,9 +49,25 @@ class ComponentInfo:
         return ((self.dcd.get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
 
     @property
+    def kube_discovery_mode(self) -> str | None:
+        """How the component's containers register with Kubernetes discovery: the
+        ``nvidia.com/dynamo-kube-discovery-mode`` annotation, else "container" for intra-pod failover (its
+        two engines of a pod must register separately; upstream sets the mode for failover itself)."""
+        mode = self.annotations.get(names.ANN_KUBE_DISCOVERY_MODE)
+        if mode is None and failover_spec(self.spec) is not None:
+            return names.KUBE_DISCOVERY_CONTAINER
+        return mode
+
+    @property
     def checkpoint(self) -> dict | None:
         cp = (self.spec.get("experimental") or {}).get("checkpoint")
         return cp if isinstance(cp, dict) and cp.get("enabled") else None
+
+
+def failover_spec(spec: dict) -> dict | None:
+    """``experimental.failover`` of a (v1beta1) component spec; present means enabled."""
+    value = (spec.get("experimental") or {}).get("failover")
+    return value if isinstance(value, dict) else None
 
 
 def component_info(dcd: dict, discovery_default: str = "kubernetes") -> ComponentInfo:
@@ -68,7 +85,7 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     node_count = int((spec.get("multinode") or {}).get("nodeCount") or 1)
     discovery = annotations.get(names.ANN_DISCOVERY_BACKEND) or discovery_default
     return ComponentInfo(
-        type_label=type_label(spec.get("type"), alpha_spec(dcd) if not spec.get("type") else {}),
+        type_label=type_label(spec.get("type"), alpha_spec(dcd) if _may_be_aliased(spec.get("type")) else {}),
         dcd=dcd,
         name=name,
         namespace=namespace,
@@ -83,16 +100,22 @@ def component_info(dcd: dict, discovery_default: str = "kubernetes") -> Componen
     )
 
 
+def _may_be_aliased(component_type: str | None) -> bool:
+    """No type, or a type a v1alpha1 ``componentType`` may name by another name (``main``): only then
+    can the label differ from the type (the others skip the conversion)."""
+    return not component_type or component_type in ALPHA_COMPONENT_TYPE_ALIASES.values()
+
+
 def type_label(component_type: str | None, alpha: dict) -> str:
-    """The nvidia.com/dynamo-component-type label: the v1beta1 ``type``; else a v1alpha1 ``componentType``
-    v1beta1 has no value for (``main``), from ``alpha`` (the v1alpha1 service or DCD spec), kept as the
-    user wrote it when it is a valid label value; else "default"."""
-    if component_type:
-        return component_type
+    """The nvidia.com/dynamo-component-type label: the v1alpha1 ``componentType`` as the user wrote it when
+    v1beta1 has no value for it or knows it by another name (``main``, the frontend: the label stays
+    ``main``, as upstream labelled it) and it is a valid label value; else the v1beta1 ``type``; else
+    "default". ``alpha``: the v1alpha1 service or DCD spec."""
     value = alpha.get("componentType")
-    if isinstance(value, str) and _LABEL_VALUE.match(value):
+    named_so = not component_type or ALPHA_COMPONENT_TYPE_ALIASES.get(str(value)) == component_type
+    if named_so and isinstance(value, str) and _LABEL_VALUE.match(value):
         return value
-    return names.DEFAULT_COMPONENT_TYPE
+    return component_type or names.DEFAULT_COMPONENT_TYPE
 
 
 _FLAG = re.compile(

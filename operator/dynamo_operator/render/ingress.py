@@ -21,23 +21,27 @@ TLS), so ``tls`` there only says the endpoint is HTTPS, as ``ingress.virtualServ
 every VirtualService. The ``Exposed`` status condition reports each endpoint with that scheme.
 
 VirtualServices are rendered only when the cluster serves ``networking.istio.io`` (``RenderContext``); a
-component asking for one without it is reported (``exposures``), not rendered.
+component asking for one without it is reported (``exposure_report``), not rendered.
 
 ``ingress_problems`` holds the rules admission and rendering share (host required, one kind's settings
-not given to the other, a component with a Service to route to).
+not given to the other, a component with a Service to route to). ``ingress_policy`` holds what the
+configuration allows authors (annotations that inject configuration, host suffixes, gateways): an
+exposure beyond it is withheld and reported, not rendered.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from dynamo_operator.api.alpha import alpha_spec
+from dynamo_operator.api.alpha import RECORD, alpha_spec
 
 from . import names
 from .context import RenderContext
 from .errors import RenderError
 from .info import ComponentInfo, component_info
+from .ingress_policy import IngressPolicy
 from .ports import service_ports
 
 INGRESS_API = "networking.k8s.io/v1"
@@ -45,6 +49,9 @@ INGRESS_KIND = "Ingress"
 VIRTUAL_SERVICE_API = "networking.istio.io/v1beta1"
 VIRTUAL_SERVICE_KIND = "VirtualService"
 DEFAULT_HOST_SUFFIX = "local"
+# the Exposed condition's reasons when a requested exposure is not rendered (``exposure_report``)
+REASON_VS_UNAVAILABLE = "VirtualServiceUnavailable"
+REASON_POLICY = "IngressPolicy"
 
 _DNS_SUBDOMAIN = re.compile(r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
@@ -63,6 +70,8 @@ class Exposure:
     gateway: str | None = None
     annotations: dict = field(default_factory=dict)
     labels: dict = field(default_factory=dict)
+    # what the configuration's ingress policy refuses (``<field>: <why and fix>``): nothing is rendered
+    refused: tuple[str, ...] = ()
 
 
 def full_host(ingress: dict, suffix_default: str | None) -> str:
@@ -108,22 +117,6 @@ def ingress_problems(
                 "ingress.virtualServiceGateway, the chart's dynamo.istio.gateway)",
             )
         )
-    if use_vs and ingress.get("ingressControllerClassName"):
-        out.append(
-            (
-                ("ingressControllerClassName",),
-                "selects an Ingress controller, but useVirtualService renders a VirtualService instead of an "
-                "Ingress; remove it or set useVirtualService: false",
-            )
-        )
-    if use_vs and (ingress.get("tls") or {}).get("secretName"):
-        out.append(
-            (
-                ("tls", "secretName"),
-                "a VirtualService cannot carry a certificate: the Istio Gateway terminates TLS; set the "
-                "Secret as the Gateway's credentialName and keep tls: {} to mark the endpoint HTTPS",
-            )
-        )
     if not use_vs and ingress.get("virtualServiceGateway"):
         out.append(
             (
@@ -132,6 +125,56 @@ def ingress_problems(
             )
         )
     return out
+
+
+# Ingress-only settings beside useVirtualService: upstream renders the VirtualService and ignores them, so
+# they are accepted with a notice (render/notices.py), which admission, render and an Event show.
+_INGRESS_ONLY = (
+    (
+        ("ingressControllerClassName",),
+        "has no effect: useVirtualService renders a VirtualService instead of an Ingress, so no Ingress "
+        "controller is selected; remove it, or set useVirtualService: false for an Ingress",
+    ),
+    (
+        ("tls", "secretName"),
+        "has no effect: useVirtualService renders a VirtualService, which cannot carry a certificate (the "
+        "Istio Gateway terminates TLS); set the Secret as the Gateway's credentialName (tls still marks the "
+        "endpoint HTTPS)",
+    ),
+)
+
+
+def ingress_only_settings(ingress: object) -> list[tuple[tuple[str, ...], str]]:
+    """(path under ``ingress``, why it has no effect) for each Ingress-only setting an enabled ingress
+    with ``useVirtualService`` sets."""
+    if not isinstance(ingress, dict) or not (ingress.get("enabled") and ingress.get("useVirtualService")):
+        return []
+    out = []
+    for path, why in _INGRESS_ONLY:
+        value: object = ingress
+        for step in path:
+            value = value.get(step) if isinstance(value, dict) else None
+        if value:
+            out.append((path, why))
+    return out
+
+
+def alpha_ingresses(
+    kind: str, beta: dict, comps: Iterable[tuple[tuple, dict]]
+) -> Iterator[tuple[tuple, dict]]:
+    """(path, v1alpha1 ``ingress``) of each of ``comps`` ((path, component) of the v1beta1 ``beta``) that
+    has one with ``useVirtualService``. The ingress lives in the conversion record, so only an object whose
+    record mentions ``useVirtualService`` is converted back to read it (admission reads every object)."""
+    record = ((beta.get("metadata") or {}).get("annotations") or {}).get(RECORD)
+    if not isinstance(record, str) or "useVirtualService" not in record:
+        return
+    spec = alpha_spec(beta)
+    services = spec.get("services") if isinstance(spec.get("services"), dict) else {}
+    for base, comp in comps:
+        svc = spec if kind == names.DCD_KIND else services.get(comp.get("name"))
+        own = svc.get("ingress") if isinstance(svc, dict) else None
+        if isinstance(own, dict):
+            yield base, own
 
 
 def component_ingress(info: ComponentInfo) -> dict | None:
@@ -156,9 +199,11 @@ def exposure(info: ComponentInfo, ctx: RenderContext) -> Exposure | None:
             return None
         use_vs = bool(own.get("useVirtualService"))
         tls = own.get("tls") if isinstance(own.get("tls"), dict) else None
+        host = full_host(own, cfg_suffix)
+        refused = IngressPolicy.from_config(ctx.config("ingress")).problems(own, host, info.namespace)
         return Exposure(
             component=info.component_name,
-            host=full_host(own, cfg_suffix),
+            host=host,
             kinds=(VIRTUAL_SERVICE_KIND,) if use_vs else (INGRESS_KIND,),
             source="spec.ingress",
             class_name=None if use_vs else (own.get("ingressControllerClassName") or cfg_class),
@@ -167,6 +212,7 @@ def exposure(info: ComponentInfo, ctx: RenderContext) -> Exposure | None:
             gateway=(own.get("virtualServiceGateway") or cfg_gateway) if use_vs else None,
             annotations=dict(own.get("annotations") or {}),
             labels=dict(own.get("labels") or {}),
+            refused=tuple(f"spec.ingress.{_dotted(p.path)}: {p.message}" for p in refused),
         )
     if info.component_type != "frontend" or not (cfg_class or cfg_gateway):
         return None
@@ -181,6 +227,13 @@ def exposure(info: ComponentInfo, ctx: RenderContext) -> Exposure | None:
         tls=bool(cfg_tls) and bool(cfg_class),
         gateway=cfg_gateway,
     )
+
+
+def _dotted(path: tuple[str, ...]) -> str:
+    """``annotations[<key>]`` for an annotation (its key holds dots and slashes), else dotted."""
+    if path[:1] == ("annotations",) and len(path) == 2:
+        return f"annotations[{path[1]}]"
+    return ".".join(path)
 
 
 def endpoint_url(exp: Exposure, kind: str, ctx: RenderContext) -> str:
@@ -261,7 +314,7 @@ def exposure_objects(info: ComponentInfo, ctx: RenderContext, base: dict) -> lis
     """The component's Ingress and/or VirtualService (a VirtualService only where Istio is served);
     ``base``: the component's child metadata for an object named like its Service."""
     exp = exposure(info, ctx)
-    if exp is None:
+    if exp is None or exp.refused:
         return []
     out = []
     if INGRESS_KIND in exp.kinds:
@@ -271,17 +324,22 @@ def exposure_objects(info: ComponentInfo, ctx: RenderContext, base: dict) -> lis
     return out
 
 
-def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str], list[str]]:
+def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str], list[tuple[str, str]]]:
     """(endpoints, problems) for status: ``<component> at <url> (<kind> <namespace>/<name>)`` per object
-    rendered, and why a requested VirtualService is not."""
+    rendered, and (reason, message) for each requested object that is not: the configuration's policy
+    refuses it (``REASON_POLICY``), or a VirtualService the cluster cannot serve
+    (``REASON_VS_UNAVAILABLE``)."""
     try:
         exp = exposure(info, ctx)
     except RenderError:
         return [], []  # rendering fails with the same error, which the Ready condition reports
     if exp is None:
         return [], []
+    if exp.refused:
+        return [], [(REASON_POLICY, f"{exp.component}: not exposed: {r}") for r in exp.refused]
     name = names.dns_label(info.name)
-    endpoints, problems = [], []
+    endpoints: list[str] = []
+    problems: list[tuple[str, str]] = []
     for kind in exp.kinds:
         if kind == VIRTUAL_SERVICE_KIND and not ctx.virtual_services_served:
             asked = (
@@ -290,9 +348,12 @@ def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str],
                 else "the operator configuration's ingress.virtualServiceGateway"
             )
             problems.append(
-                f"{exp.component}: no VirtualService ({asked}): the cluster did not serve "
-                "networking.istio.io when the operator started; install Istio and restart the operator, "
-                "or use an Ingress"
+                (
+                    REASON_VS_UNAVAILABLE,
+                    f"{exp.component}: no VirtualService ({asked}): the cluster did not serve "
+                    "networking.istio.io when the operator started; install Istio and restart the operator, "
+                    "or use an Ingress",
+                )
             )
             continue
         endpoints.append(
@@ -301,10 +362,10 @@ def exposure_report(info: ComponentInfo, ctx: RenderContext) -> tuple[list[str],
     return endpoints, problems
 
 
-def dcds_exposure_report(dcds: list[dict], ctx: RenderContext) -> tuple[list[str], list[str]]:
+def dcds_exposure_report(dcds: list[dict], ctx: RenderContext) -> tuple[list[str], list[tuple[str, str]]]:
     """``exposure_report`` over rendered (v1beta1) DCDs, concatenated in their order."""
     endpoints: list[str] = []
-    problems: list[str] = []
+    problems: list[tuple[str, str]] = []
     for dcd in dcds:
         e, p = exposure_report(component_info(dcd, ctx.discovery_backend), ctx)
         endpoints += e

@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 
 from .errors import RenderError, spec_path
-from .info import gpus_per_node, parallel_sizes, vllm_multinode_mode
+from .info import failover_spec, gpus_per_node, parallel_sizes, vllm_multinode_mode
 from .names import ANN_VLLM_EXECUTOR, MAIN_CONTAINER, WORKER_TYPES
 from .ports import (
     DIST_INIT_PORT_NAME,
@@ -332,9 +332,14 @@ def _flag_value(words: tuple[str, ...], flag: str) -> tuple[bool, str | None]:
     return False, None
 
 
-def vllm_executor(annotations: dict) -> str:
-    """Distributed executor of multinode TP/PP vLLM: Ray (the defaults document) unless annotated ``mp``."""
-    return VLLM_MP if annotations.get(ANN_VLLM_EXECUTOR) == VLLM_MP else VLLM_RAY
+def vllm_executor(annotations: dict, spec: dict | None = None) -> str:
+    """Distributed executor of multinode TP/PP vLLM: Ray (the defaults document) unless annotated ``mp``,
+    or, unannotated, for a component with failover (its standby engine cannot start a second Ray head on
+    the leader's port, and moves the mp rendezvous port instead: ``render/gms.py``)."""
+    chosen = annotations.get(ANN_VLLM_EXECUTOR)
+    if chosen is None and spec is not None and failover_spec(spec) is not None:
+        return VLLM_MP
+    return VLLM_MP if chosen == VLLM_MP else VLLM_RAY
 
 
 @dataclass(frozen=True)
@@ -356,7 +361,9 @@ def _gpu_problem(launch: _Launch, backend: str, why: str) -> Problem:
     )
 
 
-def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) -> tuple[str, int, int]:
+def _vllm_plan(
+    launch: _Launch, main: dict, node_count: int, annotations: dict, spec: dict
+) -> tuple[str, int, int]:
     """(mode, GPUs per node, DP ranks per node) of multinode vLLM, by the defaults document's rules: Ray
     (or mp) tensor/pipeline parallel when TP x PP exceeds a node's GPUs, data parallel when TP x PP x DP
     does, else per node (upstream adds no flag then: each node runs its own engine as written)."""
@@ -384,7 +391,7 @@ def _vllm_plan(launch: _Launch, main: dict, node_count: int, annotations: dict) 
                     f"--pipeline-parallel-size {sizes['pipeline-parallel-size']}",
                 )
             )
-        return vllm_executor(annotations), gpus, 0
+        return vllm_executor(annotations, spec), gpus, 0
     if mode == "dp":
         local = gpus // world
         if dp != local * node_count:
@@ -446,7 +453,7 @@ def _plan(
             )
         )
     if backend == "vllm":
-        mode, gpus, local = _vllm_plan(launch, container, node_count, annotations)
+        mode, gpus, local = _vllm_plan(launch, container, node_count, annotations, spec)
         return _Plan(backend, mode, node_count, gpus, local, launch)
     if backend == "sglang":
         return _Plan(backend, "sglang", node_count, 0, 0, launch)
@@ -666,6 +673,25 @@ def _mpirun(plan: _Plan, addr: Addressing, env_names: list[str]) -> str:
     return " && ".join([*steps, mpirun])
 
 
+_MPIRUN_FORWARDED = re.compile(r"(?<= )-x ([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def forward_env(container: dict) -> None:
+    """A TensorRT-LLM leader's mpirun (``_mpirun``) forwards the container's env to the ranks it starts
+    over SSH; env added after the launch was written (the GPU memory service's, a failover engine's) is
+    added to its ``-x`` list here, in place. Other containers are left alone."""
+    args = container.get("args") or []
+    for i, word in enumerate(args):
+        if not (isinstance(word, str) and "exec mpirun " in word and " bash -c " in word):
+            continue
+        have = set(_MPIRUN_FORWARDED.findall(word))
+        names = [e["name"] for e in container.get("env") or [] if e.get("name") and e["name"] not in have]
+        if names:
+            extra = " ".join(f"-x {n}" for n in sorted(set(names)))
+            args[i] = word.replace(" bash -c ", f" {extra} bash -c ", 1)
+        return
+
+
 def multinode_ports(plan_mode: str, role: str) -> list[dict]:
     """The port a leader listens on for its workers (or the SSH port of a TRT-LLM worker)."""
     table = {
@@ -717,19 +743,58 @@ def rewrite_launch(info, main: dict, role: str, addr: Addressing) -> list[dict]:
     return multinode_ports(plan.mode, role)
 
 
+_PORT_VALUE = re.compile(r"^([^\s:'\"]*:)?(\d+)$")  # a port, or host:port (--dist-init-addr)
+
+
 def _bump_flag(words: list[str], flag: str, offset: int) -> bool:
-    """Add ``offset`` to the numeric value of ``flag`` in ``words`` (in place; a word may be a whole shell
-    script); whether it was there."""
-    inline = re.compile(rf"(?<![\w-]){re.escape(flag)}([ =])(\d+)")
+    """Add ``offset`` to the port ``flag`` gives (a number, or the port of a host:port) in ``words`` (in
+    place; a word may be a whole shell script); whether it was there."""
+    inline = re.compile(rf"(?<![\w-]){re.escape(flag)}([ =])([^\s:'\"]*:)?(\d+)")
     for i, w in enumerate(words):
-        if w == flag and i + 1 < len(words) and words[i + 1].isdigit():
-            words[i + 1] = str(int(words[i + 1]) + offset)
+        m = _PORT_VALUE.match(words[i + 1]) if w == flag and i + 1 < len(words) else None
+        if m:
+            words[i + 1] = (m.group(1) or "") + str(int(m.group(2)) + offset)
             return True
         m = inline.search(w)
         if m:
-            words[i] = w[: m.start(2)] + str(int(m.group(2)) + offset) + w[m.end(2) :]
+            words[i] = w[: m.start(3)] + str(int(m.group(3)) + offset) + w[m.end(3) :]
             return True
     return False
+
+
+def bump_launch_flag(container: dict, flag: str, offset: int) -> bool:
+    """Move the port ``flag`` gives in ``container``'s command or args by ``offset`` (in place); whether the
+    flag was there (intra-pod failover staggers the standby engine's rendezvous ports this way)."""
+    command = [str(w) for w in container.get("command") or []]
+    args = [str(w) for w in container.get("args") or []]
+    words = command + args
+    if not _bump_flag(words, flag, offset):
+        return False
+    if command:
+        container["command"] = words[: len(command)]
+    container["args"] = words[len(command) :]
+    return True
+
+
+def launch_mode(spec: dict, node_count: int, backend: str | None, annotations: dict) -> str | None:
+    """How a multinode component launches across nodes (``VLLM_RAY``, ``VLLM_MP``, ``VLLM_DP``,
+    ``VLLM_PER_NODE``, "sglang" or "mpi"); None when it cannot launch (``launch_problems`` says why)."""
+    try:
+        return _plan(spec, node_count, backend, annotations).mode
+    except _Stop:
+        return None
+
+
+def add_launch_switch(spec: dict, container: dict, switch: str) -> tuple[list[str], list[str]]:
+    """``container``'s (command, args) with ``switch`` (a flag without a value) added to its backend
+    invocation; a launch without a command (the image's entrypoint runs the args) gets it in args."""
+    command = [str(w) for w in container.get("command") or []]
+    args = [str(w) for w in container.get("args") or []]
+    try:
+        launch = _read_launch(spec, container)
+    except _Stop:
+        return command, [*args, switch]
+    return _append(launch, [(switch, None)])
 
 
 def add_launch_flag(

@@ -13,6 +13,8 @@ V1BETA1 = "nvidia.com/v1beta1"
 V1ALPHA1 = "nvidia.com/v1alpha1"
 DGD_KIND = "DynamoGraphDeployment"
 DCD_KIND = "DynamoComponentDeployment"
+# the operator's finalizer (upstream's): on DynamoModels with a LoRA, automatic DynamoCheckpoints
+FINALIZER = "nvidia.com/finalizer"
 
 # Labels
 LABEL_COMPONENT_TYPE = "nvidia.com/dynamo-component-type"
@@ -55,7 +57,8 @@ ANN_KAI_QUEUE = "nvidia.com/kai-scheduler-queue"  # the Kai queue a Grove DGD's 
 # restart id, kept on components whose restart completed so they do not roll again
 ANN_RESTART_AT = "nvidia.com/restartAt"
 ANN_ISTIO_INJECT = "sidecar.istio.io/inject"  # "false" on EPP pods unless the user set it
-KUBE_DISCOVERY_MODES = ("pod", "container")  # values of ANN_KUBE_DISCOVERY_MODE
+KUBE_DISCOVERY_POD, KUBE_DISCOVERY_CONTAINER = "pod", "container"
+KUBE_DISCOVERY_MODES = (KUBE_DISCOVERY_POD, KUBE_DISCOVERY_CONTAINER)  # values of ANN_KUBE_DISCOVERY_MODE
 
 # Kai scheduler (Grove pathway, when enabled)
 KAI_SCHEDULER_NAME = "kai-scheduler"

@@ -12,8 +12,9 @@ same thing:
 * the controllers record each as a ``Warning`` Event on the object once per generation
   (``controllers/notices.py``).
 
-A rule is a function ``(kind, v1beta1 object) -> notices``; :data:`RULES` lists them, each beside the code
-that ignores the field. A notice's path is a v1beta1 field path; :func:`warnings` prints it in the version
+A rule is a function ``(kind, v1beta1 object) -> notices`` (``Notice`` and the component walk in
+``render/notice.py``, which a rule's own module imports); :data:`RULES` lists them, each beside the code that
+ignores the field. A notice's path is a v1beta1 field path; :func:`warnings` prints it in the version
 the object was written in (``api.fieldpaths.to_alpha_path``), as admission errors are. The controllers read
 objects in v1beta1, so their Events name v1beta1 paths.
 """
@@ -21,43 +22,21 @@ objects in v1beta1, so their Events name v1beta1 paths.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from dynamo_operator.api import conversion
-from dynamo_operator.api.fieldpaths import Path, format_path, to_alpha_path
-from dynamo_operator.api.jsontree import d, lst
+from dynamo_operator.api.fieldpaths import format_path, to_alpha_path
+from dynamo_operator.api.jsontree import d
 
-from . import names
-
-KINDS = (names.DGD_KIND, names.DCD_KIND)
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One field that is accepted and has no effect: ``path`` (v1beta1) and ``text``, which says why and
-    what to do, written to follow ``<path>: ``."""
-
-    path: Path
-    text: str
-
+from . import ingress, kvtransfer, names
+from .notice import KINDS, Notice, components
 
 Rule = Callable[[str, dict], Iterable[Notice]]
 
 
-def components(kind: str, beta: dict) -> Iterator[tuple[Path, dict]]:
-    """(path, component) of a v1beta1 DGD's components, or a DCD's spec (the same component shape)."""
-    spec = d(beta.get("spec"))
-    if kind == names.DCD_KIND:
-        yield ("spec",), spec
-        return
-    for i, comp in enumerate(lst(spec.get("components"))):
-        if isinstance(comp, dict):
-            yield ("spec", "components", i), comp
-
-
 def _epp_config(kind: str, beta: dict) -> Iterator[Notice]:
-    """Only an epp component reads an EndpointPickerConfig (``render/epp.py``)."""
+    """A non-epp component's ``eppConfig``: only an EPP component reads an EndpointPickerConfig
+    (``render/epp.py``)."""
     for base, comp in components(kind, beta):
         if comp.get("type") != "epp" and comp.get("eppConfig") is not None:
             yield Notice(
@@ -68,7 +47,8 @@ def _epp_config(kind: str, beta: dict) -> Iterator[Notice]:
 
 
 def _epp_pool(kind: str, beta: dict) -> Iterator[Notice]:
-    """A graph creates its EPP's InferencePool (``render/epp.py``); a DCD on its own has no graph."""
+    """An epp DynamoComponentDeployment on its own: a graph creates its EPP's InferencePool
+    (``render/epp.py``), and a DCD alone has no graph."""
     if kind == names.DCD_KIND and d(beta.get("spec")).get("type") == "epp":
         yield Notice(
             ("spec", "type"),
@@ -77,7 +57,15 @@ def _epp_pool(kind: str, beta: dict) -> Iterator[Notice]:
         )
 
 
-RULES: tuple[Rule, ...] = (_epp_config, _epp_pool)
+def _ingress_only(kind: str, beta: dict) -> Iterator[Notice]:
+    """Ingress-only settings beside ``useVirtualService``: the VirtualService alone is rendered
+    (``render/ingress.py``), as upstream does."""
+    for base, own in ingress.alpha_ingresses(kind, beta, components(kind, beta)):
+        for path, why in ingress.ingress_only_settings(own):
+            yield Notice((*base, "ingress", *path), why)
+
+
+RULES: tuple[Rule, ...] = (_epp_config, _epp_pool, kvtransfer.notices, _ingress_only)
 
 
 def notices(kind: str, beta: dict) -> list[Notice]:

@@ -12,7 +12,14 @@ from .env import common_env, default_env, infrastructure_env, type_env
 from .errors import RenderError, spec_path
 from .info import ComponentInfo
 from .merge import merge_container, merge_env, merge_named
-from .multinode import MPI_SSH_MOUNT_PATH, MPI_SSH_SECRET_MODE, Addressing, lws_addressing, rewrite_launch
+from .multinode import (
+    MPI_SSH_MOUNT_PATH,
+    MPI_SSH_SECRET_MODE,
+    Addressing,
+    forward_env,
+    lws_addressing,
+    rewrite_launch,
+)
 from .ports import EPP_GRPC_HEALTH_PORT, EPP_GRPC_PORT, default_ports
 from .probes import PROBE_KINDS, default_probes, multinode_probes
 from .pullsecrets import discover_pull_secrets
@@ -43,6 +50,17 @@ _CONTAINER_ORDER = (
     "envFrom",
     "ports",
 )
+
+
+def ensure_main(component: dict) -> dict:
+    """The ``main`` container of a (v1beta1) component's pod template, added first when there is none:
+    where the graph puts what it gives every component (the graph's env, a KV-transfer policy)."""
+    containers = component.setdefault("podTemplate", {}).setdefault("spec", {}).setdefault("containers", [])
+    main = next((c for c in containers if c.get("name") == names.MAIN_CONTAINER), None)
+    if main is None:
+        main = {"name": names.MAIN_CONTAINER}
+        containers.insert(0, main)
+    return main
 
 
 def split_containers(pod_spec: dict) -> tuple[dict | None, list[dict]]:
@@ -242,16 +260,18 @@ def gms_problems(info: ComponentInfo, ctx: RenderContext) -> list:
 
 def _apply_gms(info: ComponentInfo, ctx: RenderContext, pod: dict) -> None:
     """GPU memory service (and intra-pod failover) wiring of the pod spec, when the component asks."""
-    spec = gms.gms_spec(info.spec)
-    if spec is None and gms.failover_spec(info.spec) is None:
+    spec = gms.gms_spec(info.spec)  # a failover's own, when it names none
+    if spec is None:
         return
     gms.raise_first(info.dcd, gms_problems(info, ctx))
-    assert spec is not None  # a failover without GMS is a problem above
     failover = gms.failover_spec(info.spec) is not None
     engines = gms.ENGINE_COUNT if failover else 1
     gms.apply_gms(pod, spec, names.claim_template_name(info.name), engines)
     if failover:
         gms.apply_failover(pod, info.spec, gms.backend_of(info.spec, info.backend))
+    if info.multinode:  # a TensorRT-LLM leader's remote ranks need the env added here too
+        for container in pod["containers"]:
+            forward_env(container)
 
 
 def _check_sidecars(info: ComponentInfo, sidecars: list[dict]) -> None:
@@ -470,4 +490,4 @@ def _ordered_pod(pod: dict) -> dict:
     return out
 
 
-__all__ = ["build_pod_template", "merge_env", "shared_memory_size", "split_containers"]
+__all__ = ["build_pod_template", "ensure_main", "merge_env", "shared_memory_size", "split_containers"]

@@ -10,6 +10,10 @@ patches the CA bundle into
 * the conversion webhook of every CRD of group ``nvidia.com`` whose conversion strategy is ``Webhook``
   (cluster-wide mode only: a namespace-restricted operator does not own the cluster-scoped CRDs).
 
+and publishes the bundle alone in the ConfigMap ``<secret>-ca`` (``certsecret.ca_configmap``), which the
+ServiceMonitor reads: whoever verifies the serving certificate needs ``ca.crt``, never the ``ca.key`` beside
+it in the Secret.
+
 No caller may meet a certificate it does not trust:
 
 * a serving rotation keeps the CA, so the published caBundle stays valid;
@@ -54,17 +58,21 @@ from cryptography import x509
 from dynamo_operator.api.registry import GROUP
 from dynamo_operator.certsecret import (
     ANN_CA_PUBLISHED,
+    CA_FIELD_MANAGER,
     SECRET_LABELS,
     SECRET_TYPE,
     CertPolicy,
     Material,
+    ca_configmap,
+    ca_configmap_current,
+    ca_configmap_name,
     load_bundle,
     plan,
     signed_by,
 )
 from dynamo_operator.labels import WEBHOOK_INJECTION_LABEL, WEBHOOK_NAMESPACE_LABEL
 from dynamo_operator.pki import issue_ca, issue_serving
-from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor, is_status
+from dynamo_operator.runtime.client import CONFIGMAPS, SECRETS, ResourceClient, ResourceDescriptor, is_status
 from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.log import get_logger
 
@@ -301,7 +309,36 @@ class CertManager:
             self._handled.update(asked)
             self._apply(Material.from_secret(secret))
         self.inject()
+        self._publish_ca(secret)
         return reason
+
+    def _publish_ca(self, secret: dict | None) -> None:
+        """Keep ``<secret>-ca`` (``certsecret.ca_configmap``) publishing the bundle the Secret holds, in step
+        with every rotation: whoever verifies the serving certificate (the ServiceMonitor) reads the CA
+        there, never the Secret with ``ca.key``. A failure is logged, never raised: admission does not
+        depend on it."""
+        if not secret or not self.bundle:
+            return
+        name = ca_configmap_name(self.secret_name)
+        try:
+            want = ca_configmap(secret, self.bundle)
+            try:
+                live = self.client.get(CONFIGMAPS, name, self.namespace)
+            except Exception as e:
+                if not is_status(e, 404):
+                    raise
+                live = None
+            if ca_configmap_current(live, want):
+                return
+            self.client.apply(CONFIGMAPS, want, CA_FIELD_MANAGER)
+            self.log.info("CA bundle published", configmap=name)
+        except Exception as e:
+            self.log.warning(
+                "publishing the CA bundle failed; the ServiceMonitor verifies against a stale CA until it "
+                "succeeds (grant get, create and patch on this ConfigMap by name: the chart does)",
+                configmap=name,
+                error=str(e)[:300],
+            )
 
     def _bundle_settled(self, current: Material) -> bool:
         """Every caller has carried ``current``'s bundle, without a break, for at least ``ca_overlap``."""

@@ -172,7 +172,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "location": StorageOnly("Deprecated: Location is ignored and no longer populated."),
         "message": acts(
-            "render.checkpoint:_job_outcome",
+            "render.checkpoint:job_outcome",
             "tests/unit/test_render_checkpoint.py::test_failed_or_lost_job_fails_the_checkpoint",
         ),
         "phase": acts(
@@ -299,19 +299,7 @@ TYPES: dict[str, dict[str, Status]] = {
         "podSelector": Converted("v1beta1.DynamoComponentDeploymentStatus.podSelector"),
     },
     "v1alpha1.DynamoGraphDeploymentExperimentalSpec": {
-        "kvTransferPolicy": refused(
-            "admission",
-            {
-                "spec.experimental.kvTransferPolicy": {
-                    "labelKey": "topology.kubernetes.io/zone",
-                    "domain": "zone",
-                }
-            },
-            "is not supported by this operator: topology-aware KV-cache routing",
-            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
-            kind="DynamoGraphDeployment",
-            version="v1alpha1",
-        ),
+        "kvTransferPolicy": Converted("v1beta1.DynamoGraphDeploymentExperimentalSpec.kvTransferPolicy"),
     },
     "v1alpha1.DynamoGraphDeploymentRequestSpec": {
         "autoApply": acts(

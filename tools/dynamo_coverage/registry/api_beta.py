@@ -36,8 +36,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_graph_checkpoint.py::test_what_the_component_runs_names_its_checkpoint",
         ),
         "enabled": acts(
-            "render.gms:_gms_problems",
-            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+            "render.graph_checkpoint:checkpoint_config",
+            "tests/unit/test_render_graph_checkpoint.py::test_auto_checkpoint_is_dgd_scoped_named_labelled_and_runs_the_components_own_pod",
         ),
         "mode": acts(
             "render.gms:_gms_problems",
@@ -284,18 +284,31 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1beta1.DynamoGraphDeploymentExperimentalSpec": {
-        "kvTransferPolicy": refused(
-            "admission",
-            {
-                "spec.experimental.kvTransferPolicy": {
-                    "labelKey": "topology.kubernetes.io/zone",
-                    "domain": "zone",
-                }
-            },
-            "is not supported by this operator: topology-aware KV-cache routing",
-            ("webhooks.validation.dgd:_check_kv_transfer_policy",),
-            kind="DynamoGraphDeployment",
-            version="v1beta1",
+        "kvTransferPolicy": acts(
+            "render.kvtransfer:policy_of",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
+        ),
+    },
+    "v1beta1.KvTransferPolicy": {
+        "clusterTopologyName": acts(
+            "render.kvtransfer:source_annotations",
+            "tests/unit/test_render_kvtransfer.py::test_a_cluster_topology_policy_on_grove_projects_the_dynamo_owned_label",
+        ),
+        "domain": acts(
+            "render.kvtransfer:policy_env",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
+        ),
+        "enforcement": acts(
+            "render.kvtransfer:policy_env",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
+        ),
+        "labelKey": acts(
+            "render.kvtransfer:domain_label",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
+        ),
+        "preferredWeight": acts(
+            "render.kvtransfer:policy_env",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
         ),
     },
     "v1beta1.DynamoGraphDeploymentRequestSpec": {

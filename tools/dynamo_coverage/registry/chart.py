@@ -214,6 +214,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:grove/templates/_helpers.tpl",
             "helm:grove/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
         ),
+        "rbac.webhookConfigurations.validating": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::rbac.webhookConfigurations names the only webhook configurations Grove may update",
+        ),
+        "rbac.webhookConfigurations.mutating": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::rbac.webhookConfigurations names the only webhook configurations Grove may update",
+        ),
+        "admissionPolicies": acts(
+            "tpl:grove/templates/rbac.yaml",
+            "helm:grove/tests/values_test.yaml::admissionPolicies false renders no policy",
+        ),
         "podSecurityContext": acts(
             "tpl:grove/templates/operator.yaml",
             "helm:grove/tests/values_test.yaml::podSecurityContext, containerSecurityContext and resources reach the Grove pod and container",
@@ -262,6 +274,26 @@ VALUES: dict[str, dict[str, Status]] = {
         "pdb.enabled": acts(
             "tpl:kai-scheduler/templates/operator.yaml",
             "helm:kai-scheduler/tests/values_test.yaml::pdb.enabled false leaves several replicas without a PodDisruptionBudget",
+        ),
+        "rbac.webhookConfigurations.validating": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.webhookConfigurations.mutating": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.webhookSecrets": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "rbac.customResourceDefinitions": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::rbac names the webhook configurations, TLS Secrets and CRDs the KAI operator keeps, and its policy allows creating only those",
+        ),
+        "admissionPolicies": acts(
+            "tpl:kai-scheduler/templates/rbac.yaml",
+            "helm:kai-scheduler/tests/values_test.yaml::admissionPolicies false renders no policy",
         ),
         "podSecurityContext": acts(
             "tpl:kai-scheduler/templates/operator.yaml",
@@ -488,6 +520,46 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
         ),
+        "checkpoint.cleanupImage": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.cleanupImage",
+        ),
+        "checkpoint.enabled": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointConfiguration.enabled",
+        ),
+        "checkpoint.storage.pvc.accessMode": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.accessMode",
+        ),
+        "checkpoint.storage.pvc.basePath": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.basePath",
+        ),
+        "checkpoint.storage.pvc.create": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.create",
+        ),
+        "checkpoint.storage.pvc.pvcName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.pvcName",
+        ),
+        "checkpoint.storage.pvc.size": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.size",
+        ),
+        "checkpoint.storage.pvc.storageClassName": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries checkpointing, the cleanup image and the checkpoint claim the operator creates",
+            via="config.CheckpointPVCConfig.storageClassName",
+        ),
         "controllerManager.affinity": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
@@ -616,6 +688,16 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
+        "dynamo.ingress.allowedAnnotations": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedAnnotations",
+        ),
+        "dynamo.ingress.allowedHostSuffixes": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedHostSuffixes",
+        ),
         "dynamo.ingress.className": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
@@ -632,11 +714,15 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
-        "dynamo.internalImages.debugger": refused(
-            "install",
-            {"dynamo-operator.dynamo.internalImages.debugger": "busybox:1"},
-            "is not supported: this operator starts no debugger containers",
-            ("tpl:operator/templates/_helpers.tpl",),
+        "dynamo.internalImages.debugger": warned(
+            "tpl:operator/templates/_helpers.tpl",
+            "helm:operator/tests/notes_test.yaml::warn that a debugger image has no effect",
+            "any image reference is accepted (a mirror); this operator starts no debugger containers",
+        ),
+        "dynamo.istio.allowedGateways": acts(
+            "tpl:operator/templates/_config.tpl",
+            "helm:operator/tests/operator_config_test.yaml::carries the ingress policy on graph authors' ingress",
+            via="config.IngressConfiguration.allowedGateways",
         ),
         "dynamo.istio.enabled": acts(
             "tpl:operator/templates/_config.tpl",
@@ -797,6 +883,14 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
         ),
+        "namespaceRestriction.hybrid": acts(
+            ("tpl:operator/templates/install-hooks.yaml", "dynamo_hooks.conflicts:_verdict"),
+            (
+                "helm:operator/tests/install_hooks_test.yaml::check-conflicts allows the hybrid layout when the "
+                "release asks for it",
+                "tests/unit/test_hooks_conflicts.py::test_the_hybrid_layout_is_allowed_with_its_value",
+            ),
+        ),
         "namespaceRestriction.lease.duration": acts(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
@@ -846,6 +940,10 @@ VALUES: dict[str, dict[str, Status]] = {
         "networkPolicy.webhook.from": acts(
             "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
+        ),
+        "security.admissionPolicies": acts(
+            "tpl:operator/templates/admission-policies.yaml",
+            "helm:operator/tests/admission_policies_test.yaml::nothing with the switch off",
         ),
         "security.enableHTTP2": warned(
             "tpl:operator/templates/_config.tpl",

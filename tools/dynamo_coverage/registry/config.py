@@ -8,11 +8,9 @@ from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts,
 
 TYPES: dict[str, dict[str, Status]] = {
     "config.CheckpointConfiguration": {
-        "cleanupImage": refused(
-            "config",
-            {"checkpoint": {"cleanupImage": "busybox:1.36"}},
-            "no artifact cleanup Jobs",
-            ("api.config.unsupported:unsupported_errors",),
+        "cleanupImage": acts(
+            "render.checkpoint_storage:cleanup_job",
+            "tests/unit/test_checkpoint_storage.py::test_the_cleanup_job_removes_exactly_the_checkpoints_directory",
         ),
         "enabled": acts(
             "render.info:ComponentInfo.checkpoint",
@@ -20,36 +18,28 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.CheckpointPVCConfig": {
-        "accessMode": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"accessMode": "ReadWriteMany"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "accessMode": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
         "basePath": acts(
             "render.env:checkpoint_env", "tests/unit/test_render_defaults.py::test_checkpoint_env_pvc"
         ),
-        "create": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"create": True}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "create": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_no_claim_without_create_or_with_checkpointing_off",
         ),
         "pvcName": acts(
             "render.pod:_operator_volumes",
             "tests/unit/test_render_defaults.py::test_compilation_cache_needs_mount_path_outside_vllm",
         ),
-        "size": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"size": "1Ti"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "size": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
-        "storageClassName": refused(
-            "config",
-            {"checkpoint": {"storage": {"pvc": {"storageClassName": "fast"}}}},
-            "does not create the checkpoint PVC",
-            ("api.config.unsupported:unsupported_errors",),
+        "storageClassName": acts(
+            "render.checkpoint_storage:storage_claim",
+            "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
     },
     "config.CheckpointSeccompConfiguration": {
@@ -146,6 +136,18 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.IngressConfiguration": {
+        "allowedAnnotations": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_an_allowed_annotation_passes_and_renders",
+        ),
+        "allowedGateways": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_the_gateway_must_be_a_configured_one",
+        ),
+        "allowedHostSuffixes": acts(
+            "render.ingress_policy:IngressPolicy.from_config",
+            "tests/unit/test_ingress_policy.py::test_the_host_must_end_in_a_configured_suffix",
+        ),
         "controllerClassName": acts(
             "render.graph:graph_exposure_report",
             "tests/unit/test_render_ingress.py::test_a_configured_gateway_adds_a_virtual_service_where_istio_is_served",

@@ -21,8 +21,9 @@ from pydantic import ValidationError
 
 from dynamo_operator import __version__
 from dynamo_operator.api.config.types import *  # noqa: F403
-from dynamo_operator.api.config.types import OperatorConfiguration
+from dynamo_operator.api.config.types import CheckpointPVCConfig, OperatorConfiguration
 from dynamo_operator.api.config.unsupported import unsupported_errors
+from dynamo_operator.api.quantity import parse_quantity
 
 API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
 KIND = "OperatorConfiguration"
@@ -33,6 +34,10 @@ OPERATOR_IMAGE = f"ghcr.io/dynamo-platform/dynamo-operator:{__version__}"
 # it to dynamo-planner at the operator's Dynamo release; this is the release of the API reference we
 # implement (its examples name dynamo-planner:1.2.1). The chart sets images.profiler from dgdr.profilerImage.
 DEFAULT_PROFILER_IMAGE = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.2.1"
+# the checkpoint cleanup Jobs' image when none is configured (upstream's chart default; a POSIX shell and rm)
+DEFAULT_CHECKPOINT_CLEANUP_IMAGE = "busybox:1.36"
+# the access modes of the checkpoint claim the operator creates (checkpoint.storage.pvc.create), upstream's
+CHECKPOINT_ACCESS_MODES = ("ReadWriteOnce", "ReadWriteMany")
 
 DEFAULTS: dict[str, Any] = {
     "server": {
@@ -52,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
     "checkpoint": {
         "enabled": False,
         "storage": {"type": "pvc", "pvc": {"pvcName": "chrek-pvc", "basePath": "/checkpoints"}},
+        "cleanupImage": DEFAULT_CHECKPOINT_CLEANUP_IMAGE,
     },
     "discovery": {"backend": "kubernetes"},
     "gpu": {"discoveryEnabled": True},
@@ -177,7 +183,61 @@ def _semantic_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     storage = cfg.checkpoint.storage if cfg.checkpoint else None
     if storage is not None and storage.type not in (None, "pvc", "s3", "oci"):
         errors.append(("checkpoint.storage.type", "must be pvc (s3 and oci are accepted but ignored)"))
-    return errors + _credential_errors(cfg) + _workload_errors(cfg) + _rbac_errors(cfg)
+    errors += _checkpoint_claim_errors(storage.pvc if storage is not None else None)
+    return errors + _credential_errors(cfg) + _workload_errors(cfg) + _rbac_errors(cfg) + _ingress_errors(cfg)
+
+
+def _checkpoint_claim_errors(pvc: CheckpointPVCConfig | None) -> list[tuple[str, str]]:
+    """The claim the operator creates with ``create`` (render/checkpoint_storage.py) must be creatable:
+    a positive size and one of upstream's access modes; its name and mount path are Kubernetes'."""
+    if pvc is None:
+        return []
+    path = "checkpoint.storage.pvc"
+    errors = []
+    if pvc.pvc_name is not None and not _DNS_SUBDOMAIN.match(pvc.pvc_name):
+        errors.append(
+            (f"{path}.pvcName", f"{pvc.pvc_name!r} is not a claim name (a lower-case DNS subdomain)")
+        )
+    if pvc.base_path is not None and not pvc.base_path.startswith("/"):
+        errors.append((f"{path}.basePath", f"{pvc.base_path!r} must be an absolute path (the mount path)"))
+    if pvc.access_mode and pvc.access_mode not in CHECKPOINT_ACCESS_MODES:
+        modes = " or ".join(CHECKPOINT_ACCESS_MODES)
+        errors.append((f"{path}.accessMode", f"{pvc.access_mode!r} is not supported; use {modes}"))
+    if pvc.create and not pvc.size:
+        errors.append((f"{path}.size", "is required with create: true (the storage the claim requests)"))
+    elif pvc.size:
+        try:
+            positive = parse_quantity(pvc.size) > 0
+        except ValueError:
+            positive = False
+        if not positive:
+            errors.append((f"{path}.size", f"{pvc.size!r} is not a positive quantity such as 100Gi"))
+    return errors
+
+
+_ANNOTATION_KEY = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+_GATEWAY = re.compile(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def _ingress_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """The ingress policy's lists spelled as Kubernetes and Istio spell them, so a typo does not silently
+    allow nothing (or, for a suffix, refuse every host)."""
+    ingress = cfg.ingress
+    if ingress is None:
+        return []
+    checks = (
+        ("allowedAnnotations", ingress.allowed_annotations, _ANNOTATION_KEY, 'an annotation key (or "*")'),
+        ("allowedHostSuffixes", ingress.allowed_host_suffixes, _DNS_SUBDOMAIN, "a lower-case DNS domain"),
+        ("allowedGateways", ingress.allowed_gateways, _GATEWAY, "an Istio gateway (namespace/name)"),
+    )
+    errors = []
+    for key, values, pattern, what in checks:
+        for i, value in enumerate(values or []):
+            if not (pattern.match(value) or (key == "allowedAnnotations" and value == "*")):
+                errors.append((f"ingress.{key}[{i}]", f"{value!r} is not {what}"))
+    return errors
 
 
 def _rbac_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:

@@ -381,6 +381,31 @@ class IngressConfiguration(ApiModel):
             "HTTPS, so the endpoints the operator reports (the Exposed condition) are https:// URLs."
         ),
     )
+    allowed_annotations: list[str] | None = Field(
+        None,
+        description=(
+            "AllowedAnnotations (dynamo-platform extension; the chart's dynamo.ingress.allowedAnnotations):\n"
+            "annotations a component's ingress may set although ingress controllers read them as raw\n"
+            "configuration or as references outside the graph's namespace (*-snippet, HAProxy config-*,\n"
+            'ingress-nginx Secret references into another namespace), refused otherwise; "*" allows all.'
+        ),
+    )
+    allowed_host_suffixes: list[str] | None = Field(
+        None,
+        description=(
+            "AllowedHostSuffixes (dynamo-platform extension; the chart's\n"
+            "dynamo.ingress.allowedHostSuffixes): with hostSuffix, the domains a component's ingress host\n"
+            "may end in; when either is set, a host outside them is refused. Neither: any host."
+        ),
+    )
+    allowed_gateways: list[str] | None = Field(
+        None,
+        description=(
+            "AllowedGateways (dynamo-platform extension; the chart's dynamo.istio.allowedGateways): with\n"
+            "virtualServiceGateway, the Istio gateways (namespace/name) a component's ingress may attach\n"
+            "its VirtualService to; when either is set, another gateway is refused. Neither: any gateway."
+        ),
+    )
 
 
 class IstioMeshConfiguration(ApiModel):

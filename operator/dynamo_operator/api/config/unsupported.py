@@ -25,15 +25,6 @@ SECCOMP = (
     "which is what happens) and set securityContext.seccompProfile in the DynamoCheckpoint's "
     "spec.job.podTemplateSpec or the component's podTemplate instead"
 )
-CLEANUP = (
-    "not supported: the operator runs no artifact cleanup Jobs, so the image would never be used; "
-    "remove it (checkpoint data stays on the checkpoint PVC until you delete it)"
-)
-PVC_CREATE = (
-    "not supported: the operator does not create the checkpoint PVC (it never owns claims holding "
-    "data); create a PersistentVolumeClaim named checkpoint.storage.pvc.pvcName in each workload "
-    "namespace and remove {key}"
-)
 
 
 def unsupported_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
@@ -50,17 +41,4 @@ def unsupported_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
     if seccomp is not None and (seccomp.profile or seccomp.disabled is False):
         key = "profile" if seccomp.profile else "disabled"
         errors.append((f"checkpoint.seccomp.{key}", SECCOMP))
-    if checkpoint.cleanup_image:
-        errors.append(("checkpoint.cleanupImage", CLEANUP))
-    pvc = checkpoint.storage.pvc if checkpoint.storage else None
-    if pvc is not None:
-        for key, value in (
-            ("create", pvc.create),
-            ("size", pvc.size),
-            ("storageClassName", pvc.storage_class_name),
-            ("accessMode", pvc.access_mode),
-        ):
-            if value:
-                path = f"checkpoint.storage.pvc.{key}"
-                errors.append((path, PVC_CREATE.format(key=path)))
     return errors

@@ -1,15 +1,16 @@
 """Fields only v1alpha1 has: a component's ``ingress``, the graph's ``pvcs`` and a graph service's
 ``serviceName``. The v1beta1 rules cannot see them, so they are judged on the v1alpha1 form
 (``api.alpha``: the object as written, or a v1beta1 object's conversion record) with the rules the renderer
-applies (``render.ingress``, ``render.pvc``), and reported at their v1alpha1 paths."""
+applies (``render.ingress`` through ``ingress.check_ingress``, ``render.pvc``), and reported at their
+v1alpha1 paths."""
 
 from __future__ import annotations
 
 from dynamo_operator.api.alpha import alpha_spec
-from dynamo_operator.render.ingress import ingress_problems
 from dynamo_operator.render.pvc import pvc_problems
 
-from .field import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, ErrorList, Path
+from .field import DUPLICATE, FORBIDDEN, INVALID, NOT_SUPPORTED, REQUIRED, ErrorList
+from .ingress import check_ingress
 from .shared import Context, d, lst
 
 _TYPES = {
@@ -19,23 +20,6 @@ _TYPES = {
     "NotSupported": NOT_SUPPORTED,
     "Forbidden": FORBIDDEN,
 }
-
-
-def _ingress(c: ErrorList, base: Path, ingress: object, component_type: str | None, ctx: Context) -> None:
-    if not isinstance(ingress, dict):
-        return
-    gateway = ctx.ingress.get("virtualServiceGateway") or None
-    suffix = ctx.ingress.get("hostSuffix") or None
-    for path, message in ingress_problems(ingress, component_type, gateway, suffix):
-        value = ingress
-        for step in path:
-            value = d(value).get(step)
-        c.add(
-            (*base, *path),
-            REQUIRED if value is None else INVALID,
-            message,
-            *([] if value is None else [value]),
-        )
 
 
 def _service_name(c: ErrorList, key: str, value: object) -> None:
@@ -58,14 +42,20 @@ def validate_alpha_only(
     spec = alpha_spec(obj)
     if not spec:
         return
+    old_spec = alpha_spec(old) if old is not None else {}
+    namespace = d(obj.get("metadata")).get("namespace")
     if kind == "DynamoComponentDeployment":
         ctype = d(beta.get("spec")).get("type") or spec.get("componentType")
-        _ingress(c, ("spec", "ingress"), spec.get("ingress"), ctype, ctx)
+        ingress, old_ingress = spec.get("ingress"), old_spec.get("ingress")
+        check_ingress(c, ("spec", "ingress"), ingress, old_ingress, (ctype, namespace), ctx)
         return
     types = {d(x).get("name"): d(x).get("type") for x in lst(d(beta.get("spec")).get("components"))}
+    old_services = d(old_spec.get("services"))
     for name, svc in d(spec.get("services")).items():
         ctype = types.get(name) or d(svc).get("componentType")
-        _ingress(c, ("spec", "services", ("key", name), "ingress"), d(svc).get("ingress"), ctype, ctx)
+        old_ingress = d(old_services.get(name)).get("ingress")
+        base = ("spec", "services", ("key", name), "ingress")
+        check_ingress(c, base, d(svc).get("ingress"), old_ingress, (ctype, namespace), ctx)
         _service_name(c, name, d(svc).get("serviceName"))
     pvcs = spec.get("pvcs")
     if pvcs is None:

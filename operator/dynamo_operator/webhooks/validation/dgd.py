@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dynamo_operator.render import kvtransfer
+
 from .field import (
     DUPLICATE,
     FORBIDDEN,
     INVALID,
+    NO_VALUE,
     NOT_FOUND,
     NOT_SUPPORTED,
     REQUIRED,
@@ -51,7 +54,7 @@ def validate_dgd(c: ErrorList, obj: dict, old: dict | None, ctx: Context) -> Non
         )
     epp_at = _check_components(c, obj, old, lst(comps), grove, ctx)
     _check_restart(c, spec, old)
-    _check_kv_transfer_policy(c, spec)
+    _check_kv_transfer_policy(c, spec, ctx)
     for i in epp_at[1:]:
         first = d(lst(comps)[epp_at[0]]).get("name")
         c.add(
@@ -210,16 +213,15 @@ def _check_update(c: ErrorList, obj: dict, old: dict, comps: list, is_privileged
             check_component_update(c, comp, old_comps[name], ("spec", "components", i), scope)
 
 
-KV_TRANSFER_POLICY = (
-    "is not supported by this operator: topology-aware KV-cache routing needs the node label copied onto "
-    "worker pods and the router told the policy, and neither is implemented, so the policy would be "
-    "silently ignored; remove spec.experimental.kvTransferPolicy (KV transfers then route without "
-    "topology), or co-locate prefill and decode with spec.topologyConstraint on the Grove pathway"
-)
+_KINDS = {"invalid": INVALID, "required": REQUIRED, "forbidden": FORBIDDEN}
 
 
-def _check_kv_transfer_policy(c: ErrorList, spec: dict) -> None:
-    """``experimental.kvTransferPolicy`` is refused rather than accepted and ignored (issue 21)."""
+def _check_kv_transfer_policy(c: ErrorList, spec: dict, ctx: Context) -> None:
+    """``experimental.kvTransferPolicy``: the renderer's rules (``render.kvtransfer.problems``)."""
     policy = d(spec.get("experimental")).get("kvTransferPolicy")
-    if policy is not None:
-        c.add(("spec", "experimental", "kvTransferPolicy"), FORBIDDEN, KV_TRANSFER_POLICY)
+    if policy is None:
+        return
+    base = ("spec", "experimental", "kvTransferPolicy")
+    for path, kind, detail in kvtransfer.problems(policy, ctx.grove_enabled):
+        value = d(policy).get(path[-1], NO_VALUE) if path else NO_VALUE
+        c.add((*base, *path), _KINDS[kind], detail, value)

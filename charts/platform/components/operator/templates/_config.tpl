@@ -59,6 +59,10 @@ ingress:
   {{- end }}
   hostSuffix: {{ .Values.dynamo.ingressHostSuffix | quote }}
   virtualServiceSupportsHTTPS: {{ .Values.dynamo.virtualServiceSupportsHTTPS }}
+  # the ingress policy on graph authors' own ingress (render/ingress_policy.py)
+  allowedAnnotations: {{ .Values.dynamo.ingress.allowedAnnotations | default list | toJson }}
+  allowedHostSuffixes: {{ .Values.dynamo.ingress.allowedHostSuffixes | default list | toJson }}
+  allowedGateways: {{ .Values.dynamo.istio.allowedGateways | default list | toJson }}
 {{- if not .Values.namespaceRestriction.enabled }}
 rbac:
   plannerClusterRoleName: {{ include "dynamo-operator.plannerClusterRole" . }}
@@ -82,6 +86,26 @@ images:
   # a DynamoGraphDeploymentRequest's profiler when it names none
   profiler: {{ . | quote }}
   {{- end }}
+{{- with .Values.checkpoint }}
+checkpoint:
+  enabled: {{ .enabled }}
+  cleanupImage: {{ .cleanupImage | quote }}
+  storage:
+    type: pvc
+    pvc:
+      pvcName: {{ .storage.pvc.pvcName | quote }}
+      basePath: {{ .storage.pvc.basePath | quote }}
+      create: {{ .storage.pvc.create }}
+      {{- with .storage.pvc.size }}
+      size: {{ . | quote }}
+      {{- end }}
+      {{- with .storage.pvc.storageClassName }}
+      storageClassName: {{ . | quote }}
+      {{- end }}
+      {{- with .storage.pvc.accessMode }}
+      accessMode: {{ . | quote }}
+      {{- end }}
+{{- end }}
 discovery:
   backend: {{ .Values.discoveryBackend }}
 gpu:

@@ -177,9 +177,6 @@ imagePullSecrets:
 {{- if not .Values.dynamo.dockerRegistry.secure }}
 {{- fail "dynamo.dockerRegistry.secure=false is not supported: this operator pulls and pushes no images itself (it builds none), so it has no registry connection to make insecure. An HTTP registry is configured in the nodes' container runtime (containerd registry hosts); remove the value." }}
 {{- end }}
-{{- if not (has .Values.dynamo.internalImages.debugger (list "python:3.12-slim" "" nil)) }}
-{{- fail (printf "dynamo.internalImages.debugger=%q is not supported: this operator starts no debugger containers, so the image would never be used. Debug a pod with kubectl debug --image=...; remove the value." .Values.dynamo.internalImages.debugger) }}
-{{- end }}
 {{- if and .Values.natsAddr (not (regexMatch "^(nats|tls)://[^/]+$" .Values.natsAddr)) }}
 {{- fail (printf "natsAddr=%q must look like nats://host:port" .Values.natsAddr) }}
 {{- end }}
@@ -228,3 +225,16 @@ imagePullSecrets:
 {{- fail (printf "controllerManager.replicas=%d needs controllerManager.leaderElection.enabled=true: without it every replica runs the controllers. Enable leader election or set controllerManager.replicas to 1." $replicas) }}
 {{- end }}
 {{- end }}
+
+{{/* Values accepted although nothing here acts on them (the rule for inputs, docs/api-coverage.md:
+     upstream accepts them, so an install written for upstream must not fail), one warning line each.
+     The argument is the operator chart's values: its own NOTES.txt passes .Values, the umbrella's passes
+     its dynamo-operator table, so both print the same text. */}}
+{{- define "dynamo-operator.valueWarnings" -}}
+{{- $debugger := .dynamo.internalImages.debugger }}
+{{- if not (has $debugger (list "python:3.12-slim" "" nil)) }}
+WARNING: dynamo.internalImages.debugger={{ $debugger }} is accepted but has no effect: this operator
+  starts no debugger containers, so nothing runs the image. To debug a component's pod, run
+  kubectl debug -it <pod> --image={{ $debugger }} --target=main
+{{- end }}
+{{- end -}}

@@ -7,7 +7,8 @@ code that calls it.
 
 Namespaced rules are granted cluster-wide by a ClusterRole, or in the target namespace by a Role in
 namespace-restricted mode. Nothing here grants get on Secrets outside the release namespace, writes on
-Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery).
+Secrets other than the webhook certificate by name, or anything on Nodes but a list (GPU discovery) and a
+get (a worker's topology label).
 */}}
 {{- define "dynamo-operator.namespacedRules" -}}
 # controllers/dgd.py, dgdr.py (informer, cached_or_live get; DGDR creates the generated graph),
@@ -38,7 +39,8 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
   verbs: ["patch"]
 # controllers/dgd_checkpoints.py CheckpointSync: a graph's automatic DynamoCheckpoints (a component's
 # checkpoint): get on a cache miss, created once, patched when deletionPolicy moves the owner reference,
-# deleted when the component no longer renders them.
+# deleted when the component no longer renders them. controllers/checkpoint_storage.py CheckpointCleanup:
+# patch of the artifact-cleanup finalizer (released once the cleanup Job ends).
 - apiGroups: ["nvidia.com"]
   resources: ["dynamocheckpoints"]
   verbs: ["get", "create", "patch", "delete"]
@@ -82,7 +84,9 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 # controllers/pvc.py (DGD reconciler), render/pvc.py: the claims of a graph's spec.pvcs with create: true,
 # created when missing and grown (a merge patch of the storage request); cached by label (list/watch), a
 # claim outside that cache (the user's) read by one get. Never updated or deleted: their data outlives the
-# graph (docs/storage.md).
+# graph (docs/storage.md). controllers/checkpoint_storage.py CheckpointClaim (DGD, DCD and DynamoCheckpoint
+# reconcilers): the namespace's checkpoint claim with checkpoint.storage.pvc.create, created when missing;
+# CheckpointCleanup reads it (get) before starting a cleanup Job.
 - apiGroups: [""]
   resources: ["persistentvolumeclaims"]
   verbs: ["get", "list", "watch", "create", "patch"]
@@ -101,7 +105,8 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create", "patch"]
-# controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded).
+# controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded),
+# checkpoint_storage.py (a deleted automatic checkpoint's cleanup Job: get while it runs, then deleted).
 - apiGroups: ["batch"]
   resources: ["jobs"]
   verbs: ["get", "list", "watch", "create", "delete"]
@@ -227,7 +232,7 @@ Secrets other than the webhook certificate by name, or anything on Nodes but a l
 
 {{/*
 The operator's own objects in the release namespace: the webhook certificate Secret (webhooks/certs.py,
-auto mode), read and renewed by name. The install hook creates it before the operator starts
+auto mode), read and renewed by name, and the ConfigMap publishing its CA bundle. The install hook creates it before the operator starts
 (ensure-webhook-certs); only without install hooks does the operator need create, which RBAC cannot
 limit by name.
 */}}
@@ -237,6 +242,13 @@ limit by name.
   resources: ["secrets"]
   resourceNames: [{{ .Values.webhook.certificateSecret.name | quote }}]
   verbs: ["get", "update"]
+# webhooks/certs.py CertManager._publish_ca: the CA bundle alone in <secret>-ca, kept in step with every
+# rotation for the ServiceMonitor (which never reads the Secret and its ca.key); a server-side apply, which
+# the API server authorizes by name (create when missing, patch).
+- apiGroups: [""]
+  resources: ["configmaps"]
+  resourceNames: [{{ printf "%s-ca" .Values.webhook.certificateSecret.name | quote }}]
+  verbs: ["get", "create", "patch"]
 {{- if not .Values.installHooks.enabled }}
 - apiGroups: [""]
   resources: ["secrets"]
@@ -317,4 +329,23 @@ Pods, and each worker applies, updates and deletes its own DynamoWorkerMetadata.
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch"]
+{{- end }}
+
+{{/*
+Cluster-wide operator only (manager-rbac.yaml): controllers/topology.py (spec.experimental.kvTransferPolicy,
+render/kvtransfer.py) copies a scheduled worker pod's node topology label(s) onto it, a merge patch of the
+pod's labels, reading the node and the Grove ClusterTopology the graph names by one get each. A
+namespace-restricted operator reads no Node, so it gets none of these: its controller writes nothing and
+says so in an Event on the pod (docs/multinode.md).
+*/}}
+{{- define "dynamo-operator.clusterWideRules" -}}
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["patch"]
+- apiGroups: [""]
+  resources: ["nodes"]
+  verbs: ["get"]
+- apiGroups: ["grove.io"]
+  resources: ["clustertopologies"]
+  verbs: ["get"]
 {{- end }}
