@@ -3,10 +3,11 @@ DynamoModel, a DynamoCheckpoint and a DynamoGraphDeploymentRequest, the children
 scaling of its graph. The coverage table cites these tests for the status fields and for the code that
 only a controller runs (``docs/api-coverage.md``).
 
-Stand-in: ``Client`` plays the API server (a dict of objects; creates, status writes, patches and
-deletes recorded). The same controllers run against the real API server in the integration tier
-(``tests/integration/test_model_cluster.py``, ``test_checkpoint_cluster.py``, ``test_dgdr_cluster.py``,
-``test_scaling_cluster.py``); here a pass is one call, so each field's effect is asserted directly.
+Stand-in: ``Client`` plays the API server (``support.fakecerts.FakeClient``'s dict of objects; creates,
+status writes, patches and deletes recorded). The same controllers run against the real API server in
+the integration tier (``tests/integration/test_model_cluster.py``, ``test_checkpoint_cluster.py``,
+``test_dgdr_cluster.py``, ``test_scaling_cluster.py``); here a pass is one call, so each field's effect
+is asserted directly.
 """
 
 from __future__ import annotations
@@ -20,55 +21,34 @@ from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgdr import DGDRReconciler
 from dynamo_operator.controllers.dgdsa import AdapterReconciler, AdapterSync
 from dynamo_operator.controllers.dynamomodel import DynamoModelReconciler, Prober
-from dynamo_operator.controllers.lifecycle import CHECKPOINTS, DGDRS, DYNAMO_MODELS, JOBS
+from dynamo_operator.controllers.lifecycle import CHECKPOINTS, DGDRS, DYNAMO_MODELS
 from dynamo_operator.controllers.store import DGDSA
 from dynamo_operator.render import names
 from dynamo_operator.render import scaling as sc
 from dynamo_operator.runtime.controller import Request
 from dynamo_operator.runtime.informer import Indexer
 from dynamo_operator.tunables import ControllerTunables
-from kubernetes.client.exceptions import ApiException
 from support import graphs
+from support.fakecerts import FakeClient
 
 
-class Client:
-    """The ``ResourceClient`` calls the controllers make, on a dict keyed (plural, namespace, name)."""
+class Client(FakeClient):
+    """``FakeClient``'s dict of objects (creates, status writes with optimistic concurrency), with the
+    patches and deletes the controllers make recorded as calls."""
 
     def __init__(self, *objs: tuple[object, dict]):
-        self.objs: dict[tuple[str, str | None, str], dict] = {}
-        self.calls: list[tuple[str, str, str]] = []
+        super().__init__()
+        self.calls: list[tuple[str, str]] = []
         for res, obj in objs:
             self.objs[self._key(res, obj["metadata"]["name"], obj["metadata"].get("namespace"))] = obj
 
-    @staticmethod
-    def _key(res, name, namespace):
-        return (res.plural, namespace if res.namespaced else None, name)
-
-    def get(self, res, name, namespace=None):
-        try:
-            return copy.deepcopy(self.objs[self._key(res, name, namespace)])
-        except KeyError:
-            raise ApiException(status=404) from None
-
-    def create(self, res, body, namespace=None):
-        md = body["metadata"]
-        self.objs[self._key(res, md["name"], namespace or md.get("namespace"))] = copy.deepcopy(body)
-        self.calls.append(("create", res.kind, md["name"]))
-        return copy.deepcopy(body)
-
-    def replace(self, res, body, subresource=None):
-        md = body["metadata"]
-        self.objs[self._key(res, md["name"], md.get("namespace"))] = copy.deepcopy(body)
-        self.calls.append(("replace/" + (subresource or ""), res.kind, md["name"]))
-        return copy.deepcopy(body)
-
     def patch(self, res, name, patch, namespace=None, **kw):
-        self.calls.append(("patch", res.kind, name))
+        self.calls.append(("patch", name))
         self.patched = patch
         return copy.deepcopy(self.objs.get(self._key(res, name, namespace)) or {"metadata": {"name": name}})
 
     def delete(self, res, name, namespace=None, **kw):
-        self.calls.append(("delete", res.kind, name))
+        self.calls.append(("delete", name))
 
     def list(self, res, namespace=None, **kw):
         return {"items": [o for (p, _, _), o in self.objs.items() if p == res.plural]}
@@ -165,7 +145,7 @@ def test_a_checkpoints_first_pass_creates_its_job_and_writes_phase_job_name_and_
     ckpt = _resource(CHECKPOINTS, "warm", CHECKPOINT_SPEC)
     client, events = Client((CHECKPOINTS, copy.deepcopy(ckpt))), Events()
     CheckpointReconciler(client, events, cache(ckpt), cache(), enabled=True)(Request("ns", "warm"))
-    assert ("create", JOBS.kind, "checkpoint-warm") in client.calls
+    assert ("create", "checkpoint-warm") in client.writes
     status = client.written(CHECKPOINTS, "warm")["status"]
     assert (status["phase"], status["jobName"]) == ("Creating", "checkpoint-warm")
     assert conditions(status) == {"Ready": ("False", "JobCreated")}
@@ -184,7 +164,7 @@ def test_a_requests_first_pass_starts_profiling_and_writes_its_conditions_and_ge
     stored = convert(request, "v1alpha1")  # reconciled in its stored version
     client = Client((DGDRS, copy.deepcopy(stored)))
     DGDRReconciler(client, Events(), cache(stored), cache(), cache(), cache())(Request("ns", "req"))
-    assert ("create", JOBS.kind, "profile-online-req") in client.calls
+    assert ("create", "profile-online-req") in client.writes
     status = client.written(DGDRS, "req")["status"]
     assert (status["state"], status["observedGeneration"]) == ("Profiling", 3)
     assert conditions(status) == {
@@ -222,7 +202,7 @@ def test_a_component_with_a_scaling_adapter_gets_one_and_loses_it_without():
     adapter["metadata"]["uid"] = "uid-a"
     deps = _deps(client, (DGDSA, cache(adapter)))
     assert AdapterSync(deps).apply(store.to_wire(graph), graph) == []
-    assert ("delete", DGDSA.kind, "g-decode") in client.calls
+    assert ("delete", "g-decode") in client.calls
 
 
 def test_an_adapter_scales_its_component_and_records_when():
