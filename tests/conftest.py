@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
-from support import cleanup, moduletimes, order
+from support import cleanup, coverage_scope, moduletimes, order
 
 CLUSTER_ROOT = REPO_ROOT / ".cache" / "test-clusters"
 TIERS = ("tools", "api", "cluster", "realnode")  # the markers of tests that are not unit tests
@@ -43,6 +43,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.basetemp = str(shared / stream)
     if stream:  # an integration stream: print the per-module times its place in the split follows
         config.pluginmanager.register(moduletimes.ModuleTimes(), "moduletimes")
+    if getattr(config.option, "cov_source", None):  # make unit: measured for the coverage table's proof
+        config.pluginmanager.register(coverage_scope, "coverage_scope")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -1,6 +1,7 @@
 """A fake client for the certificate manager's unit tests (the Secret, the webhook configurations and the
 CRDs it injects its CA into), the objects they start from, and the few Manager calls ``setup_webhooks``
-makes. The cluster tiers use the real apiserver."""
+makes; the controllers' one-pass tests (``test_controllers_status.py``) extend the client. The cluster
+tiers use the real apiserver."""
 
 from __future__ import annotations
 

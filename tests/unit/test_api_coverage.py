@@ -5,11 +5,13 @@ registry renders (``make coverage-doc`` regenerates it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from dynamo_coverage import check, converted, doc, index
 from dynamo_coverage.registry import entries, pending
 from dynamo_coverage.rows import CHART_DIRS, all_rows, chart_rows
-from dynamo_coverage.status import Acts, Converted, Refused, StorageOnly, Unresolved, acts
+from dynamo_coverage.status import Acts, Converted, Refused, StorageOnly, Unresolved, acts, warned
 
 # rows with no evidence yet (registry/unresolved.py): the number may only go down
 MAX_UNRESOLVED = 0
@@ -106,11 +108,20 @@ def test_pending_rows_name_a_branch_in_flight():
 
 
 def test_code_that_names_the_field_out_of_its_context_is_reported():
-    """``phase`` of a DGD's restart status read by the DGDR phase machine is not evidence."""
+    """``phase`` of a DGD's restart status read by the checkpoint phase machine is not evidence."""
     row = all_rows()["v1alpha1.RestartStatus.phase"]
-    wrong = acts("render.dgdr:step", "tests/unit/test_api_coverage.py::test_the_table_is_up_to_date")
+    wrong = acts("render.checkpoint:step", "tests/unit/test_api_coverage.py::test_the_table_is_up_to_date")
     found = list(check._entry_problems(row, wrong, all_rows(), False))
     assert any("none of the names it is reached through" in p for p in found), found
+
+
+def test_code_that_names_the_field_only_in_prose_does_not_read_it():
+    """A message telling the user to set ``deviceClassName`` is not a reader of it: the function that reads
+    it off the struct it is handed is, though it names nothing else of the struct."""
+    row = all_rows()["v1beta1.GPUMemoryServiceSpec.deviceClassName"]
+    (said,) = check._code_problems(row, ("controllers.gms:missing_device_classes",))
+    assert said == "controllers.gms:missing_device_classes does not mention 'deviceClassName'"
+    assert not list(check._code_problems(row, ("render.gms:device_class",)))  # gms.get("deviceClassName")
 
 
 def test_a_test_that_never_names_the_field_is_reported():
@@ -126,6 +137,16 @@ def test_a_v1alpha1_field_parked_in_the_annotation_is_not_converted():
     carried = rows["v1alpha1.MultinodeSpec.nodeCount"]
     assert not list(converted.problems(carried))
     assert isinstance(entries()["v1alpha1.ServiceReplicaStatus.readyReplicas"], Converted)
+
+
+def test_a_parent_the_sample_creates_is_not_the_fields_effect():
+    """``status.service.componentName`` is derived from ``componentNames`` on the way to v1alpha1 and
+    dropped on the way back: setting it on an object without a status creates ``status.service``, which
+    converts to ``status.component`` by itself; both sides of the comparison get that parent."""
+    rows = all_rows()
+    derived = rows["v1alpha1.ServiceReplicaStatus.componentName"]
+    assert any("changes nothing in its v1beta1 form" in p for p in converted.problems(derived))
+    assert not list(converted.problems(rows["v1alpha1.ServiceReplicaStatus.replicas"]))
 
 
 def test_a_chart_value_only_passed_as_an_env_var_nobody_reads_is_reported(tmp_path):
@@ -166,3 +187,18 @@ def test_a_field_behind_a_switch_is_proven_with_the_switch_on():
     assert any("changes nothing render_all renders" in p for p in converted.rendered_problems(size, same))
     elsewhere = {"spec.services.ingress.enabled": True}  # not on the way to the graph's spec.pvcs
     assert any("not on the way" in p for p in converted.rendered_problems(size, elsewhere))
+
+
+def test_a_warned_sample_must_be_admitted_with_its_warning_and_render_must_say_the_same():
+    """The rule for inputs: what upstream accepts and ignores is admitted with a warning naming it, from one
+    source (``render.notices``). A worker's eppConfig (only an epp component reads it) is the example."""
+    worker = {"spec.components[0].eppConfig": {"config": {"a": 1}}}
+    ok = warned("render.notices:_epp_config", (), sample=worker, message="has no effect unless type is epp")
+    ok = replace(ok, kind="DynamoGraphDeployment", version="v1beta1")
+    assert list(check.admission_warning_problems(ok)) == []
+    silent = replace(ok, message="a warning nobody gives")
+    (said,) = check.admission_warning_problems(silent)
+    assert said.startswith("admission gave no warning with 'a warning nobody gives'")
+    refused_sample = replace(ok, sample={**worker, "spec.components[0].replicas": -1})
+    (said,) = check.admission_warning_problems(refused_sample)
+    assert said.startswith("admission refused the warned sample: spec.components[0].replicas")

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from dynamo_operator.controllers import diff, store
 from dynamo_operator.controllers import status as st
-from dynamo_operator.render import RenderContext, render_component, render_graph
+from dynamo_operator.render import RenderContext, names, render_component, render_graph
 from dynamo_operator.runtime.events import COMBINED_PREFIX, EventCorrelator, EventRecorder
 from kubernetes.client.exceptions import ApiException
 
@@ -122,6 +122,43 @@ def test_dgd_ready_reasons_name_the_components():
     ] == (st.REASON_MIXED)
     state, reason, _ = st.dgd_ready_condition([comp("A", False, st.NOT_CREATED, exists=False)])
     assert (state, reason) == (st.STATE_INITIALIZING, st.REASON_NOT_CREATED)
+
+
+def test_the_graph_status_carries_its_state_ready_condition_generation_and_components():
+    """What the DGD controller writes (``dgd_status``): the state, the Ready condition with its reason at
+    the observed generation, the components' replica status (None keeps the last ones, as a failure
+    does)."""
+    parts = {"Worker": {"componentKind": "Deployment", "replicas": 2, "readyReplicas": 1}}
+    first = st.dgd_status(None, 4, st.STATE_PENDING, st.REASON_PODS_NOT_READY, "1/2 ready", parts, now="t1")
+    assert (first["state"], first["observedGeneration"], first["components"]) == ("pending", 4, parts)
+    (ready,) = first["conditions"]
+    assert (ready["type"], ready["status"], ready["reason"]) == ("Ready", "False", "pods_not_ready")
+    assert ready["observedGeneration"] == 4 and ready["lastTransitionTime"] == "t1"
+    done = st.dgd_status(first, 5, st.STATE_SUCCESSFUL, st.REASON_ALL_READY, "all ready", None, now="t2")
+    assert (done["state"], done["observedGeneration"], done["components"]) == ("successful", 5, parts)
+    assert [(c["status"], c["reason"], c["lastTransitionTime"]) for c in done["conditions"]] == [
+        ("True", "all_resources_are_ready", "t2")
+    ]
+
+
+def test_the_component_status_carries_its_selector_generation_and_both_conditions():
+    """What the DCD controller writes (``dcd_status``): the pod selector, the observed generation, the
+    workload's replica status and the Available and DynamoComponentReady conditions."""
+    selector = {names.LABEL_SELECTOR: "g-worker"}
+    part = {"componentKind": "Deployment", "componentNames": ["g-worker"], "replicas": 1}
+    waiting = st.Readiness(False, st.PODS_NOT_READY, "0/1 replicas ready")
+    new = st.dcd_status(None, 2, selector, part, waiting, now="t1")
+    assert (new["observedGeneration"], new["podSelector"], new["component"]) == (2, selector, part)
+    assert {c["type"]: (c["status"], c["reason"]) for c in new["conditions"]} == {
+        "Available": ("False", "DeploymentNotReady"),
+        "DynamoComponentReady": ("False", "ComponentNotReady"),
+    }
+    ready = st.dcd_status(new, 3, selector, part, st.Readiness(True, "", "1/1 replicas ready"), now="t2")
+    assert ready["observedGeneration"] == 3
+    assert {c["type"]: c["status"] for c in ready["conditions"]} == {
+        "Available": "True",
+        "DynamoComponentReady": "True",
+    }
 
 
 # -- wire seam -----------------------------------------------------------------------------------------------
@@ -287,3 +324,38 @@ def test_setup_registers_both_controllers_with_label_selected_caches(monkeypatch
     assert ("dynamographdeployments.nvidia.com", None, None) in caches
     # no unselected cache of a core kind (the operator must not mirror every Deployment of the cluster)
     assert not [c for c in caches if c[0] in ("deployments.apps", "services", "configmaps") and c[1] is None]
+
+
+def _wired(monkeypatch, config: dict):
+    """The controllers ``setup`` registers for the configuration ``config`` (no apiserver: nothing runs)."""
+    from dynamo_operator.controllers import setup
+    from dynamo_operator.runtime.manager import Manager
+    from dynamo_operator.settings import settings_from_config
+    from kubernetes.client import ApiClient
+
+    settings = settings_from_config(config, metrics_bind_address="0", health_probe_bind_address="0")
+    monkeypatch.setattr("dynamo_operator.controllers.wiring.detect_integrations", lambda client: frozenset())
+    return setup(Manager(settings.runtime, ApiClient()), settings.config)
+
+
+def test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration(monkeypatch):
+    """images.profiler and images.operator become the profiling Job's images, the cluster-wide operator
+    binds the Job to rbac.dgdrProfilingClusterRoleName, and gpu.discoveryEnabled false stops the node
+    listing (the requests then say why no GPU was found)."""
+    from dynamo_operator.controllers.dgdr import CONTROLLER
+
+    config = {
+        "images": {"profiler": "mirror.example/profiler:1", "operator": "mirror.example/operator:1"},
+        "rbac": {"dgdrProfilingClusterRoleName": "team-profiling"},
+        "gpu": {"discoveryEnabled": False},
+    }
+    reconciler = _wired(monkeypatch, config)[CONTROLLER].reconcile_fn
+    assert reconciler.settings.profiler_image == "mirror.example/profiler:1"
+    assert reconciler.settings.copier_image == "mirror.example/operator:1"
+    assert reconciler.profiling_cluster_role == "team-profiling"
+    assert reconciler.discover_gpus(None) == (
+        None,
+        "GPU discovery is off: gpu.discoveryEnabled is false in the operator configuration",
+    )
+    restricted = _wired(monkeypatch, {**config, "namespace": {"restricted": "team-a"}})[CONTROLLER]
+    assert restricted.reconcile_fn.profiling_cluster_role is None  # a Role in its namespace instead

@@ -235,6 +235,7 @@ def test_generated_graph_name_is_the_dgd_name_before_it_is_created() -> None:
     }
     beta = convert(obj, "v1beta1")
     assert beta["status"]["dgdName"] == "g"
+    assert beta["status"]["profilingResults"]["selectedConfig"]["metadata"] == {"name": "g"}
     assert beta["status"]["deploymentInfo"] == {"replicas": 3, "availableReplicas": 2}
     assert "annotations" not in beta["metadata"]
     assert convert(beta, "v1alpha1") == obj

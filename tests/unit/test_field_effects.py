@@ -102,7 +102,72 @@ def test_every_identity_field_names_another_checkpoint():
         identity_hash({**base, "dynamoVersion": "0.7.0"}),
         identity_hash({**base, "maxModelLen": 4096}),
         identity_hash({**base, "extraParameters": {"enforce-eager": "true"}}),
+        identity_hash({**base, "model": "Qwen/Qwen3-8B"}),
+        identity_hash({**base, "tensorParallelSize": 2}),
+        identity_hash({**base, "pipelineParallelSize": 2}),
     }
-    assert len(ids) == 4
+    assert len(ids) == 7
     one = identity_hash({**base, "extraParameters": {"a": "1", "b": "2"}})
     assert one == identity_hash({**base, "extraParameters": {"b": "2", "a": "1"}})  # order does not matter
+
+
+def test_a_services_labels_and_annotations_reach_its_pods_under_extra_pod_metadata():
+    """v1alpha1 ``labels`` and ``annotations`` of a component deployment (and of a graph's service) are
+    its pods' metadata in v1beta1; ``extraPodMetadata`` wins a key both set."""
+    dcd = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "g-worker", "namespace": "ns"},
+        "spec": {
+            "serviceName": "worker",
+            "componentType": "worker",
+            "labels": {"team": "a", "tier": "gold"},
+            "annotations": {"owner": "ops"},
+            "extraPodMetadata": {"labels": {"tier": "silver"}},
+        },
+    }
+    metadata = convert(copy.deepcopy(dcd), "v1beta1")["spec"]["podTemplate"]["metadata"]
+    assert metadata == {"labels": {"team": "a", "tier": "silver"}, "annotations": {"owner": "ops"}}
+    service = graphs.alpha_service("worker", labels={"team": "b"}, annotations={"owner": "dev"})
+    assert component(alpha_graph(service))["podTemplate"]["metadata"] == {
+        "labels": {"team": "b"},
+        "annotations": {"owner": "dev"},
+    }
+
+
+def test_the_services_readiness_probe_is_the_main_containers():
+    probe = {"httpGet": {"path": "/health", "port": 9090}, "periodSeconds": 7}
+    assert (
+        main(component(alpha_graph(graphs.alpha_service("worker", readinessProbe=probe))))["readinessProbe"]
+        == probe
+    )
+    dcd = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "g-worker", "namespace": "ns"},
+        "spec": {"serviceName": "worker", "componentType": "worker", "readinessProbe": probe},
+    }
+    assert main(convert(dcd, "v1beta1")["spec"])["readinessProbe"] == probe
+
+
+def test_gpu_type_names_the_gpu_resource_and_memory_and_custom_resources_pass_through():
+    resources = {
+        "requests": {"memory": "16Gi", "custom": {"example.com/fpga": "1"}},
+        "limits": {"gpu": "2", "gpuType": "gpu.intel.com/xe", "memory": "32Gi"},
+    }
+    worker = graphs.alpha_service("worker", resources=resources)
+    assert main(component(alpha_graph(worker)))["resources"] == {
+        "requests": {"memory": "16Gi", "example.com/fpga": "1"},
+        "limits": {"gpu.intel.com/xe": "2", "memory": "32Gi"},
+    }
+    plain = graphs.alpha_service("worker", resources={"limits": {"gpu": "1"}})
+    assert main(component(alpha_graph(plain)))["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
+
+
+def test_a_v1alpha1_reader_sees_a_components_newest_resource_as_its_component_name():
+    """``componentName`` is read, not written: the last of v1beta1's ``componentNames`` (during a rolling
+    update, the new revision's)."""
+    graph = graphs.dgd(graphs.component("worker", "decode"))
+    graph["status"] = {"components": {"worker": {"componentNames": ["g-worker-a1", "g-worker-b2"]}}}
+    alpha = convert(graph, "v1alpha1")
+    assert alpha["status"]["services"]["worker"]["componentName"] == "g-worker-b2"

@@ -54,6 +54,8 @@ def test_job_runs_the_template_once_with_the_target_told_its_checkpoint():
     pod = j["spec"]["template"]["spec"]
     assert pod["restartPolicy"] == "Never"
     sidecar, main = pod["containers"]
+    template = ckpt()["spec"]["job"]["podTemplateSpec"]["spec"]["containers"]
+    assert [(c["name"], c["image"]) for c in pod["containers"]] == [(c["name"], c["image"]) for c in template]
     assert "env" not in sidecar
     assert main["env"] == [
         {"name": "A", "value": "1"},

@@ -304,7 +304,8 @@ def test_all_components_env():
 @pytest.mark.parametrize("ctype", ["frontend", "worker", "prefill", "decode", "planner", "epp"])
 def test_dyn_component_is_the_type(ctype):
     extra = {"eppConfig": {"config": {}}} if ctype == "epp" else {}
-    assert env(dcd(ctype, **extra))["DYN_COMPONENT"] == ctype
+    d = dcd(ctype, **extra)
+    assert d["spec"]["type"] == ctype and env(d)["DYN_COMPONENT"] == ctype
 
 
 def test_discovery_backend_from_config_and_annotation():

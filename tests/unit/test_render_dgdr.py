@@ -341,6 +341,23 @@ def test_v1beta1_readers_see_the_progress_as_the_seed_says():
     assert st["deploymentInfo"] == {"replicas": 3, "availableReplicas": 2}
 
 
+def test_v1beta1_readers_see_the_conditions_and_generation_the_controller_wrote():
+    """The controller writes a step's conditions into the stored (v1alpha1) status at the request's
+    generation (``apply_conditions``); a v1beta1 reader sees them unchanged, with the phase."""
+    from dynamo_operator.controllers.lifecycle import apply_conditions
+
+    s = rd.step(dgdr(), SEEN)
+    req = dgdr()
+    req["status"] = apply_conditions(s.status, s.conditions, 1)
+    st = convert(req, "v1beta1")["status"]
+    assert (st["phase"], st["observedGeneration"]) == ("Profiling", 1)
+    assert {c["type"]: (c["status"], c["reason"]) for c in st["conditions"]} == {
+        "Validation": ("True", "SpecValid"),
+        "Profiling": ("False", "ProfilingJobCreated"),
+        "Succeeded": ("False", "ProfilingJobCreated"),
+    }
+
+
 def test_spec_changes_after_profiling_started_are_rejected():
     s = rd.step(dgdr("Profiling", generation=2, observed=1), rd.Observed(job=job()))
     assert s.status["observedGeneration"] == 1 and not s.conditions

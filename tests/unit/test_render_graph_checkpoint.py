@@ -181,6 +181,7 @@ def test_job_pod_template_and_target_container_are_merged_over_the_rendered_pod(
     cp = {
         "enabled": True,
         "deletionPolicy": "Retain",
+        "targetContainerName": "saver",
         "job": {
             "podTemplate": {
                 "metadata": {"labels": {"team": "a"}},
@@ -199,6 +200,7 @@ def test_job_pod_template_and_target_container_are_merged_over_the_rendered_pod(
     main, side = tmpl["spec"]["containers"]
     assert env_of(main)["EXTRA"] == "1" and main["image"] == IMAGE and side == saver
     assert obj["spec"]["job"]["sharedMemory"] == {"size": "16Gi"}
+    assert obj["spec"]["job"]["targetContainerName"] == "saver"  # the container the Job snapshots
     assert obj["metadata"]["annotations"][rgc.ANN_DELETION_POLICY] == "Retain"
     assert render_graph_parts(g, ctx()).checkpoints["Worker"].retain
 

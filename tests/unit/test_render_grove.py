@@ -109,6 +109,7 @@ def test_multinode_component_is_a_scaling_group_of_leader_and_worker_cliques(
     assert list(cliques) == ["frontend", "worker-ldr", "worker-wkr"]
     ldr, wkr = cliques["worker-ldr"]["spec"], cliques["worker-wkr"]["spec"]
     assert (ldr["replicas"], ldr["minAvailable"], wkr["replicas"], wkr["minAvailable"]) == (1, 1, 2, 2)
+    assert wkr["replicas"] == comp["multinode"]["nodeCount"] - 1  # the leader is the group's first node
     assert ("startsAfter" in ldr, "startsAfter" in wkr) == (leader_waits, worker_waits)
     if worker_waits:
         assert wkr["startsAfter"] == ["worker-ldr"]

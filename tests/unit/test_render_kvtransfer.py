@@ -31,6 +31,8 @@ def env(container: dict) -> dict:
 
 
 def test_a_label_key_policy_reaches_every_worker_pod_and_no_other():
+    """The graph's spec.experimental.kvTransferPolicy with a labelKey: on the decode worker's pods, not the
+    frontend's."""
     objs = render_all(graph({**ZONE, "enforcement": "preferred", "preferredWeight": 0.5}))
     tmpl = pod_template(objs, "g-decode")
     assert tmpl["metadata"]["annotations"]["nvidia.com/topology-label-key"] == "topology.kubernetes.io/zone"

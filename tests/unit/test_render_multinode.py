@@ -297,7 +297,8 @@ def test_trtllm_worker_runs_sshd_with_tcp_readiness():
     assert {"name": "OMPI_MCA_orte_keep_fqdn_hostnames", "value": "1"} in c["env"]
     assert {"name": "mpi-ssh", "mountPath": "/ssh-pk"} in c["volumeMounts"]
     (vol,) = [v for v in pod_spec(trtllm(), "worker", "grove")["volumes"] if v["name"] == "mpi-ssh"]
-    assert vol["secret"] == {"secretName": "mpi-ssh", "defaultMode": 0o400}  # owner read only, not 0644
+    # the Secret mpi.sshSecretName names, owner read only (not 0644)
+    assert vol["secret"] == {"secretName": CTX.config("mpi", "sshSecretName"), "defaultMode": 0o400}
 
 
 def test_trtllm_leader_runs_mpirun_over_ssh_grove():

@@ -278,9 +278,10 @@ def test_settings_defaults_and_precedence():
         },
         "leaderElection": {"enabled": True, "id": "custom"},
         "namespace": {"restricted": "team-a", "scope": {"leaseDuration": "20s", "leaseRenewInterval": "5s"}},
-        "logging": {"level": "debug"},
+        "logging": {"level": "debug", "format": "text"},
     }
     s = settings_from_config(cfg, health_probe_bind_address="127.0.0.1:1234", leader_elect=None).runtime
+    assert s.leader_election_id == "custom" and s.log_format == "text"
     assert s.metrics_bind_address == "0.0.0.0:8443" and s.metrics_secure is False
     assert s.health_probe_bind_address == "127.0.0.1:1234"  # flag wins
     assert s.leader_elect is True  # flag not given: the file's value
@@ -289,6 +290,7 @@ def test_settings_defaults_and_precedence():
     assert s.log_level == "debug" and s.watch_namespace == "team-a" and not s.cluster_wide
     s = settings_from_config(cfg, leader_elect=False, leader_election_namespace="ops").runtime
     assert s.leader_elect is False and s.resolved_leader_election_namespace() == "ops"
+    assert s.health_probe_bind_address == "0.0.0.0:9000"  # no flag: the file's port
     with pytest.raises(ValueError):
         settings_from_config({"namespace": {"restricted": "x", "scope": {"leaseDuration": "5s"}}})
 

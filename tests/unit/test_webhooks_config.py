@@ -65,3 +65,25 @@ def test_enable_http2_is_accepted_with_a_warning_and_the_server_keeps_http1(tmp_
             assert tls.selected_alpn_protocol() == "http/1.1"
     finally:
         wh.server.stop()
+
+
+def test_host_port_mode_secret_and_service_come_from_the_configuration(monkeypatch):
+    """``server.webhook.{host,port}`` are where the server listens, ``certProvisionMode`` and
+    ``secretName`` what the certificate manager does and where it keeps the certificate, ``serviceName``
+    the names the serving certificate is issued for. Nothing is started: the server is only built."""
+    monkeypatch.delenv("METRICS_SERVICE_NAME", raising=False)
+    webhook = {
+        "host": "127.0.0.1",
+        "port": 19443,
+        "certProvisionMode": "auto",
+        "secretName": "team-webhook-tls",
+        "serviceName": "team-webhook",
+    }
+    manager = FakeManager(RuntimeSettings(pod_namespace="ns"))
+    wh = setup_webhooks(manager, {"server": {"webhook": webhook}})
+    assert (wh.server.host, wh.server.requested_port) == ("127.0.0.1", 19443)
+    assert (wh.certs.mode, wh.certs.secret_name) == ("auto", "team-webhook-tls")
+    assert "team-webhook.ns.svc" in wh.certs.hosts
+    assert not [h for h in wh.certs.hosts if h.startswith("dynamo-operator-webhook")]
+    with pytest.raises(ValueError, match="certProvisionMode is 'sometimes'"):
+        setup_webhooks(manager, {"server": {"webhook": {**webhook, "certProvisionMode": "sometimes"}}})

@@ -10,5 +10,7 @@ exists and names the field and its context; the test exists and names the field;
 be converted changes the v1beta1 object; a refusal really happens when the validator, the configuration
 loader or ``helm template`` is run on a sample). A field with no entry, or an entry whose evidence no
 longer holds, fails ``tests/unit/test_api_coverage.py``; the table is regenerated from the same data
-(``make coverage-doc``) and compared, like the CRDs.
+(``make coverage-doc``) and compared, like the CRDs. What those static checks read, ``proof`` proves on
+the unit tier run under coverage (``make unit``): a named unit test must run the named function, a named
+helm test must set the value and render the named template.
 """

@@ -1,12 +1,14 @@
 """``python -m dynamo_coverage``: ``--write`` regenerates docs/api-coverage.md, ``--check`` reports stale or
-unsound entries (exit 1), ``--draft`` suggests entries for rows that have none."""
+unsound entries (exit 1), ``--prove`` holds every "acts" row to what the unit tier's tests really ran (the
+coverage data ``make unit`` writes; exit 1), ``--draft`` suggests entries for rows that have none."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from . import check, doc, draft
+from . import check, doc, draft, proof
 from .rows import all_rows, subchart_target
 
 
@@ -30,7 +32,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help="regenerate docs/api-coverage.md")
     parser.add_argument("--check", action="store_true", help="exit 1 on a stale table or unsound entry")
     parser.add_argument("--draft", action="store_true", help="suggest entries for rows without one")
+    parser.add_argument("--prove", action="store_true", help="each acts row's test ran its code (exit 1)")
+    parser.add_argument("--data", type=Path, default=proof.DATA, help="coverage data of the unit tier")
     args = parser.parse_args(argv)
+    if args.prove:
+        if not args.data.exists():
+            print(f"no coverage data at {args.data}: run `make unit` first", file=sys.stderr)
+            return 2
+        found = proof.problems(args.data)
+        for line in found:
+            print(line, file=sys.stderr)
+        said = f"coverage proof: {len(found)} problem(s): a named test that does not run the named code"
+        print(said, file=sys.stderr)
+        return 1 if found else 0
     if args.draft:
         _draft()
         return 0

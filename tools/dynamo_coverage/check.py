@@ -97,11 +97,7 @@ def _entry_problems(
     if isinstance(status, Acts):
         yield from _acts_problems(row, status, rows)
     elif isinstance(status, Warned):
-        if not status.code or not status.tests:
-            yield "warned needs the code that warns and the test that shows the warning"
-        yield from _code_problems(row, status.code)
-        for ref in status.tests:
-            yield from _test_problems(ref, row)
+        yield from _warned_problems(row, status, run)
     elif isinstance(status, Refused):
         yield from _code_problems(row, status.code)
         if run is True or (run and (status.where in run or status.where not in EVERY_CHECK)):
@@ -137,6 +133,16 @@ def _entry_problems(
         yield "is both pending and listed as a real entry"
 
 
+def _warned_problems(row: Row, status: Warned, run: bool | frozenset[str]) -> Iterator[str]:
+    if not status.code or not status.tests:
+        yield "warned needs the code that warns and a test that shows the warning"
+    yield from _code_problems(row, status.code)
+    for ref in status.tests:
+        yield from _test_problems(ref, row)
+    if status.sample and (run is True or (run and "admission" in run)):
+        yield from admission_warning_problems(status)
+
+
 def _acts_or_pending(key: str, rows: dict[str, Row]) -> bool:
     """A ``Converted`` row's target acts (or its owner's branch is about to make it act)."""
     table = entries()
@@ -164,7 +170,7 @@ def _code_problems(row: Row, refs: tuple[str, ...]) -> Iterator[str]:
             yield err
         elif not index.mentions(func, row.json, row.python):
             yield f"{ref} does not mention {row.json!r}"
-        elif not index.in_context(func, context(row), siblings(row)):
+        elif not index.in_context(func, context(row), siblings(row), row.json):
             yield (
                 f"{ref} mentions {row.json!r} but none of the names it is reached through "
                 f"({', '.join(sorted(context(row))[:4])}) nor another field of its type"
@@ -312,6 +318,26 @@ def _admission_refusal(status: Refused) -> Iterator[str]:
     text = " ".join(str(e) for e in result.errors)
     if status.message not in text:
         yield f"admission did not refuse the sample with {status.message!r} (got: {text or 'allowed'})"
+
+
+def admission_warning_problems(status: Warned) -> Iterator[str]:
+    """The sample is admitted with the warning, and ``render.notices`` (which ``render`` prints and the
+    controllers record as Events) says the same."""
+    from dynamo_operator.render import notices
+    from dynamo_operator.webhooks.validation import Context, validate
+
+    obj = base_object(status.kind, status.version)
+    for path, value in status.sample.items():
+        set_path(obj, path, value)
+    result = validate(status.kind, status.version, obj, None, Context(operation="CREATE"))
+    if result.errors:
+        yield f"admission refused the warned sample: {result.errors[0]}"
+        return
+    said = [w for w in result.warnings if status.message in w]
+    if not said:
+        yield f"admission gave no warning with {status.message!r} (got: {result.warnings or 'none'})"
+    elif not [w for w in notices.warnings(obj) if status.message in w]:
+        yield f"render.notices.warnings lacks {status.message!r}: render and the Event would not say it"
 
 
 def _config_refusal(status: Refused) -> Iterator[str]:

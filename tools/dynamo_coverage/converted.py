@@ -80,12 +80,11 @@ def _path_steps(kind: str, version: str, parts: list[str]) -> Iterator[tuple[str
         model = inner
 
 
-def _set(obj: dict, steps: list[tuple[str, Any]], value: Any) -> None:
+def _parent(obj: dict, steps: list[tuple[str, Any]]) -> dict:
+    """The dict that holds the field at ``steps``, created on the way (a map of components stands for its
+    first entry, a list for its first item)."""
     node: Any = obj
-    for i, (key, ann) in enumerate(steps):
-        if i == len(steps) - 1:
-            node[key] = value
-            return
+    for key, ann in steps[:-1]:
         inner = _unwrap(ann)
         origin = typing.get_origin(inner)
         if origin is dict:  # a map of components: the base's first entry
@@ -98,6 +97,21 @@ def _set(obj: dict, steps: list[tuple[str, Any]], value: Any) -> None:
             node = items[0]
         else:
             node = node.setdefault(key, {})
+    return node
+
+
+def _set(obj: dict, steps: list[tuple[str, Any]], value: Any) -> None:
+    _parent(obj, steps)[steps[-1][0]] = value
+
+
+def _pair(base: dict, steps: list[tuple[str, Any]]) -> tuple[dict, dict]:
+    """(before, after): both the base with the field's parents created, ``after`` with the sample value
+    set too. A parent the sample alone creates (a status, a list item, a struct) changes the output by
+    itself; comparing against the bare base would count that as the field's effect."""
+    before, after = copy.deepcopy(base), copy.deepcopy(base)
+    _parent(before, steps)
+    _set(after, steps, sample_value(steps[-1][1]))
+    return before, after
 
 
 def _without_annotations(obj: dict) -> dict:
@@ -127,9 +141,8 @@ def problems(row: Row, context: dict[str, Any] | None = None) -> Iterator[str]:
     for key, value in context.items():
         _set(base, list(_path_steps(kind, "v1alpha1", key.split("."))), value)
     steps = list(_steps(row, where))
-    changed = copy.deepcopy(base)
-    _set(changed, steps, sample_value(steps[-1][1]))
-    before = _without_annotations(convert(copy.deepcopy(base), "v1beta1"))
+    plain, changed = _pair(base, steps)
+    before = _without_annotations(convert(plain, "v1beta1"))
     after = _without_annotations(convert(changed, "v1beta1"))
     if before == after:
         path = ".".join(k for k, _ in steps)
@@ -182,11 +195,10 @@ def rendered_problems(row: Row, context: dict[str, Any] | None = None) -> Iterat
     for key, value in context.items():
         _set(base, list(_path_steps(kind, version, key.split("."))), value)
     steps = list(_steps(row, where))
-    changed = copy.deepcopy(base)
-    _set(changed, steps, sample_value(steps[-1][1]))
+    plain, changed = _pair(base, steps)
     ctx = RenderContext(operator_config=config, detected={ISTIO})  # VirtualServices render
     try:
-        before, after = render_all(copy.deepcopy(base), ctx), render_all(changed, ctx)
+        before, after = render_all(plain, ctx), render_all(changed, ctx)
     except Exception as exc:
         yield f"rendered: the sample cannot be rendered ({exc})"
         return

@@ -24,18 +24,34 @@ platform chart and its subcharts); the registry is `tools/dynamo_coverage/regist
 `tests/unit/test_api_coverage.py` fails when this file is stale, when a row has no entry, or when an entry's
 evidence does not hold:
 
-* **acts**: the named function exists and names the field *and* its context (a name it is reached through,
-  or another field of its type); the named test exists and names the field (**untested** when none does);
-  a chart value's template reads it, and not only into an env var that no operator code reads. A
-  v1alpha1 field marked *converted* is proven by converting a sample: setting it must change the v1beta1
-  object outside the annotations, and the v1beta1 field it lands in must act. A field marked *render
-  shows* is proven by rendering a sample with and without it (beside the switch it needs, when it needs
-  one: `spec.ingress.enabled`, `spec.pvcs[].create`).
+* **acts**: the named function exists and reads the field *and* is about its type: it names the field
+  outside prose (a message telling the user to set it is not a reader of it) and a name the type is
+  reached through or another field of its type, or it reads the field off the struct it is handed
+  (`gms.get("deviceClassName")`); the named test exists and names the field (**untested** when none
+  does); a chart value's template reads it, and not only into an env var that no operator code reads.
+  **`make unit` proves what that reads** (`python -m dynamo_coverage --prove`, on the unit tier run under
+  coverage with one context per test): every unit test an acts row names must have run a line of the
+  body of a Python function the row names, and a row with Python code names at least one unit test
+  (tests of the cluster tiers may stand beside it; they prove nothing here, the operator they drive runs
+  in another process); a helm-unittest test must set the value (its `set`, its suite's, or a values file
+  either names) and render a named template, or one that includes a named partial; code of a module that
+  belongs to another kind (the request's, the model's, the checkpoint's) proves nothing about a field
+  (a graph's component may act through the adapter and the checkpoint the graph creates); a field that
+  only admission checks read is refused or warned, never acts. A row that fails is fixed (the test that
+  runs its code, the code its test runs), not exempted. A v1alpha1 field marked *converted* is proven by
+  converting a sample: setting it must change the v1beta1 object outside the annotations, and the
+  v1beta1 field it lands in must act. A field marked *render shows* is proven by rendering a sample with
+  and without it (beside the switch it needs, when it needs one: `spec.ingress.enabled`,
+  `spec.pvcs[].create`). Both compare against the sample with the field's parents created, so that a
+  status, a list item or a struct the sample alone creates does not pass for the field's effect.
 * **refused**: the sample is run through the real check (admission `validate`, `parse_operator_config`,
   `helm template`) and must be refused with the quoted message.
-* **warned**: accepted (upstream accepts it) but without effect here, and a warning says so where its
-  author looks; the named code reads it and the named test shows the warning. An umbrella value passed to
-  a subchart value that is warned about is warned too.
+* **warned**: accepted (upstream accepts it), but it has no effect here, and a warning says so where its
+  author looks (the rule for inputs). The named code produces the warning and the named tests show it,
+  held to `make unit`'s proof as an acts row's are; a row with a sample is also run through admission,
+  which must admit it with the quoted warning, and through `render.notices`, which must give the same
+  (what `dynamo-operator render` prints and the controllers record as an Event). An umbrella value passed
+  to a subchart value that is warned about is warned too.
 * **storage-only**: the quote must be in the field's description or its type's (the API reference's text);
   a v1alpha1 field converted to a storage-only v1beta1 field is storage-only too.
 * **pending**: a branch not yet merged into main implements it (`registry/pending.py`; empty now
@@ -160,11 +176,13 @@ def status_cells(how: str, what: Any) -> tuple[str, str, str]:
         checked = f"checked: setting it{beside} changes what render shows"
         return "acts", f"`{what.code}` ({checked})", "coverage test"
     if isinstance(what, Warned):
+        sample = ", ".join(f"`{k}`" for k in what.sample)
+        said = f" {sample}: “{what.message}”" if what.sample else ""
         note = f" ({what.note})" if what.note else ""
         return (
             "warned",
-            f"accepted, a warning says it has no effect: {_refs(what.code)}{note}",
-            _refs(what.tests),
+            f"accepted, a warning says it has no effect:{said} {_refs(what.code)}{note}",
+            (_refs(what.tests)),
         )
     if isinstance(what, Unresolved):
         return "unresolved", what.why, "-"

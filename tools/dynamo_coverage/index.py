@@ -2,7 +2,10 @@
 
 A function "mentions" a field when one of its string literals is the field's JSON name (or has it as a
 dotted segment: ``"checkpoint.storage.pvc.basePath"``), or it reads an attribute or passes a keyword of the
-field's Python name. Tokens are collected per function (nested functions included in their parent).
+field's Python name. Tokens are collected per function (nested functions included in their parent). For
+code (``mentions``), prose does not count: a literal with whitespace in it (a message, a docstring) that
+names a field tells the reader what to set, it does not read it; a test's assertion on such a message
+does name the field it is about.
 """
 
 from __future__ import annotations
@@ -18,11 +21,15 @@ from .rows import REPO
 TEST_ROOTS = ("tests/unit", "tests/integration", "tests/faults")
 
 
-def tokens_of(node: ast.AST) -> set[str]:
+def tokens_of(node: ast.AST, prose: bool = True) -> set[str]:
+    """Names in ``node``: string literals (and their dotted or slashed segments; without ``prose``, none of
+    a literal with whitespace in it), attributes, keywords and variable names."""
     out: set[str] = set()
     for n in ast.walk(node):
         if isinstance(n, ast.Constant) and isinstance(n.value, str):
             text = n.value
+            if not prose and any(c.isspace() for c in text):
+                continue
             out.add(text)
             for part in text.replace("[", ".").replace("]", ".").replace("/", ".").split("."):
                 out.update(w for w in part.replace("=", " ").replace(",", " ").split() if w)
@@ -51,7 +58,7 @@ def module_functions(path: Path) -> dict[str, ast.AST]:
 
 
 @functools.cache
-def module_constants(path: Path) -> dict[str, set[str]]:
+def module_constants(path: Path, prose: bool = True) -> dict[str, set[str]]:
     """Tokens of each module-level assignment (``_SHARED_SAME = ("replicas", ...)``): a function that uses
     the constant mentions what it holds."""
     out: dict[str, set[str]] = {}
@@ -65,13 +72,13 @@ def module_constants(path: Path) -> dict[str, set[str]]:
         )
         for t in targets:
             if isinstance(t, ast.Name) and getattr(node, "value", None) is not None:
-                out[t.id] = tokens_of(node.value)
+                out[t.id] = tokens_of(node.value, prose)
     return out
 
 
-def function_tokens(path: Path, func: ast.AST) -> set[str]:
-    toks = tokens_of(func)
-    consts = module_constants(path)
+def function_tokens(path: Path, func: ast.AST, prose: bool = True) -> set[str]:
+    toks = tokens_of(func, prose)
+    consts = module_constants(path, prose)
     for name in [t for t in toks if t in consts]:
         toks |= consts[name]
     return toks
@@ -107,16 +114,41 @@ def resolve_test(ref: str) -> tuple[tuple[Path, ast.AST] | None, str]:
 
 
 def mentions(found: tuple[Path, ast.AST], json_name: str, python_name: str = "") -> bool:
-    toks = function_tokens(*found)
+    """The code reads the field: its name outside prose (``tokens_of``)."""
+    toks = function_tokens(*found, prose=False)
     return json_name in toks or bool(python_name and python_name in toks)
 
 
-def in_context(found: tuple[Path, ast.AST], context: set[str], siblings: set[str]) -> bool:
+def in_context(
+    found: tuple[Path, ast.AST], context: set[str], siblings: set[str], json_name: str = ""
+) -> bool:
     """The function is about the field's type: it names a field the type is reached through, or another
-    of the type's fields. A top-level field (no context, no siblings) passes."""
+    of the type's fields, or it is handed the struct and reads the field off it (``device_class(gms)``
+    reads ``gms.get("deviceClassName")`` and names nothing else). A top-level field (no context, no
+    siblings) passes."""
     if not context and not siblings:
         return True
-    return bool(function_tokens(*found) & (context | siblings))
+    return bool(function_tokens(*found) & (context | siblings)) or reads_off_parameter(found[1], json_name)
+
+
+def reads_off_parameter(func: ast.AST, json_name: str) -> bool:
+    """``param.get("<json_name>")`` or ``param["<json_name>"]`` where ``param`` is one of the function's
+    own parameters."""
+    if not json_name or not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    args = func.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            owner, key = node.func.value, node.args[0] if node.args else None
+        elif isinstance(node, ast.Subscript):
+            owner, key = node.value, node.slice
+        else:
+            continue
+        named = isinstance(owner, ast.Name) and owner.id in params
+        if named and isinstance(key, ast.Constant) and key.value == json_name:
+            return True
+    return False
 
 
 def mentions_test(found: tuple[Path, ast.AST], json_name: str, python_name: str = "") -> bool:

@@ -52,14 +52,24 @@ class Refused:
 
 @dataclass(frozen=True)
 class Warned:
-    """The row is accepted (upstream accepts it) but has no effect here, and a warning says so where its
-    author looks (the rule for inputs, docs/api-coverage.md). ``code``: where the warning is produced (a
-    chart template, or ``module:qualname``); ``tests``: the test that shows the warning; checked as for
-    ``Acts`` (the code reads the value, the test exists)."""
+    """Accepted (upstream accepts it), but it has no effect here, and a warning says so where its author
+    looks (the rule for inputs, docs/api-coverage.md).
+
+    ``code``: where the warning is produced; ``tests``: the tests that show it, held to the coverage proof
+    as an ``Acts`` row's are (a named unit test runs the code; a helm test sets the value and renders the
+    template). ``sample`` (with ``message``, ``kind``, ``version``): a dotted path -> value set on the kind's
+    minimal object, as a refusal's: admission must admit it with a warning containing ``message``, and
+    ``render.notices.warnings`` (the one source of kubectl's, ``render``'s and the Event's text) must give
+    the same warning.
+    """
 
     code: tuple[str, ...]
     tests: tuple[str, ...]
     note: str = ""
+    sample: dict[str, Any] = field(default_factory=dict, hash=False)
+    message: str = ""
+    kind: str = ""
+    version: str = ""
 
 
 @dataclass(frozen=True)
@@ -145,8 +155,17 @@ def refused(
     return Refused(where, sample, message, _tuple(code), kind, version, note)
 
 
-def warned(code: str | tuple[str, ...], test: str | tuple[str, ...], note: str = "") -> Warned:
-    return Warned(_tuple(code), _tuple(test), note)
+def warned(
+    code: str | tuple[str, ...],
+    test: str | tuple[str, ...],
+    note: str = "",
+    *,
+    sample: dict[str, Any] | None = None,
+    message: str = "",
+    kind: str = "",
+    version: str = "",
+) -> Warned:
+    return Warned(_tuple(code), _tuple(test), note, dict(sample or {}), message, kind, version)
 
 
 __all__ = [

@@ -106,10 +106,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
         ),
-        "name": acts(
-            "api.dgdr_conversion:status_to_beta",
-            "tests/unit/test_dgdr_conversion.py::test_upstream_v1alpha1_request_reads_as_typed_v1beta1_fields",
-        ),
+        "name": Converted("v1beta1.DynamoGraphDeploymentRequestStatus.dgdName"),
         "state": acts(
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
@@ -124,11 +121,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.DynamoCheckpointIdentity": {
-        "backendFramework": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
-            via="v1beta1.DynamoCheckpointIdentity.backendFramework",
-        ),
+        "backendFramework": Converted("v1beta1.DynamoCheckpointIdentity.backendFramework"),
         "dtype": Rendered("render.checkpoint:checkpoint_id"),
         "dynamoVersion": Rendered("render.checkpoint:checkpoint_id"),
         "extraParameters": Rendered("render.checkpoint:checkpoint_id"),
@@ -145,11 +138,11 @@ TYPES: dict[str, dict[str, Status]] = {
         "backoffLimit": StorageOnly("Deprecated: BackoffLimit is ignored."),
         "podTemplateSpec": acts(
             "render.checkpoint:checkpoint_job",
-            "tests/unit/test_webhooks_validation.py::test_dynamo_checkpoint_rules",
+            "tests/unit/test_render_checkpoint.py::test_job_runs_the_template_once_with_the_target_told_its_checkpoint",
         ),
         "targetContainerName": acts(
             "render.checkpoint:_target",
-            "tests/unit/test_webhooks_validation.py::test_dynamo_checkpoint_rules",
+            "tests/unit/test_render_checkpoint.py::test_target_container_name_and_disabled_shared_memory",
         ),
         "ttlSecondsAfterFinished": StorageOnly("Deprecated: TTLSecondsAfterFinished is ignored."),
     },
@@ -159,8 +152,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
         ),
         "conditions": acts(
-            "api.dgdr_conversion:status_to_beta",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "controllers.checkpoint:CheckpointReconciler._reconcile",
+            "tests/unit/test_controllers_status.py::test_a_checkpoints_first_pass_creates_its_job_and_writes_phase_job_name_and_conditions",
         ),
         "createdAt": acts(
             "render.checkpoint:step",
@@ -171,8 +164,11 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_graph_checkpoint.py::test_the_dcd_restores_from_the_graphs_checkpoint",
         ),
         "jobName": acts(
-            "render.dgdr:_profiling",
-            "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+            "render.checkpoint:step",
+            (
+                "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+                "tests/unit/test_controllers_status.py::test_a_checkpoints_first_pass_creates_its_job_and_writes_phase_job_name_and_conditions",
+            ),
         ),
         "location": StorageOnly("Deprecated: Location is ignored and no longer populated."),
         "message": acts(
@@ -180,8 +176,11 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_checkpoint.py::test_failed_or_lost_job_fails_the_checkpoint",
         ),
         "phase": acts(
-            "api.dgdr_conversion:status_to_beta",
-            "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+            "render.checkpoint:step",
+            (
+                "tests/unit/test_render_checkpoint.py::test_phases_pending_creating_ready_and_the_job_is_deleted_after",
+                "tests/unit/test_controllers_status.py::test_a_checkpoints_first_pass_creates_its_job_and_writes_phase_job_name_and_conditions",
+            ),
         ),
         "storageType": StorageOnly("Deprecated: StorageType is ignored and no longer populated."),
         # this platform creates no PodSnapshot (its checkpoint Job writes the checkpoint; PodSnapshots are
@@ -209,10 +208,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_pod_template_to_beta",
             "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
         ),
-        "globalDynamoNamespace": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_render_defaults.py::test_global_dynamo_namespace",
-            via="v1beta1.DynamoComponentDeploymentSharedSpec.globalDynamoNamespace",
+        "globalDynamoNamespace": Converted(
+            "v1beta1.DynamoComponentDeploymentSharedSpec.globalDynamoNamespace"
         ),
         "labels": acts(
             "api.conversion:_dgd_to_alpha",
@@ -222,14 +219,10 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_main_container_to_beta",
             "tests/unit/test_api_conversion.py::test_services_map_becomes_components_list_with_main_container",
         ),
-        "minAvailable": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
-            via="v1beta1.DynamoComponentDeploymentSharedSpec.minAvailable",
-        ),
+        "minAvailable": Converted("v1beta1.DynamoComponentDeploymentSharedSpec.minAvailable"),
         "readinessProbe": acts(
             "api.conversion:_main_container_to_beta",
-            "tests/unit/test_render_defaults.py::test_multinode_sglang_rendered",
+            "tests/unit/test_field_effects.py::test_the_services_readiness_probe_is_the_main_containers",
         ),
         "replicas": acts(
             "api.conversion:_shared_to_beta",
@@ -252,8 +245,8 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1alpha1.DynamoComponentDeploymentSpec": {
         "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_a_services_labels_and_annotations_reach_its_pods_under_extra_pod_metadata",
         ),
         "backendFramework": acts(
             "api.conversion:_dcd_to_alpha",
@@ -276,33 +269,21 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_pod_template_to_beta",
             "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
         ),
-        "globalDynamoNamespace": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_render_defaults.py::test_global_dynamo_namespace",
-            via="v1beta1.DynamoComponentDeploymentSpec.globalDynamoNamespace",
-        ),
+        "globalDynamoNamespace": Converted("v1beta1.DynamoComponentDeploymentSpec.globalDynamoNamespace"),
         "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_rollout.py::test_workers_report_the_namespace_of_their_revision",
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_a_services_labels_and_annotations_reach_its_pods_under_extra_pod_metadata",
         ),
         "livenessProbe": acts(
             "api.conversion:_main_container_to_beta",
             "tests/unit/test_api_conversion.py::test_services_map_becomes_components_list_with_main_container",
         ),
-        "minAvailable": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
-            via="v1beta1.DynamoComponentDeploymentSpec.minAvailable",
-        ),
+        "minAvailable": Converted("v1beta1.DynamoComponentDeploymentSpec.minAvailable"),
         "readinessProbe": acts(
             "api.conversion:_main_container_to_beta",
-            "tests/unit/test_render_defaults.py::test_multinode_sglang_rendered",
+            "tests/unit/test_field_effects.py::test_the_services_readiness_probe_is_the_main_containers",
         ),
-        "replicas": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
-            via="v1beta1.DynamoComponentDeploymentSpec.replicas",
-        ),
+        "replicas": Converted("v1beta1.DynamoComponentDeploymentSpec.replicas"),
         "serviceName": acts(
             "api.conversion:_dcd_to_alpha",
             "tests/unit/test_api_conversion.py::test_shared_memory_size_zero_disables",
@@ -313,21 +294,9 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.DynamoComponentDeploymentStatus": {
-        "conditions": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-            via="v1beta1.DynamoComponentDeploymentStatus.conditions",
-        ),
-        "observedGeneration": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-            via="v1beta1.DynamoComponentDeploymentStatus.observedGeneration",
-        ),
-        "podSelector": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_netpol.py::test_the_policy_selects_the_pods_the_graph_renders",
-            via="v1beta1.DynamoComponentDeploymentStatus.podSelector",
-        ),
+        "conditions": Converted("v1beta1.DynamoComponentDeploymentStatus.conditions"),
+        "observedGeneration": Converted("v1beta1.DynamoComponentDeploymentStatus.observedGeneration"),
+        "podSelector": Converted("v1beta1.DynamoComponentDeploymentStatus.podSelector"),
     },
     "v1alpha1.DynamoGraphDeploymentExperimentalSpec": {
         "kvTransferPolicy": Converted("v1beta1.DynamoGraphDeploymentExperimentalSpec.kvTransferPolicy"),
@@ -355,18 +324,21 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "v1alpha1.DynamoGraphDeploymentRequestStatus": {
-        "conditions": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-            via="v1beta1.DynamoGraphDeploymentRequestStatus.conditions",
-        ),
+        "conditions": Converted("v1beta1.DynamoGraphDeploymentRequestStatus.conditions"),
         "generatedDeployment": acts(
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_generated_graph_name_is_the_dgd_name_before_it_is_created",
         ),
         "observedGeneration": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            (
+                "render.dgdr:_pending",
+                "render.dgdr:step",
+            ),
+            (
+                "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+                "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+                "tests/unit/test_controllers_status.py::test_a_requests_first_pass_starts_profiling_and_writes_its_conditions_and_generation",
+            ),
             via="v1beta1.DynamoGraphDeploymentRequestStatus.observedGeneration",
         ),
         "profilingResults": acts(
@@ -396,52 +368,25 @@ TYPES: dict[str, dict[str, Status]] = {
         "selector": Converted("v1beta1.DynamoGraphDeploymentScalingAdapterStatus.selector"),
     },
     "v1alpha1.DynamoGraphDeploymentServiceRef": {
-        "name": acts(
-            "api.conversion:_dcd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
-        ),
+        "name": Converted("v1beta1.DynamoGraphDeploymentComponentRef.name"),
         "serviceName": acts(
             "api.conversion:_dgdsa",
             "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
         ),
     },
     "v1alpha1.DynamoGraphDeploymentSpec": {
-        "annotations": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_api_conversion.py::test_scaling_adapter_service_name_becomes_component_name",
-            via="v1beta1.DynamoGraphDeploymentSpec.annotations",
-        ),
-        "backendFramework": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_component.py::test_v1alpha1_dcd_renders_like_its_conversion",
-            via="v1beta1.DynamoGraphDeploymentSpec.backendFramework",
-        ),
+        "annotations": Converted("v1beta1.DynamoGraphDeploymentSpec.annotations"),
+        "backendFramework": Converted("v1beta1.DynamoGraphDeploymentSpec.backendFramework"),
         "envs": acts(
             "api.conversion:_dgd_to_alpha",
             "tests/unit/test_render_gms.py::test_frontend_sidecar_from_v1alpha1_gets_the_defaults_too",
         ),
-        "labels": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_rollout.py::test_workers_report_the_namespace_of_their_revision",
-            via="v1beta1.DynamoGraphDeploymentSpec.labels",
-        ),
-        "priorityClassName": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_render_grove.py::test_termination_delay_and_priority_class_come_from_config_and_graph",
-            via="v1beta1.DynamoGraphDeploymentSpec.priorityClassName",
-        ),
+        "labels": Converted("v1beta1.DynamoGraphDeploymentSpec.labels"),
+        "priorityClassName": Converted("v1beta1.DynamoGraphDeploymentSpec.priorityClassName"),
     },
     "v1alpha1.DynamoGraphDeploymentStatus": {
-        "conditions": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-            via="v1beta1.DynamoGraphDeploymentStatus.conditions",
-        ),
-        "observedGeneration": acts(
-            "api.conversion:_dcd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
-            via="v1beta1.DynamoGraphDeploymentStatus.observedGeneration",
-        ),
+        "conditions": Converted("v1beta1.DynamoGraphDeploymentStatus.conditions"),
+        "observedGeneration": Converted("v1beta1.DynamoGraphDeploymentStatus.observedGeneration"),
         "state": acts(
             "api.conversion:_dgd_status",
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
@@ -451,11 +396,10 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.DynamoModelSpec": {
         "baseModelName": acts(
             "controllers.dynamomodel:DynamoModelReconciler._reconcile",
-            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+            "tests/unit/test_controllers_status.py::test_a_base_models_pass_finds_its_workers_by_base_model_name_and_writes_its_conditions",
         ),
         "modelName": acts(
-            "render.model:load_request",
-            "tests/unit/test_render_model.py::test_base_model_endpoints_are_discovered_not_probed",
+            "render.model:load_request", "tests/unit/test_render_model.py::test_load_request_body"
         ),
         "modelType": acts(
             "render.model:is_lora",
@@ -465,7 +409,7 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1alpha1.DynamoModelStatus": {
         "conditions": acts(
             "controllers.dynamomodel:DynamoModelReconciler._reconcile",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "tests/unit/test_controllers_status.py::test_a_base_models_pass_finds_its_workers_by_base_model_name_and_writes_its_conditions",
         ),
         "loraFallbackCoveredEndpoints": acts(
             "render.model:model_status",
@@ -543,19 +487,22 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_pod_template_to_beta", "tests/unit/test_webhooks_validation.py::test_alpha_paths"
         ),
     },
-    "v1alpha1.GMSClientPodSpec": {
-        "name": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/unit/test_webhooks_gms.py::test_v1alpha1_shapes_conversion_keeps_aside_are_refused",
-            via="v1beta1.GMSClientPodSpec.name",
-        ),
-        "podTemplate": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
-            via="v1beta1.GMSClientPodSpec.podTemplate",
-        ),
-    },
     "v1alpha1.GPUMemoryServiceSpec": {
+        "extraClientPods": refused(
+            "admission",
+            {
+                "spec.services.Frontend.componentType": "worker",
+                "spec.services.Frontend.resources": {"limits": {"gpu": "1"}},
+                "spec.services.Frontend.gpuMemoryService": {
+                    "enabled": True,
+                    "extraClientPods": [{"name": "c"}],
+                },
+            },
+            "is reserved for inter-pod GMS client pods, which are not wired yet",
+            "render.gms:_gms_problems",
+            kind="DynamoGraphDeployment",
+            version="v1alpha1",
+        ),
         "enabled": acts(
             "api.conversion:_experimental_to_beta", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
         ),
@@ -647,8 +594,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "api.conversion:_resources_from_container", "tests/unit/test_webhooks_gms.py::test_v1alpha1_paths"
         ),
         "custom": acts(
-            "api.conversion:_resources_from_container",
-            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
+            "api.conversion:_resources_to_container",
+            "tests/unit/test_field_effects.py::test_gpu_type_names_the_gpu_resource_and_memory_and_custom_resources_pass_through",
         ),
         "gpu": acts(
             "api.conversion:_resources_from_container",
@@ -656,17 +603,23 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "gpuType": acts(
             "api.conversion:_resources_to_container",
-            "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
+            "tests/unit/test_field_effects.py::test_gpu_type_names_the_gpu_resource_and_memory_and_custom_resources_pass_through",
         ),
         "memory": acts(
-            "api.conversion:_resources_from_container",
-            "tests/unit/test_vendored_crds.py::test_kai_queue_crd_declares_every_field_the_chart_sets",
+            "api.conversion:_resources_to_container",
+            (
+                "tests/unit/test_field_effects.py::test_gpu_type_names_the_gpu_resource_and_memory_and_custom_resources_pass_through",
+                "tests/unit/test_api_conversion.py::test_service_resources_merge_into_the_main_containers_and_keep_its_claims",
+            ),
         ),
     },
     "v1alpha1.Resources": {
         "claims": acts(
-            "api.conversion:_resources_from_container",
-            "tests/unit/test_render_gms.py::test_gms_extra_client_containers_are_wired_and_absent_names_ignored",
+            (
+                "api.conversion:_resources_to_container",
+                "api.conversion:_merge_resources",
+            ),
+            "tests/unit/test_api_conversion.py::test_service_resources_merge_into_the_main_containers_and_keep_its_claims",
         ),
     },
     "v1alpha1.Restart": {
@@ -710,10 +663,7 @@ TYPES: dict[str, dict[str, Status]] = {
         "targetContainerName": Converted("v1beta1.ComponentCheckpointConfig.targetContainerName"),
     },
     "v1alpha1.ServiceCheckpointJobConfig": {
-        "podTemplate": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
-        ),
+        "podTemplate": Converted("v1beta1.ComponentCheckpointJobConfig.podTemplate"),
         "gmsClientContainers": refused(
             "admission",
             {"spec.services.Frontend.checkpoint": {"enabled": True, "job": {"gmsClientContainers": ["s"]}}},
@@ -734,17 +684,14 @@ TYPES: dict[str, dict[str, Status]] = {
         "componentKind": Converted("v1beta1.ComponentReplicaStatus.componentKind"),
         "componentName": acts(
             "api.conversion:_replica_status_to_alpha",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            "tests/unit/test_field_effects.py::test_a_v1alpha1_reader_sees_a_components_newest_resource_as_its_component_name",
         ),
         "componentNames": acts(
             "api.conversion:_replica_status_to_alpha",
             "tests/unit/test_api_conversion.py::test_status_services_become_components",
         ),
         "readyReplicas": Converted("v1beta1.ComponentReplicaStatus.readyReplicas"),
-        "replicas": acts(
-            "api.conversion:_shared_to_beta",
-            "tests/unit/test_crds_fresh.py::test_versions_storage_conversion_and_subresources",
-        ),
+        "replicas": Converted("v1beta1.ComponentReplicaStatus.replicas"),
         "runtimeNamespace": Converted("v1beta1.ComponentReplicaStatus.runtimeNamespace"),
         "updatedReplicas": Converted("v1beta1.ComponentReplicaStatus.updatedReplicas"),
         "scheduledReplicas": Converted("v1beta1.ComponentReplicaStatus.scheduledReplicas"),
@@ -775,8 +722,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_dgdr_output.py::test_a_graph_the_profiler_already_mounted_is_left_as_it_is",
         ),
         "name": acts(
-            "api.conversion:_dgd_to_alpha",
-            "tests/integration/test_crds_apiserver.py::test_scale_subresource_drives_the_adapter",
+            "api.conversion:_pod_template_to_beta",
+            "tests/unit/test_field_effects.py::test_a_volume_mount_used_as_compilation_cache_becomes_the_components_cache",
         ),
         "useAsCompilationCache": acts(
             "api.conversion:_pod_template_to_beta",

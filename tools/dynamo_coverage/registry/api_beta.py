@@ -6,6 +6,12 @@ from __future__ import annotations
 
 from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
 
+# the minimal graph's component made a GPU worker, so that GPU memory service settings are judged alone
+_GMS_WORKER = {
+    "spec.components[0].type": "worker",
+    "spec.components[0].podTemplate.spec.containers[0].resources": {"limits": {"nvidia.com/gpu": "1"}},
+}
+
 TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.CompilationCacheConfig": {
         "mountPath": acts(
@@ -20,15 +26,18 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.ComponentCheckpointConfig": {
         "checkpointRef": acts(
             "render.graph_checkpoint:plan_checkpoints",
-            "tests/integration/test_graph_checkpoint_cluster.py::test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_ready",
+            (
+                "tests/unit/test_render_graph_checkpoint.py::test_checkpoint_ref_restores_an_existing_checkpoint_and_creates_none",
+                "tests/integration/test_graph_checkpoint_cluster.py::test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_ready",
+            ),
         ),
         "deletionPolicy": acts(
             "render.graph_checkpoint:plan_checkpoints",
             "tests/unit/test_render_graph_checkpoint.py::test_what_the_component_runs_names_its_checkpoint",
         ),
         "enabled": acts(
-            "render.gms:_gms_problems",
-            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
+            "render.graph_checkpoint:checkpoint_config",
+            "tests/unit/test_render_graph_checkpoint.py::test_auto_checkpoint_is_dgd_scoped_named_labelled_and_runs_the_components_own_pod",
         ),
         "mode": acts(
             "render.gms:_gms_problems",
@@ -39,14 +48,14 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_graph_checkpoint.py::test_what_the_component_runs_names_its_checkpoint",
         ),
         "targetContainerName": acts(
-            "render.checkpoint:_target",
-            "tests/unit/test_webhooks_validation.py::test_dynamo_checkpoint_rules",
+            "render.graph_checkpoint:auto_checkpoint",
+            "tests/unit/test_render_graph_checkpoint.py::test_job_pod_template_and_target_container_are_merged_over_the_rendered_pod",
         ),
     },
     "v1beta1.ComponentCheckpointJobConfig": {
         "podTemplate": acts(
-            "render.gms:_gms_problems",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            "render.graph_checkpoint:_job_template",
+            "tests/unit/test_render_graph_checkpoint.py::test_job_pod_template_and_target_container_are_merged_over_the_rendered_pod",
         ),
         "gmsClientContainers": refused(
             "admission",
@@ -90,20 +99,26 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
         ),
         "componentNames": acts(
-            "controllers.rollout:restart",
-            "tests/unit/test_api_conversion.py::test_status_services_become_components",
+            "controllers.status:replica_status",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
         ),
         "readyReplicas": acts(
-            "controllers.dgd:DGDReconciler._from_dcd_status",
-            "tests/integration/test_controllers_cluster.py::test_scale_remove_hand_edit_and_delete",
+            "controllers.status:replica_status",
+            (
+                "tests/unit/test_component_pods.py::test_scheduled_replicas_is_written_only_when_known",
+                "tests/integration/test_controllers_cluster.py::test_scale_remove_hand_edit_and_delete",
+            ),
         ),
         "replicas": acts(
-            "render.grove:_component_parts",
-            "tests/unit/test_webhooks_gms.py::test_an_unchanged_component_is_not_judged_again_on_update",
+            "controllers.status:replica_status",
+            "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
         ),
         "runtimeNamespace": acts(
-            "controllers.dgd:DGDReconciler._dcd_graph_status",
-            "tests/integration/test_rollout_cluster.py::test_worker_change_rolls_workers_with_truthful_status",
+            "controllers.status:replica_status",
+            (
+                "tests/unit/test_render_grove.py::test_grove_status_says_what_is_missing_and_never_fakes_readiness",
+                "tests/integration/test_rollout_cluster.py::test_worker_change_rolls_workers_with_truthful_status",
+            ),
         ),
         "updatedReplicas": acts(
             "controllers.status:replica_status",
@@ -152,12 +167,12 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
         ),
         "model": acts(
-            "render.pod:pod_metadata",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            "render.checkpoint_ids:identity_hash",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
         ),
         "pipelineParallelSize": acts(
             "render.checkpoint_ids:identity_hash",
-            "tests/unit/test_render_graph_checkpoint.py::test_auto_checkpoint_is_dgd_scoped_named_labelled_and_runs_the_components_own_pod",
+            "tests/unit/test_field_effects.py::test_every_identity_field_names_another_checkpoint",
         ),
         "tensorParallelSize": acts(
             "render.checkpoint_ids:identity_hash",
@@ -170,26 +185,26 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_gms.py::test_frontend_sidecar_defaults_command_and_args_and_keeps_a_users_probe",
         ),
         "globalDynamoNamespace": acts(
-            "render.hashing:worker_hash", "tests/unit/test_render_defaults.py::test_global_dynamo_namespace"
+            "render.graph:build_dcd", "tests/unit/test_render_graph.py::test_dyn_namespace_global_and_dots"
         ),
         "minAvailable": acts(
             "render.grove:_component_parts",
-            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
+            "tests/unit/test_render_grove.py::test_single_node_components_are_one_clique_each",
         ),
         "name": acts(
-            "render.scaling:find_component",
-            "tests/unit/test_render_scaling.py::test_worker_hash_changes_with_what_workers_run",
+            "render.graph:build_dcd", "tests/unit/test_render_graph.py::test_dyn_namespace_global_and_dots"
         ),
         "podTemplate": acts(
-            "render.graph:check_gms", "tests/unit/test_render_graph.py::test_bad_input_names_object_and_field"
+            "render.pod:build_pod_template",
+            "tests/unit/test_render_credentials.py::test_user_env_still_wins_over_the_injected_credentials",
         ),
         "replicas": acts(
             "render.grove:_component_parts",
-            "tests/unit/test_webhooks_validation.py::test_defaulting_grove_min_available",
+            "tests/unit/test_render_grove.py::test_single_node_components_are_one_clique_each",
         ),
         "scalingAdapter": acts(
-            "controllers.dgdsa:AdapterSync.apply",
-            "tests/unit/test_webhooks_validation.py::test_scaling_adapter_replicas_only_by_operator_or_planner",
+            "render.scaling:has_adapter",
+            "tests/unit/test_controllers_status.py::test_a_component_with_a_scaling_adapter_gets_one_and_loses_it_without",
         ),
         "sharedMemorySize": acts(
             "render.hashing:worker_hash",
@@ -207,7 +222,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "frontendSidecar": acts(
             "render.pod:_with_frontend_sidecar",
-            "tests/unit/test_webhooks_validation.py::test_valid_dgd_passes",
+            "tests/unit/test_render_gms.py::test_frontend_sidecar_gets_the_frontend_defaults_under_the_users_fields",
         ),
         "globalDynamoNamespace": acts(
             "render.info:component_info", "tests/unit/test_render_defaults.py::test_global_dynamo_namespace"
@@ -221,34 +236,37 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_multinode.py::test_vllm_ray_leader_runs_head_then_vllm_workers_join",
         ),
         "podTemplate": acts(
-            "render.pod:_with_frontend_sidecar",
-            "tests/unit/test_render_scaling.py::test_worker_hash_ignores_replicas_adapter_order_and_non_workers",
+            "render.pod:build_pod_template",
+            "tests/unit/test_render_component.py::test_frontend_default_command_only_without_user_command",
         ),
         "replicas": acts(
             "render.grove:_clique",
             "tests/unit/test_render_grove.py::test_single_node_components_are_one_clique_each",
         ),
         "scalingAdapter": acts(
-            "controllers.dgdsa:AdapterSync.apply",
-            "tests/unit/test_render_scaling.py::test_adapter_defaults_to_one_replica_and_none_without_scaling_adapter",
+            "render.scaling:has_adapter",
+            "tests/unit/test_controllers_status.py::test_a_component_with_a_scaling_adapter_gets_one_and_loses_it_without",
+            note="the DGD controller creates the adapter for a graph's component (its DCD carries the field); a standalone DCD gets none, though admission holds its replicas for one (reported to the lead, issue 32)",
         ),
         "sharedMemorySize": acts(
             "render.hashing:worker_hash",
             "tests/unit/test_render_scaling.py::test_worker_hash_changes_with_what_workers_run",
         ),
         "type": acts(
-            "render.dgdr_output:_workers_image",
-            "tests/unit/test_webhooks_validation.py::test_multinode_launch_that_can_work_is_admitted",
+            "render.info:component_info", "tests/unit/test_render_defaults.py::test_dyn_component_is_the_type"
         ),
     },
     "v1beta1.DynamoComponentDeploymentStatus": {
         "conditions": acts(
-            "controllers.status:dgd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "controllers.status:dcd_status",
+            "tests/unit/test_controllers_pure.py::test_the_component_status_carries_its_selector_generation_and_both_conditions",
         ),
         "observedGeneration": acts(
-            "controllers.status:dgd_status",
-            "tests/integration/test_rollout_cluster.py::test_restart_sequential_then_parallel",
+            "controllers.status:dcd_status",
+            (
+                "tests/unit/test_controllers_pure.py::test_the_component_status_carries_its_selector_generation_and_both_conditions",
+                "tests/integration/test_rollout_cluster.py::test_restart_sequential_then_parallel",
+            ),
         ),
         "podSelector": acts(
             "render.netpol:mpi_ssh_network_policy",
@@ -268,7 +286,7 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.DynamoGraphDeploymentExperimentalSpec": {
         "kvTransferPolicy": acts(
             "render.kvtransfer:policy_of",
-            "tests/unit/test_render_kvtransfer.py::test_what_has_no_effect_is_said_once_by_the_one_mechanism",
+            "tests/unit/test_render_kvtransfer.py::test_a_label_key_policy_reaches_every_worker_pod_and_no_other",
         ),
     },
     "v1beta1.KvTransferPolicy": {
@@ -306,36 +324,49 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.dgdr_job:profiler_spec",
             "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
         ),
-        "model": acts(
-            "render.dgdr:cluster_errors",
-            "tests/unit/test_webhooks_dgdr.py::test_the_profiler_image_is_defaulted_on_create_only",
-        ),
+        "model": Rendered("render.dgdr_job:profiler_spec"),
         "searchStrategy": Rendered("render.dgdr_job:profiler_spec"),
     },
     "v1beta1.DynamoGraphDeploymentRequestStatus": {
         "conditions": acts(
-            "controllers.status:dgd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "api.dgdr_conversion:status_to_beta",
+            "tests/unit/test_render_dgdr.py::test_v1beta1_readers_see_the_conditions_and_generation_the_controller_wrote",
         ),
         "dgdName": acts(
             "api.dgdr_conversion:status_to_beta",
             "tests/unit/test_dgdr_conversion.py::test_generated_graph_name_is_the_dgd_name_before_it_is_created",
         ),
         "observedGeneration": acts(
-            "render.dgdr:_pending",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            (
+                "render.dgdr:_pending",
+                "render.dgdr:step",
+                "api.dgdr_conversion:status_to_beta",
+            ),
+            (
+                "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+                "tests/unit/test_render_dgdr.py::test_v1beta1_readers_see_the_conditions_and_generation_the_controller_wrote",
+            ),
         ),
         "phase": acts(
-            "render.dgdr:_profiling",
-            "tests/unit/test_render_dgdr.py::test_v1beta1_readers_see_the_progress_as_the_seed_says",
+            "api.dgdr_conversion:status_to_beta",
+            (
+                "tests/unit/test_render_dgdr.py::test_v1beta1_readers_see_the_progress_as_the_seed_says",
+                "tests/unit/test_dgdr_conversion.py::test_status_phases_follow_the_v1beta1_lifecycle",
+            ),
         ),
         "profilingJobName": acts(
             "api.dgdr_conversion:status_payload",
             "tests/unit/test_dgdr_conversion.py::test_fields_both_versions_hold_land_in_their_v1alpha1_homes",
         ),
         "profilingPhase": acts(
-            "render.dgdr:_pending",
-            "tests/unit/test_render_dgdr.py::test_completed_job_waits_for_its_output_then_fails_after_the_grace_period",
+            (
+                "render.dgdr:_pending",
+                "render.dgdr:_profiling",
+            ),
+            (
+                "tests/unit/test_render_dgdr.py::test_pending_validates_and_creates_the_job",
+                "tests/unit/test_render_dgdr.py::test_completed_job_waits_for_its_output_then_fails_after_the_grace_period",
+            ),
         ),
     },
     "v1beta1.DynamoGraphDeploymentScalingAdapterSpec": {
@@ -347,7 +378,10 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.DynamoGraphDeploymentScalingAdapterStatus": {
         "lastScaleTime": acts(
             "controllers.dgdsa:AdapterReconciler.__call__",
-            "tests/integration/test_scaling_cluster.py::test_adapter_lifecycle_kubectl_scale_and_hand_back",
+            (
+                "tests/unit/test_controllers_status.py::test_an_adapter_scales_its_component_and_records_when",
+                "tests/integration/test_scaling_cluster.py::test_adapter_lifecycle_kubectl_scale_and_hand_back",
+            ),
         ),
         "replicas": acts(
             "render.component:build_deployment",
@@ -360,8 +394,8 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.DynamoGraphDeploymentSpec": {
         "annotations": acts(
-            "render.dgd_override:_merge_metadata",
-            "tests/unit/test_render_graph.py::test_dcds_carry_no_owner_references_but_a_content_hash",
+            "render.graph:build_dcd",
+            "tests/unit/test_render_graph.py::test_labels_and_annotations_propagate_component_wins",
         ),
         "backendFramework": acts(
             "render.info:component_info",
@@ -371,8 +405,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "render.env:backend_env", "tests/unit/test_render_defaults.py::test_global_dynamo_namespace"
         ),
         "labels": acts(
-            "render.dgd_override:_merge_metadata",
-            "tests/unit/test_rollout.py::test_workers_report_the_namespace_of_their_revision",
+            "render.graph:build_dcd",
+            "tests/unit/test_render_graph.py::test_labels_and_annotations_propagate_component_wins",
         ),
         "priorityClassName": acts(
             "render.grove:build_podcliqueset",
@@ -382,21 +416,27 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.DynamoGraphDeploymentStatus": {
         "conditions": acts(
             "controllers.status:dgd_status",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "tests/unit/test_controllers_pure.py::test_the_graph_status_carries_its_state_ready_condition_generation_and_components",
         ),
         "observedGeneration": acts(
-            "render.dgdr:_pending",
-            "tests/unit/test_render_dgdr.py::test_spec_changes_after_profiling_started_are_rejected",
+            "controllers.status:dgd_status",
+            "tests/unit/test_controllers_pure.py::test_the_graph_status_carries_its_state_ready_condition_generation_and_components",
         ),
         "state": acts(
-            "render.dgdr:_pending",
-            "tests/unit/test_render_dgdr.py::test_a_job_deleted_while_profiling_is_created_again",
+            (
+                "controllers.status:dgd_status",
+                "controllers.status:dgd_ready_condition",
+            ),
+            (
+                "tests/unit/test_controllers_pure.py::test_the_graph_status_carries_its_state_ready_condition_generation_and_components",
+                "tests/unit/test_controllers_pure.py::test_dgd_ready_reasons_name_the_components",
+            ),
         ),
     },
     "v1beta1.EPPConfig": {
         "config": acts(
             "render.component:build_epp_configmap",
-            "tests/unit/test_webhooks_server.py::test_validate_allows_and_warns",
+            "tests/unit/test_render_component.py::test_epp_configmap_from_config_and_mount",
         ),
         "configMapRef": acts(
             "render.pod:epp_config_source",
@@ -418,24 +458,26 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_dgdr_output.py::test_the_planner_feature_needs_a_planner_in_the_graph",
         ),
     },
-    "v1beta1.GMSClientPodSpec": {
-        "name": acts(
-            "render.hashing:worker_hash",
-            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
-        ),
-        "podTemplate": acts(
-            "render.gms:_gms_problems",
-            "tests/unit/test_render_gms.py::test_problems_of_every_inconsistent_combination",
-        ),
-    },
     "v1beta1.GPUMemoryServiceSpec": {
+        # inter-pod GMS client pods are not wired: refused as a whole (GMSClientPodSpec's rows with it)
+        "extraClientPods": refused(
+            "admission",
+            {
+                **_GMS_WORKER,
+                "spec.components[0].experimental.gpuMemoryService": {"extraClientPods": [{"name": "c"}]},
+            },
+            "is reserved for inter-pod GMS client pods, which are not wired yet",
+            "render.gms:_gms_problems",
+            kind="DynamoGraphDeployment",
+            version="v1beta1",
+        ),
         "deviceClassName": acts(
-            "controllers.gms:missing_device_classes",
-            "tests/unit/test_render_gms.py::test_gms_default_device_class_and_the_frontend_untouched",
+            "render.gms:device_class",
+            "tests/unit/test_render_gms.py::test_gms_claim_template_replaces_the_gpu_request_by_a_shared_dra_claim",
         ),
         "extraClientContainers": acts(
-            "render.gms:_gms_problems",
-            "tests/unit/test_crds_fresh.py::test_reference_markers_reach_the_schema",
+            "render.gms:apply_gms",
+            "tests/unit/test_render_gms.py::test_gms_extra_client_containers_are_wired_and_absent_names_ignored",
         ),
         "mode": acts(
             "render.gms:_gms_problems",
@@ -484,7 +526,11 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.ModelReference": {
         "name": acts(
-            "render.scaling:find_component", "tests/unit/test_webhooks_validation.py::test_dynamo_model_rules"
+            (
+                "render.pod:system_labels",
+                "render.component:build_model_service",
+            ),
+            "tests/unit/test_render_component.py::test_model_ref_headless_service",
         ),
         "revision": acts(
             "render.component:build_model_service",
@@ -493,14 +539,20 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "v1beta1.MultinodeSpec": {
         "nodeCount": acts(
-            "render.grove:pcs_name",
-            "tests/unit/test_render_netpol.py::test_on_by_default_off_when_asked_and_absent_for_other_backends",
+            (
+                "render.info:component_info",
+                "render.grove:podclique_names",
+            ),
+            "tests/unit/test_render_grove.py::test_multinode_component_is_a_scaling_group_of_leader_and_worker_cliques",
         ),
     },
     "v1beta1.OverridesSpec": {
         "dgd": acts(
-            "render.dgdr_output:_metadata",
-            "tests/unit/test_render_dgdr_output.py::test_an_override_the_graph_cannot_take_fails_the_output",
+            "render.dgd_override:apply_override",
+            (
+                "tests/unit/test_render_dgdr_output.py::test_the_generated_graph_carries_the_override_and_is_stored_as_v1alpha1",
+                "tests/unit/test_render_dgdr_output.py::test_an_override_the_graph_cannot_take_fails_the_output",
+            ),
         ),
         "profilingJob": acts(
             "render.dgdr_job:profiling_job",
@@ -522,25 +574,28 @@ TYPES: dict[str, dict[str, Status]] = {
     "v1beta1.ProfilingResultsStatus": {
         "selectedConfig": acts(
             "api.dgdr_conversion:status_to_beta",
-            "tests/integration/test_dgdr_cluster.py::test_v1beta1_request_with_every_field_is_kept_and_acted_on",
+            (
+                "tests/unit/test_dgdr_conversion.py::test_generated_graph_name_is_the_dgd_name_before_it_is_created",
+                "tests/integration/test_dgdr_cluster.py::test_v1beta1_request_with_every_field_is_kept_and_acted_on",
+            ),
         ),
     },
     "v1beta1.Restart": {
         "id": acts(
-            "render.graph:restart_annotation", "tests/unit/test_rollout.py::test_a_new_restart_id_starts_over"
+            "controllers.rollout:restart", "tests/unit/test_rollout.py::test_a_new_restart_id_starts_over"
         ),
     },
     "v1beta1.RestartStatus": {
         "inProgress": acts(
-            "controllers.status:restart_overlay",
+            "controllers.rollout:restart",
             "tests/unit/test_rollout.py::test_sequential_restart_follows_an_explicit_order",
         ),
         "observedID": acts(
-            "controllers.status:restart_overlay",
+            "controllers.rollout:restart",
             "tests/unit/test_rollout.py::test_no_restart_keeps_only_a_terminal_status",
         ),
         "phase": acts(
-            "controllers.status:restart_overlay",
+            "controllers.rollout:restart",
             "tests/unit/test_rollout.py::test_no_restart_keeps_only_a_terminal_status",
         ),
     },
@@ -560,8 +615,8 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_rollout.py::test_reverting_to_the_live_revision_completes_a_running_update",
         ),
         "phase": acts(
-            "controllers.dgd:DGDReconciler._restart",
-            "tests/unit/test_status_progress.py::test_dgd_progress_is_any_change_while_the_graph_is_still_starting",
+            "controllers.rollout:rolling_update",
+            "tests/unit/test_rollout.py::test_hash_change_starts_pending_then_in_progress_then_completes",
         ),
         "startTime": acts(
             "controllers.rollout:rolling_update",

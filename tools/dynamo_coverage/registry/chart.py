@@ -65,8 +65,7 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:etcd/tests/pod_values_test.yaml::imagePullSecrets, nodeSelector, tolerations and affinity place the etcd pods",
         ),
         "livenessProbe.enabled": acts(
-            "tpl:etcd/templates/networkpolicy.yaml",
-            "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
+            "tpl:etcd/templates/statefulset.yaml", "helm:etcd/tests/etcd_test.yaml::probes can be turned off"
         ),
         "nameOverride": acts(
             "tpl:etcd/templates/_helpers.tpl",
@@ -92,12 +91,12 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:etcd/templates/_helpers.tpl", "helm:etcd/tests/etcd_test.yaml::PDB keeps a quorum of three"
         ),
         "persistence.enabled": acts(
-            "tpl:etcd/templates/networkpolicy.yaml",
+            "tpl:etcd/templates/statefulset.yaml",
             "helm:etcd/tests/etcd_test.yaml::persistence off uses an emptyDir",
         ),
         "persistence.mountPath": acts(
             "tpl:etcd/templates/statefulset.yaml",
-            "helm:etcd/tests/etcd_test.yaml::client certificates serve https, verify clients and mount the server certificate",
+            "helm:etcd/tests/pod_values_test.yaml::persistence.mountPath moves the data volume and etcd's data directory",
         ),
         "persistence.size": acts(
             "tpl:etcd/templates/statefulset.yaml",
@@ -116,19 +115,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:etcd/tests/storage_test.yaml::quotaBackendBytes, autoCompactionRetention and extraEnv reach etcd's environment",
         ),
         "readinessProbe.enabled": acts(
-            "tpl:etcd/templates/networkpolicy.yaml",
-            "helm:etcd/tests/etcd_test.yaml::probes can be turned off",
+            "tpl:etcd/templates/statefulset.yaml", "helm:etcd/tests/etcd_test.yaml::probes can be turned off"
         ),
         "replicaCount": acts(
             "tpl:etcd/templates/pdb.yaml", "helm:etcd/tests/etcd_test.yaml::PDB keeps a quorum of three"
         ),
         "resources": acts(
             "tpl:etcd/templates/statefulset.yaml",
-            "helm:etcd/tests/etcd_test.yaml::runs the etcd project's image, pinned, with a PVC and health probes on the metrics port",
+            "helm:etcd/tests/pod_values_test.yaml::resources reach the etcd container",
         ),
         "service.type": acts(
             "tpl:etcd/templates/service.yaml",
-            "helm:etcd/tests/etcd_test.yaml::generates a CA, the server certificate and the workloads' client certificate",
+            "helm:etcd/tests/pod_values_test.yaml::service.type is the client Service's type, not the headless one's",
         ),
         "tolerations": acts(
             "tpl:etcd/templates/statefulset.yaml",
@@ -307,11 +305,11 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "queues.default": acts(
             "tpl:kai-scheduler/templates/queues.yaml",
-            "helm:kai-scheduler/tests/kai_test.yaml::queues dynamo-default and dynamo as post-install hooks",
+            "helm:kai-scheduler/tests/kai_test.yaml::queues.parent and queues.default name the two queues, the default one under the parent",
         ),
         "queues.parent": acts(
             "tpl:kai-scheduler/templates/queues.yaml",
-            "helm:kai-scheduler/tests/kai_test.yaml::queues dynamo-default and dynamo as post-install hooks",
+            "helm:kai-scheduler/tests/kai_test.yaml::queues.parent and queues.default name the two queues, the default one under the parent",
         ),
     },
     "nats": {
@@ -336,24 +334,36 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:nats/tests/nats_test.yaml::cluster mode runs the route mesh",
         ),
         "config.cluster.port": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::the NetworkPolicy admits clients only from Dynamo pods, the operator and the test pod",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.cluster.replicas and config.cluster.port size the route mesh",
         ),
         "config.cluster.replicas": acts(
             "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::cluster mode runs the route mesh",
+            "helm:nats/tests/config_test.yaml::config.cluster.replicas and config.cluster.port size the route mesh",
         ),
         "config.jetstream.enabled": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.jetstream.enabled false runs NATS without JetStream or its store",
         ),
         "config.jetstream.fileStore.dir": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::config carries max_payload and JetStream",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.jetstream.fileStore.dir is where the store is kept and mounted",
         ),
         "config.jetstream.fileStore.enabled": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.jetstream.fileStore.enabled false keeps JetStream in memory, with no store on disk",
         ),
         "config.jetstream.fileStore.maxSize": acts(
             "tpl:nats/templates/_helpers.tpl",
@@ -373,7 +383,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "config.jetstream.memoryStore.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::persistence off uses an emptyDir",
+            "helm:nats/tests/jetstream_test.yaml::config.jetstream.fileStore.maxSize and memoryStore.maxSize cap the stores",
         ),
         "config.jetstream.memoryStore.maxSize": acts(
             "tpl:nats/templates/_helpers.tpl",
@@ -384,24 +394,37 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:nats/tests/values_test.yaml::config.merge adds top-level nats-server settings",
         ),
         "config.monitor.enabled": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.monitor.enabled false turns the endpoint off and probes the client port",
         ),
         "config.monitor.port": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.monitor.port moves the monitoring endpoint the probes use",
         ),
         "config.nats.port": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::the client Service is <release>-nats on 4222",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/statefulset.yaml",
+                "tpl:nats/templates/service.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.nats.port moves the client port of the server, its container and both Services",
         ),
         "config.nats.tls.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
         ),
         "config.nats.tls.secretName": acts(
-            "tpl:nats/templates/_helpers.tpl",
-            "helm:nats/tests/nats_test.yaml::TLS with client verification mounts the server certificate and generates the workloads' Secret",
+            (
+                "tpl:nats/templates/_helpers.tpl",
+                "tpl:nats/templates/secrets.yaml",
+            ),
+            "helm:nats/tests/config_test.yaml::config.nats.tls.secretName serves a certificate of the user's",
         ),
         "config.nats.tls.verifyClients": acts(
             "tpl:nats/templates/_helpers.tpl",
@@ -409,7 +432,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "container.env": acts(
             "tpl:nats/templates/statefulset.yaml",
-            "helm:nats/tests/nats_test.yaml::user/password authentication reads the generated Secret through the environment",
+            "helm:nats/tests/config_test.yaml::container.env and container.resources reach the NATS container",
         ),
         "container.image.pullPolicy": acts(
             "tpl:nats/templates/statefulset.yaml",
@@ -425,7 +448,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "container.resources": acts(
             "tpl:nats/templates/statefulset.yaml",
-            "helm:nats/tests/nats_test.yaml::runs the official image with JetStream on a PVC and health probes",
+            "helm:nats/tests/config_test.yaml::container.env and container.resources reach the NATS container",
         ),
         "containerSecurityContext": acts(
             "tpl:nats/templates/statefulset.yaml",
@@ -551,11 +574,14 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "controllerManager.leaderElection.namespace": acts(
             "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::allows a custom leader election id in namespace-restricted mode",
+            "helm:operator/tests/rbac_test.yaml::leader election namespace follows the value, and the target namespace when restricted",
         ),
         "controllerManager.manager.args": acts(
-            "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::runs dynamo-operator with the contract arguments and ports",
+            (
+                "tpl:operator/templates/deployment.yaml",
+                "tpl:operator/templates/_helpers.tpl",
+            ),
+            "helm:operator/tests/values_test.yaml::controllerManager.manager.args are the operator's flags after its configuration",
         ),
         "controllerManager.manager.containerSecurityContext": acts(
             "tpl:operator/templates/deployment.yaml",
@@ -563,7 +589,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "controllerManager.manager.env": acts(
             "tpl:operator/templates/deployment.yaml",
-            "helm:operator/tests/deployment_test.yaml::gives the operator its pod IP (health binds it, not every interface) and the metrics Service name",
+            "helm:operator/tests/values_test.yaml::controllerManager.manager.env is added to the operator's own environment",
         ),
         "controllerManager.manager.image.pullPolicy": acts(
             "tpl:operator/templates/deployment.yaml",
@@ -575,7 +601,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "controllerManager.manager.image.tag": acts(
             "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::uses this project's image with the appVersion tag by default",
+            "helm:operator/tests/deployment_test.yaml::honours image overrides",
         ),
         "controllerManager.manager.resources.limits": acts(
             "tpl:operator/templates/deployment.yaml",
@@ -587,7 +613,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "controllerManager.nodeSelector": acts(
             "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::keeps a user's affinity instead of the default spread",
+            "helm:operator/tests/values_test.yaml::controllerManager.nodeSelector places the operator and its install hook Jobs",
         ),
         "controllerManager.podAnnotations": acts(
             "tpl:operator/templates/deployment.yaml",
@@ -610,7 +636,7 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/deployment_test.yaml::refuses several replicas in namespace-restricted mode, naming the field",
         ),
         "controllerManager.serviceAccount.annotations": acts(
-            "tpl:operator/templates/grafana-dashboard.yaml",
+            "tpl:operator/templates/serviceaccount.yaml",
             "helm:operator/tests/rbac_test.yaml::ServiceAccount carries its annotations",
         ),
         "controllerManager.tolerations": acts(
@@ -626,12 +652,15 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
         ),
         "dynamo.dockerRegistry.existingSecretName": acts(
-            "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::refuses registry credentials without a password or secret",
+            (
+                "tpl:operator/templates/_helpers.tpl",
+                "tpl:operator/templates/registry-secret.yaml",
+            ),
+            "helm:operator/tests/observability_test.yaml::no registry Secret with an existing one",
         ),
         "dynamo.dockerRegistry.password": acts(
-            "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/deployment_test.yaml::refuses registry credentials without a password or secret",
+            "tpl:operator/templates/registry-secret.yaml",
+            "helm:operator/tests/observability_test.yaml::registry Secret from credentials",
         ),
         "dynamo.dockerRegistry.secure": refused(
             "install",
@@ -675,7 +704,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "dynamo.ingress.enabled": acts(
             "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy restricts 9443 and leaves metrics and health open",
+            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
         ),
         "dynamo.ingress.tlsSecretName": acts(
             "tpl:operator/templates/_config.tpl",
@@ -716,11 +745,14 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/hardening_test.yaml::the sshd NetworkPolicies can be turned off, and their grant with them",
         ),
         "dynamo.mpiRun.secretName": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/deployment_test.yaml::mounts the OperatorConfiguration and the optional webhook certificate",
+            (
+                "tpl:operator/templates/_config.tpl",
+                "tpl:operator/templates/mpi-secret-rbac.yaml",
+            ),
+            "helm:operator/tests/mpi_secret_rbac_test.yaml::follows the Secret's name",
         ),
         "dynamo.mpiRun.sshKeygen.enabled": acts(
-            "tpl:operator/templates/_config.tpl",
+            "tpl:operator/templates/install-hooks.yaml",
             "helm:operator/tests/install_hooks_test.yaml::no certificate Job outside auto mode, no MPI Job without keygen",
         ),
         "dynamo.podTemplateChecks.action": acts(
@@ -741,15 +773,15 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "dynamo.virtualServiceSupportsHTTPS": acts(
             "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/operator_config_test.yaml::carries ingress, istio, model express, prometheus and grove settings",
+            "helm:operator/tests/operator_config_test.yaml::carries virtualServiceSupportsHTTPS and the MPI Secret copy switch",
         ),
         "enabled": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+            "tpl:platform/Chart.yaml",
+            "helm:platform/tests/platform_test.yaml::the operator can be disabled (no operator checks in the test pod)",
         ),
         "etcdAddr": acts(
             "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+            "helm:operator/tests/operator_config_test.yaml::uses natsAddr and etcdAddr when set",
         ),
         "etcdAuth.method": acts(
             "tpl:operator/templates/_infrastructure.tpl",
@@ -765,19 +797,19 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "gpuDiscovery.enabled": acts(
             "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+            "helm:operator/tests/values_test.yaml::gpuDiscovery.enabled false turns the operator's GPU discovery off",
         ),
         "grafanaDashboard.annotations": acts(
             "tpl:operator/templates/grafana-dashboard.yaml",
-            "helm:operator/tests/deployment_test.yaml::mounts the OperatorConfiguration and the optional webhook certificate",
+            "helm:operator/tests/observability_test.yaml::grafanaDashboard.labels and annotations reach the dashboard ConfigMap",
         ),
         "grafanaDashboard.enabled": acts(
-            "tpl:operator/templates/_config.tpl",
+            "tpl:operator/templates/grafana-dashboard.yaml",
             "helm:operator/tests/observability_test.yaml::dashboard can be turned off",
         ),
         "grafanaDashboard.labels": acts(
-            "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+            "tpl:operator/templates/grafana-dashboard.yaml",
+            "helm:operator/tests/observability_test.yaml::grafanaDashboard.labels and annotations reach the dashboard ConfigMap",
         ),
         "imagePullSecrets": acts(
             "tpl:operator/templates/_helpers.tpl",
@@ -800,7 +832,7 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/uninstall_hooks_test.yaml::can be turned off",
         ),
         "installHooks.enabled": acts(
-            "tpl:operator/templates/_config.tpl",
+            "tpl:operator/templates/install-hooks.yaml",
             "helm:operator/tests/install_hooks_test.yaml::nothing when hooks are off",
         ),
         "installHooks.keepSecretsOnUninstall": acts(
@@ -837,7 +869,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "metricsService.type": acts(
             "tpl:operator/templates/services.yaml",
-            "helm:operator/tests/deployment_test.yaml::runs one replica by default in namespace-restricted mode, recreated on upgrade",
+            "helm:operator/tests/values_test.yaml::metricsService.type sets the metrics Service's type",
         ),
         "modelExpressURL": acts(
             "tpl:operator/templates/_config.tpl",
@@ -868,12 +900,18 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
         ),
         "namespaceRestriction.targetNamespace": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/hardening_test.yaml::namespace-restricted, the grant is a Role in the target namespace",
+            (
+                "tpl:operator/templates/_config.tpl",
+                "tpl:operator/templates/networkpolicy-rbac.yaml",
+            ),
+            (
+                "helm:operator/tests/operator_config_test.yaml::writes the namespace-restricted section and no cluster RBAC role names",
+                "helm:operator/tests/hardening_test.yaml::namespace-restricted, the grant is a Role in the target namespace",
+            ),
         ),
         "natsAddr": acts(
             "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+            "helm:operator/tests/operator_config_test.yaml::uses natsAddr and etcdAddr when set",
         ),
         "natsAuth.method": acts(
             "tpl:operator/templates/_infrastructure.tpl",
@@ -896,7 +934,7 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
         ),
         "networkPolicy.webhook.enabled": acts(
-            "tpl:operator/templates/_config.tpl",
+            "tpl:operator/templates/networkpolicy.yaml",
             "helm:operator/tests/hardening_test.yaml::the webhook NetworkPolicy needs the API server's addresses",
         ),
         "networkPolicy.webhook.from": acts(
@@ -907,41 +945,43 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/admission-policies.yaml",
             "helm:operator/tests/admission_policies_test.yaml::nothing with the switch off",
         ),
-        "security.enableHTTP2": acts(
+        "security.enableHTTP2": warned(
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/values_test.yaml::security.enableHTTP2 reaches the OperatorConfiguration",
+            "written into the OperatorConfiguration's security.enableHTTP2, which the operator accepts with a "
+            "warning (config.SecurityConfiguration.enableHTTP2)",
         ),
         "serviceMonitor.enabled": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/observability_test.yaml::ServiceMonitor verifies the operator's certificate against our CA, by the Service's name",
+            "tpl:operator/templates/servicemonitor.yaml",
+            "helm:operator/tests/observability_test.yaml::ServiceMonitor forced on and off",
         ),
         "serviceMonitor.interval": acts(
             "tpl:operator/templates/servicemonitor.yaml",
             "helm:operator/tests/values_test.yaml::serviceMonitor.interval sets the scrape interval",
         ),
         "serviceMonitor.labels": acts(
-            "tpl:operator/templates/_helpers.tpl",
-            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+            "tpl:operator/templates/servicemonitor.yaml",
+            "helm:operator/tests/values_test.yaml::serviceMonitor.labels label the ServiceMonitor, beside the chart's own",
         ),
         "serviceMonitor.tlsConfig": acts(
             "tpl:operator/templates/servicemonitor.yaml",
-            "helm:operator/tests/observability_test.yaml::ServiceMonitor verifies the operator's certificate against our CA, by the Service's name",
+            "helm:operator/tests/observability_test.yaml::ServiceMonitor takes a tlsConfig of the user's",
         ),
         "webhook.caBundle": acts(
             "tpl:operator/templates/webhook-configuration.yaml",
-            "helm:operator/tests/webhook_test.yaml::renders a validating and a mutating configuration labelled for caBundle injection",
+            "helm:operator/tests/webhook_test.yaml::manual mode with a caBundle sets it and drops the injection label",
         ),
         "webhook.certManager.certificate.duration": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+            "tpl:operator/templates/webhook-certificates.yaml",
+            "helm:operator/tests/values_test.yaml::webhook.certManager durations reach the serving and root CA Certificates",
         ),
         "webhook.certManager.certificate.renewBefore": acts(
             "tpl:operator/templates/webhook-certificates.yaml",
             "helm:operator/tests/values_test.yaml::webhook.certManager renewBefore values reach the serving and root CA Certificates",
         ),
         "webhook.certManager.certificate.rootCA.duration": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/observability_test.yaml::Grafana dashboard ConfigMap carries the sidecar label and the operator metrics",
+            "tpl:operator/templates/webhook-certificates.yaml",
+            "helm:operator/tests/values_test.yaml::webhook.certManager durations reach the serving and root CA Certificates",
         ),
         "webhook.certManager.certificate.rootCA.renewBefore": acts(
             "tpl:operator/templates/webhook-certificates.yaml",
@@ -956,8 +996,11 @@ VALUES: dict[str, dict[str, Status]] = {
             "helm:operator/tests/deployment_test.yaml::refuses cert-manager with an out-of-cluster clientConfig URL",
         ),
         "webhook.certificateSecret.name": acts(
-            "tpl:operator/templates/_config.tpl",
-            "helm:operator/tests/deployment_test.yaml::runs dynamo-operator with the contract arguments and ports",
+            (
+                "tpl:operator/templates/_config.tpl",
+                "tpl:operator/templates/deployment.yaml",
+            ),
+            "helm:operator/tests/values_test.yaml::webhook.certificateSecret.name is the Secret the operator serves from and the configuration names",
         ),
         "webhook.clientConfigURL": acts(
             "tpl:operator/templates/_helpers.tpl",
@@ -965,7 +1008,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "webhook.failurePolicy": acts(
             "tpl:operator/templates/webhook-configuration.yaml",
-            "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
+            "helm:operator/tests/webhook_test.yaml::failure policy and timeout come from values",
         ),
         "webhook.service.publishNotReadyAddresses": acts(
             "tpl:operator/templates/services.yaml",
@@ -973,13 +1016,13 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "webhook.timeoutSeconds": acts(
             "tpl:operator/templates/webhook-configuration.yaml",
-            "helm:operator/tests/webhook_test.yaml::points at the webhook Service with the conventional paths",
+            "helm:operator/tests/webhook_test.yaml::failure policy and timeout come from values",
         ),
     },
     "platform": {
         "tests.image": acts(
-            "tpl:platform/templates/NOTES.txt",
-            "helm:platform/tests/platform_test.yaml::the umbrella defaults use this project's operator image",
+            "tpl:platform/templates/tests/test-connection.yaml",
+            "helm:platform/tests/platform_test.yaml::tests.image is the helm test pod's image (a mirror for air-gapped clusters)",
         ),
     },
 }

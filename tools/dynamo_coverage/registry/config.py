@@ -4,7 +4,7 @@ field); an ``acts`` without a test is shown as untested."""
 
 from __future__ import annotations
 
-from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused  # noqa: F401
+from ..status import Converted, Rendered, Status, StorageOnly, Unresolved, acts, refused, warned  # noqa: F401
 
 TYPES: dict[str, dict[str, Status]] = {
     "config.CheckpointConfiguration": {
@@ -23,8 +23,7 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_checkpoint_storage.py::test_the_claim_is_upstreams_shape",
         ),
         "basePath": acts(
-            "render.env:checkpoint_env",
-            "tests/unit/test_webhooks_validation.py::test_checkpoint_volume_name_clash_is_refused_naming_the_volume_and_the_fix",
+            "render.env:checkpoint_env", "tests/unit/test_render_defaults.py::test_checkpoint_env_pvc"
         ),
         "create": acts(
             "render.checkpoint_storage:storage_claim",
@@ -66,8 +65,14 @@ TYPES: dict[str, dict[str, Status]] = {
     },
     "config.DRAConfiguration": {
         "enabled": acts(
-            "render.context:RenderContext.integration_enabled",
-            "tests/unit/test_controllers_gms.py::test_integrations_left_to_detection_or_served_start",
+            (
+                "render.context:RenderContext.integration_enabled",
+                "controllers.discovery:check_required_integrations",
+            ),
+            (
+                "tests/unit/test_render_gms.py::test_gms_without_dra_or_gpus_is_refused_by_the_renderer",
+                "tests/unit/test_controllers_gms.py::test_an_integration_the_configuration_requires_must_be_served",
+            ),
         ),
     },
     "config.DiscoveryConfiguration": {
@@ -79,17 +84,17 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.ETCDAuthConfiguration": {
         "method": acts(
             "render.credentials:etcd_env",
-            "tests/unit/test_render_credentials.py::test_incomplete_references_are_refused_naming_the_field",
+            "tests/unit/test_render_credentials.py::test_user_password_for_nats_and_client_certificates_for_etcd",
         ),
         "secretName": acts(
             "render.credentials:etcd_env",
-            "tests/unit/test_render_credentials.py::test_incomplete_references_are_refused_naming_the_field",
+            "tests/unit/test_render_credentials.py::test_user_password_for_nats_and_client_certificates_for_etcd",
         ),
     },
     "config.GPUConfiguration": {
         "discoveryEnabled": acts(
-            "controllers.dgdr:DGDRReconciler.discover_gpus",
-            "tests/unit/test_render_dgdr.py::test_what_the_cluster_lacks_fails_validation_naming_the_field",
+            "controllers.dgdr:register",
+            "tests/unit/test_controllers_pure.py::test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration",
         ),
     },
     "config.GroveConfiguration": {
@@ -105,17 +110,17 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.ImagesConfiguration": {
         "operator": acts(
             "controllers.dgdr:register",
-            "tests/unit/test_chart_images.py::test_the_operator_defaults_name_no_floating_image",
+            "tests/unit/test_controllers_pure.py::test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration",
         ),
         "profiler": acts(
             "controllers.dgdr:register",
-            "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
+            "tests/unit/test_controllers_pure.py::test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration",
         ),
     },
     "config.InfrastructureConfiguration": {
         "etcdAddress": acts(
             "render.env:infrastructure_env",
-            "tests/unit/test_chart_values.py::test_each_bundled_store_alone_gives_only_its_address",
+            "tests/unit/test_render_defaults.py::test_infrastructure_env_only_when_configured",
         ),
         "modelExpressURL": acts(
             "render.env:infrastructure_env",
@@ -123,7 +128,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "natsAddress": acts(
             "render.env:infrastructure_env",
-            "tests/unit/test_chart_values.py::test_each_bundled_store_alone_gives_only_its_address",
+            "tests/unit/test_render_defaults.py::test_infrastructure_env_only_when_configured",
         ),
         "prometheusEndpoint": acts(
             "render.env:infrastructure_env",
@@ -205,7 +210,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "id": acts(
             "settings:runtime_settings",
-            "tests/unit/test_hooks_checks.py::test_custom_leader_election_id_blocks_cluster_wide",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
         "namespace": acts(
             "settings:runtime_settings",
@@ -215,11 +220,11 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.LoggingConfiguration": {
         "format": acts(
             "settings:runtime_settings",
-            "tests/unit/test_settings.py::test_a_bare_runtime_defaults_its_scope_lease_as_the_configuration_does",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
         "level": acts(
             "settings:runtime_settings",
-            "tests/unit/test_settings.py::test_a_bare_runtime_defaults_its_scope_lease_as_the_configuration_does",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
     },
     "config.MPIConfiguration": {
@@ -232,12 +237,23 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_render_pvc_mpisecret.py::test_no_secret_where_none_is_needed",
         ),
         "sshSecretName": acts(
-            "render.pod:_operator_volumes",
-            "tests/integration/test_exposure_storage_cluster.py::test_the_copy_grant_names_the_secret",
+            (
+                "render.pod:_operator_volumes",
+                "render.mpisecret:mpi_secret_home",
+            ),
+            (
+                "tests/unit/test_render_multinode.py::test_trtllm_worker_runs_sshd_with_tcp_readiness",
+                "tests/unit/test_render_pvc_mpisecret.py::test_a_multinode_trtllm_graph_elsewhere_gets_a_secret_of_its_namespaces_own",
+                "tests/integration/test_exposure_storage_cluster.py::test_the_copy_grant_names_the_secret",
+            ),
         ),
         "sshSecretNamespace": acts(
             "render.mpisecret:mpi_secret_home",
-            "tests/integration/test_exposure_storage_cluster.py::test_each_namespace_gets_mpi_keys_of_its_own",
+            (
+                "tests/unit/test_render_pvc_mpisecret.py::test_no_secret_where_none_is_needed",
+                "tests/unit/test_render_pvc_mpisecret.py::test_a_multinode_trtllm_graph_elsewhere_gets_a_secret_of_its_namespaces_own",
+                "tests/integration/test_exposure_storage_cluster.py::test_each_namespace_gets_mpi_keys_of_its_own",
+            ),
         ),
     },
     "config.MetricsServer": {
@@ -246,22 +262,23 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
         ),
         "port": acts(
-            "cli:run",
-            "tests/unit/test_chart_values.py::test_plain_loopback_listener_and_service_listener_serve_the_same_registry",
+            "settings:_bind", "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence"
         ),
         "secure": acts(
             "settings:runtime_settings",
-            "tests/unit/test_chart_values.py::test_plain_loopback_listener_and_service_listener_serve_the_same_registry",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
     },
     "config.NATSAuthConfiguration": {
         "method": acts(
             "render.credentials:nats_env",
-            "tests/unit/test_render_credentials.py::test_incomplete_references_are_refused_naming_the_field",
+            (
+                "tests/unit/test_render_credentials.py::test_other_nats_methods",
+                "tests/unit/test_render_credentials.py::test_user_password_for_nats_and_client_certificates_for_etcd",
+            ),
         ),
         "secretName": acts(
-            "render.credentials:nats_env",
-            "tests/unit/test_render_credentials.py::test_incomplete_references_are_refused_naming_the_field",
+            "render.credentials:nats_env", "tests/unit/test_render_credentials.py::test_other_nats_methods"
         ),
     },
     "config.NATSTLSConfiguration": {
@@ -271,7 +288,7 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
         "secretName": acts(
             "render.credentials:nats_env",
-            "tests/unit/test_render_credentials.py::test_incomplete_references_are_refused_naming_the_field",
+            "tests/unit/test_render_credentials.py::test_nats_tls_mounts_the_ca_and_the_client_certificate_when_asked",
         ),
     },
     "config.NamespaceConfiguration": {
@@ -283,17 +300,17 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.NamespaceScopeConfiguration": {
         "leaseDuration": acts(
             "settings:runtime_settings",
-            "tests/unit/test_settings.py::test_a_bare_runtime_defaults_its_scope_lease_as_the_configuration_does",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
         "leaseRenewInterval": acts(
             "settings:runtime_settings",
-            "tests/unit/test_settings.py::test_a_bare_runtime_defaults_its_scope_lease_as_the_configuration_does",
+            "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence",
         ),
     },
     "config.RBACConfiguration": {
         "dgdrProfilingClusterRoleName": acts(
             "controllers.dgdr:register",
-            "tests/unit/test_render_dgdr_job.py::test_render_shows_the_requests_children",
+            "tests/unit/test_controllers_pure.py::test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the_configuration",
         ),
         "eppClusterRoleName": acts(
             "render.component:build_role_binding",
@@ -313,9 +330,11 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.SecurityConfiguration": {
-        "enableHTTP2": acts(
+        "enableHTTP2": warned(
             "webhooks.server:WebhookServer.__init__",
             "tests/unit/test_webhooks_config.py::test_enable_http2_is_accepted_with_a_warning_and_the_server_keeps_http1",
+            "the operator logs it at start: the webhook server speaks HTTP/1.1 only (no HTTP/2 server in the "
+            "Python standard library), which is what upstream's default turns HTTP/2 off for",
         ),
     },
     "config.Server": {
@@ -324,18 +343,23 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
         ),
         "port": acts(
-            "webhooks.server:WebhookServer.__init__",
-            "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
+            "settings:_bind", "tests/unit/test_runtime_servers.py::test_settings_defaults_and_precedence"
         ),
     },
     "config.ServiceMeshConfiguration": {
         "enabled": acts(
-            "render.context:RenderContext.istio_mesh",
-            "tests/unit/test_controllers_gms.py::test_integrations_left_to_detection_or_served_start",
+            "render.context:RenderContext.integration_enabled",
+            (
+                "tests/unit/test_render_gms.py::test_destination_rule_when_the_mesh_is_enabled_explicitly",
+                "tests/unit/test_render_gms.py::test_no_destination_rule_without_an_enabled_istio_mesh",
+            ),
         ),
         "provider": acts(
             "render.context:RenderContext.istio_mesh",
-            "tests/unit/test_controllers_gms.py::test_integrations_left_to_detection_or_served_start",
+            (
+                "tests/unit/test_render_gms.py::test_destination_rule_follows_the_service_mesh_settings",
+                "tests/unit/test_render_gms.py::test_no_destination_rule_without_an_enabled_istio_mesh",
+            ),
         ),
     },
     "config.VolcanoSchedulerConfiguration": {
@@ -356,22 +380,30 @@ TYPES: dict[str, dict[str, Status]] = {
             "tests/unit/test_webhooks_config.py::test_cert_dir_is_where_a_manual_replica_reads_the_certificate_it_serves",
         ),
         "certProvisionMode": acts(
-            "webhooks:_where", "tests/unit/test_api_config.py::test_errors_name_the_field"
+            "webhooks:_where",
+            (
+                "tests/unit/test_webhooks_config.py::test_host_port_mode_secret_and_service_come_from_the_configuration",
+                "tests/unit/test_webhooks_config.py::test_cert_dir_is_where_a_manual_replica_reads_the_certificate_it_serves",
+            ),
         ),
         "host": acts(
-            "webhooks.server:WebhookServer.__init__",
-            "tests/unit/test_render_component.py::test_registry_normalisation",
+            "webhooks:_where",
+            "tests/unit/test_webhooks_config.py::test_host_port_mode_secret_and_service_come_from_the_configuration",
         ),
         "port": acts(
-            "webhooks.server:WebhookServer.__init__",
-            "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
+            "webhooks:_where",
+            "tests/unit/test_webhooks_config.py::test_host_port_mode_secret_and_service_come_from_the_configuration",
         ),
         "secretName": acts(
-            "dynamo_hooks.uninstall:read_release",
-            "tests/unit/test_runtime_servers.py::test_settings_read_the_defaulted_configuration_document",
+            (
+                "webhooks:_where",
+                "dynamo_hooks.uninstall:read_release",
+            ),
+            "tests/unit/test_webhooks_config.py::test_host_port_mode_secret_and_service_come_from_the_configuration",
         ),
         "serviceName": acts(
-            "webhooks:_where", "tests/unit/test_webhooks_validation.py::test_defaulting_standalone_dcd_name"
+            "webhooks:_where",
+            "tests/unit/test_webhooks_config.py::test_host_port_mode_secret_and_service_come_from_the_configuration",
         ),
     },
     "config.WorkloadPodTemplateConfiguration": {
@@ -395,7 +427,10 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.WorkloadSecurityConfiguration": {
         "restrictedSecurityContext": acts(
             "render.security:restricted",
-            "tests/integration/test_hardening_cluster.py::test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted_namespace",
+            (
+                "tests/unit/test_render_security.py::test_every_pod_of_every_pathway_gets_the_restricted_settings",
+                "tests/integration/test_hardening_cluster.py::test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted_namespace",
+            ),
         ),
     },
 }
