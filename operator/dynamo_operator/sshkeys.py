@@ -26,18 +26,21 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-PRIVATE_KEY = "private.key"
-PUBLIC_KEY = "private.key.pub"
-AUTHORIZED_KEYS = "authorized_keys"
-KEY_COMMENT = "dynamo-mpi-run"
-HOST_KEY = "host.key"
-HOST_PUBLIC_KEY = "host.key.pub"
-KNOWN_HOSTS = "known_hosts"
-HOST_KEY_COMMENT = "dynamo-mpi-host"
+from dynamo_operator.sshlayout import (  # noqa: F401 - the layout, re-exported for the hooks
+    AUTHORIZED_KEYS,
+    HOST_KEY,
+    HOST_KEY_COMMENT,
+    HOST_KEYS,
+    HOST_PUBLIC_KEY,
+    KEY_COMMENT,
+    KNOWN_HOSTS,
+    MPI_SSH_KEYS,
+    PRIVATE_KEY,
+    PUBLIC_KEY,
+    USER_KEYS,
+)
+
 _T = TypeVar("_T")
-USER_KEYS = (PRIVATE_KEY, PUBLIC_KEY, AUTHORIZED_KEYS)
-HOST_KEYS = (HOST_KEY, HOST_PUBLIC_KEY, KNOWN_HOSTS)
-MPI_SSH_KEYS = USER_KEYS + HOST_KEYS  # every entry of an MPI SSH Secret, and nothing else
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 
-from dynamo_operator.sshkeys import MPI_SSH_KEYS
+from dynamo_operator.sshlayout import MPI_SSH_KEYS
 
 from . import names
 from .context import RenderContext
