@@ -495,8 +495,9 @@ def operator_probes(rel: ChartRelease, env: dict[str, str]) -> dict[str, Refusal
         client.replace(VALIDATING, cfg)
 
     redirect = {"spec": {"conversion": {"webhook": {"clientConfig": {"url": "https://127.0.0.1:1/convert"}}}}}
-    pod = {"metadata": {"name": "probe-pod"}, "spec": {"containers": [{"name": "c", "image": "probe"}]}}
-    run(admin, "kubectl", "apply", "-n", ns, "-f", "-", stdin=json.dumps(pod), check=False)
+    spec = {"automountServiceAccountToken": False, "containers": [{"name": "c", "image": "probe"}]}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe-pod"}, "spec": spec}
+    run(admin, "kubectl", "apply", "-n", ns, "-f", "-", stdin=json.dumps(pod))
     relabel = {"metadata": {"labels": {"nvidia.com/dynamo-topology.zone": "z1"}}}
     probes = {
         f"update ConfigMap {ns}/probe-config (not the operator's)": (

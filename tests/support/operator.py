@@ -260,14 +260,13 @@ def chart_operator_identity(kube_cluster, prefix: str):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     docs = [d for d in yaml.safe_load_all(r.stdout) if d]
-    grants = [
-        d
-        for d in docs
-        if d["kind"] in ("ClusterRole", "ClusterRoleBinding") and d["metadata"]["name"].endswith("-manager")
-    ]
-    assert {d["kind"] for d in grants} == {"ClusterRole", "ClusterRoleBinding"}
-    (binding,) = [d for d in grants if d["kind"] == "ClusterRoleBinding"]
-    (subject,) = binding["subjects"]
+    crbs = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
+    (manager,) = [d for d in crbs if d["metadata"]["name"].endswith("-manager")]
+    (subject,) = manager["subjects"]
+    # every ClusterRole bound to the manager's account (its main grant, the MPI Secret's, NetworkPolicies')
+    bindings = [d for d in crbs if subject in (d.get("subjects") or [])]
+    bound = {b["roleRef"]["name"] for b in bindings}
+    grants = bindings + [d for d in docs if d["kind"] == "ClusterRole" and d["metadata"]["name"] in bound]
     policies = [d for d in docs if d["kind"].startswith("ValidatingAdmissionPolicy")]
     assert policies, "the chart renders no admission policy"
     text = yaml.safe_dump_all(grants + policies)
