@@ -92,12 +92,24 @@ class ProgressClock:
     A progress write is due ``interval`` after the object's last write, and never sooner than ``settle``
     after the progress was first held back: components of one graph become ready seconds apart, and the
     progress seen a moment before the last of them would be overwritten by the readiness at once. An object
-    this process has not written yet starts its clock when its first progress is held back."""
+    this process has not written yet starts its clock when its first progress is held back.
 
-    def __init__(self, interval: float, settle: float = 0.0, clock: Callable[[], float] = time.monotonic):
+    ``share`` (0: off) bounds the progress writes of all objects together: with more than ``share``
+    objects holding progress back, a newly held one waits ``interval * waiting / share``, so a burst of new
+    objects writes about as much progress per interval as ``share`` objects would (progress is cosmetic;
+    what someone must act on never waits)."""
+
+    def __init__(
+        self,
+        interval: float,
+        settle: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        share: int = 0,
+    ):
         self.interval = interval
         self.settle = settle
         self.clock = clock
+        self.share = share
         self._last: OrderedDict[str, float] = OrderedDict()  # oldest first
         self._due: dict[str, float] = {}  # uid -> when its held-back progress goes out
         self._lock = threading.Lock()
@@ -107,8 +119,16 @@ class ProgressClock:
         now = self.clock()
         with self._lock:
             last = self._last.setdefault(uid, now)
-            due = self._due.setdefault(uid, max(last + self.interval, now + self.settle))
+            due = self._due.get(uid)
+            if due is None:
+                due = self._due[uid] = max(last + self._interval(), now + self.settle)
         return max(0.0, due - now)
+
+    def _interval(self) -> float:
+        """The interval of an object starting to hold progress back now (lock held)."""
+        if self.share <= 0:
+            return self.interval
+        return self.interval * max(1.0, (len(self._due) + 1) / self.share)
 
     def wrote(self, uid: str) -> None:
         now = self.clock()
@@ -190,10 +210,12 @@ class StatusWriter:
 
 def paced_status_writer(deps: Deps, res: ResourceDescriptor) -> StatusWriter:
     """The DGD and DCD controllers' status writer: progress-only statuses (``status.dcd_progress_only`` /
-    ``dgd_progress_only``) paced by ``status_progress_seconds`` and ``status_progress_settle_seconds`` of
-    the tunables (one clock per controller, by object uid)."""
+    ``dgd_progress_only``) paced by ``status_progress_seconds``, ``status_progress_settle_seconds`` and
+    ``status_progress_share`` of the tunables (one clock per controller, by object uid)."""
     t = deps.tunables
-    clock = ProgressClock(t.status_progress_seconds, t.status_progress_settle_seconds)
+    clock = ProgressClock(
+        t.status_progress_seconds, t.status_progress_settle_seconds, share=t.status_progress_share
+    )
     return StatusWriter(deps.client, res, deps.recent, progress=clock)
 
 

@@ -23,7 +23,9 @@ reconcilers turn into a quick requeue without an error event.
 
 **Stale cache.** Right after a write the informer may still hold the previous version; ``RecentWrites``
 remembers (resourceVersion before the write → the write's response) so the next reconcile uses the response
-instead of tripping over the stale copy (and a 409).
+instead of tripping over the stale copy (and a 409). A child just created is remembered the same way until
+the informer shows it: a second pass right after the first (its Deployment's first event) would otherwise
+find no child in the cache and create it again, a refused write (409) the floor never makes.
 """
 
 from __future__ import annotations
@@ -193,6 +195,20 @@ class RecentWrites:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
+    def remember_created(self, after: dict) -> None:
+        """``after`` was just created: it exists before the informer shows it (``created``)."""
+        with self._lock:
+            self._items[_key(after)] = ("", after)
+            self._items.move_to_end(_key(after))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def created(self, kind: str, namespace: str, name: str) -> dict | None:
+        """An object this process created that the cache does not show yet."""
+        with self._lock:
+            entry = self._items.get((kind, namespace or "", name))
+        return entry[1] if entry is not None and entry[0] == "" else None
+
     def resolve(self, cached: dict | None) -> dict | None:
         """The freshest known version of a cached object."""
         if cached is None:
@@ -256,7 +272,10 @@ class ChildSyncer:
     def live(self, ct: ChildType, namespace: str, name: str) -> dict | None:
         st = self.stores.get(ct.res)
         if st is not None:
-            return self.recent.resolve(st.get(namespace, name))
+            cached = st.get(namespace, name)
+            if cached is None:
+                return self.recent.created(ct.res.kind, namespace, name)
+            return self.recent.resolve(cached)
         return self.get(ct, namespace, name)
 
     def get(self, ct: ChildType, namespace: str, name: str) -> dict | None:
@@ -364,10 +383,14 @@ class ChildSyncer:
             return SyncResult("unchanged", live)
         return self._update(ct, owner, desired, live, shared, reason)
 
-    def _write(self, fn: Callable[[], dict]) -> dict:
+    def _write(self, fn: Callable[[], dict], obj: dict | None = None) -> dict:
+        """``obj``: the live object written (an update, a deletion); gone (404), it is forgotten, so a
+        remembered creation the cache never showed is not taken for a live object again."""
         try:
             out = fn()
         except ApiException as e:
+            if e.status == 404 and obj is not None:
+                self.recent.forget(obj)
             if e.status == 409 and api_reason(e) != "AlreadyExists":
                 raise Conflict(str(e.reason)) from e
             raise
@@ -380,6 +403,8 @@ class ChildSyncer:
         out = self._write(lambda: self.client.create(ct.res, body, body["metadata"]["namespace"]))
         out.setdefault("apiVersion", ct.res.api_version)
         out.setdefault("kind", ct.res.kind)
+        if ct.res in self.stores:
+            self.recent.remember_created(out)
         self._note_generation(out)
         return SyncResult("created", out, "missing")
 
@@ -417,7 +442,7 @@ class ChildSyncer:
             message = f"Replaced {ct.res.kind} {_name(live)}: {reason}"
             self.recorder.normal(owner, f"Update{ct.res.kind}", message)
             return self._create(ct, owner, desired, shared)
-        out = self._write(lambda: self.client.replace(ct.res, body))
+        out = self._write(lambda: self.client.replace(ct.res, body), live)
         out.setdefault("apiVersion", ct.res.api_version)
         out.setdefault("kind", ct.res.kind)
         self.recent.remember(live, out)
@@ -432,7 +457,8 @@ class ChildSyncer:
             self._write(
                 lambda: self.client.delete(
                     ct.res, md["name"], md.get("namespace"), preconditions={"uid": md.get("uid")}
-                )
+                ),
+                obj,
             )
         except ApiException as e:
             if e.status in (404, 409):  # gone, or replaced by a new object with the same name
@@ -450,12 +476,14 @@ class ChildSyncer:
 
     def release(self, owner: dict, ct: ChildType, obj: dict) -> None:
         """Drop ``owner``'s plain owner reference from a shared child it no longer renders; delete the child
-        when nobody else references it."""
+        when nobody else references it, unless its graph takes it over (``heir``)."""
         uid = owner["metadata"]["uid"]
         refs = obj["metadata"].get("ownerReferences") or []
         rest = [r for r in refs if r.get("uid") != uid]
         if len(rest) == len(refs):
             return
+        if not rest and (heir := _heir(owner, obj)) is not None:
+            rest = [heir]
         if not rest:
             self.delete(owner, ct, obj)
             return
@@ -496,6 +524,18 @@ class ChildSyncer:
                 self.release(owner, ct, obj)
                 n += 1
         return n
+
+
+def _heir(owner: dict, obj: dict) -> dict | None:
+    """Who takes over a shared child its last component releases: the component's graph, for the graph's
+    discovery account (components rendered it before the graph did; deleting it and letting the graph
+    create it again would invalidate the tokens of every pod running as it)."""
+    ctrl = controller_ref(owner)
+    if ctrl is None or not discovery.is_discovery_rbac(obj):
+        return None
+    if not store.DGD.matches(ctrl.get("apiVersion", ""), ctrl.get("kind", "")):
+        return None
+    return {k: ctrl[k] for k in ("apiVersion", "kind", "name", "uid") if k in ctrl}
 
 
 def api_reason(e: ApiException) -> str:
