@@ -127,8 +127,13 @@ def test_progress_of_a_burst_is_shared_out():
     clock = ProgressClock(30, clock=lambda: now[0], share=2)
     # the first two wait one interval; with three and four waiting, 1.5 and 2
     assert [clock.wait(f"u{i}") for i in range(4)] == [30, 30, 45, 60]
+    assert clock.wait("u0") == 60  # the first of the burst stretches as the others arrive
+    for uid in ("u1", "u2", "u3"):
+        clock.wrote(uid)  # ... and keeps its stretched due time when they are done
+    assert clock.wait("u0") == 60
+    now[0] = 100.0
     clock.wrote("u0")
-    assert clock.wait("u0") == 60  # four waiting again, u0 among them
+    assert clock.wait("u0") == 30  # alone again: the plain interval
     alone = ProgressClock(30, clock=lambda: now[0], share=2)
     assert alone.wait("x") == 30  # one object: the plain interval
 

@@ -21,10 +21,11 @@ class ScriptedLW:
         self.list_calls = 0
         self.lock = threading.Lock()
 
-    def list(self):
+    def list(self, transform=lambda o: o):
         with self.lock:
             self.list_calls += 1
-            return self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+            items, rv = self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+        return [transform(o) for o in items], rv
 
     def watch(self, rv):
         with self.lock:

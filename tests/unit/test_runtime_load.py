@@ -65,9 +65,9 @@ class _SilentThenIdle:
         self.lists = 0
         self.closed = threading.Event()
 
-    def list(self):
+    def list(self, transform=lambda o: o):
         self.lists += 1
-        return [cm("a", 1)], "1"
+        return [transform(cm("a", 1))], "1"
 
     def watch(self, rv):
         self.watches += 1

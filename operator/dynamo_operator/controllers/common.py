@@ -18,7 +18,7 @@ from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
 from dynamo_operator.runtime.log import get_logger
 from dynamo_operator.tunables import ControllerTunables
 
@@ -95,9 +95,11 @@ class ProgressClock:
     this process has not written yet starts its clock when its first progress is held back.
 
     ``share`` (0: off) bounds the progress writes of all objects together: with more than ``share``
-    objects holding progress back, a newly held one waits ``interval * waiting / share``, so a burst of new
-    objects writes about as much progress per interval as ``share`` objects would (progress is cosmetic;
-    what someone must act on never waits)."""
+    objects holding progress back, each waits ``interval * waiting / share`` since its last write, so a
+    burst of new objects writes about as much progress per interval as ``share`` objects would (progress
+    is cosmetic; what someone must act on never waits). An object's due time only moves later while it
+    holds progress back: the first objects of a burst stretch as the others arrive, and a burst ending
+    does not release every straggler's progress at once."""
 
     def __init__(
         self,
@@ -119,16 +121,18 @@ class ProgressClock:
         now = self.clock()
         with self._lock:
             last = self._last.setdefault(uid, now)
-            due = self._due.get(uid)
-            if due is None:
-                due = self._due[uid] = max(last + self._interval(), now + self.settle)
+            held = self._due.get(uid)
+            waiting = len(self._due) + (held is None)
+            due = last + self._interval(waiting)
+            due = max(due, now + self.settle) if held is None else max(due, held)
+            self._due[uid] = due
         return max(0.0, due - now)
 
-    def _interval(self) -> float:
-        """The interval of an object starting to hold progress back now (lock held)."""
+    def _interval(self, waiting: int) -> float:
+        """The interval while ``waiting`` objects hold progress back."""
         if self.share <= 0:
             return self.interval
-        return self.interval * max(1.0, (len(self._due) + 1) / self.share)
+        return self.interval * max(1.0, waiting / self.share)
 
     def wrote(self, uid: str) -> None:
         now = self.clock()
@@ -187,7 +191,7 @@ class StatusWriter:
         progress = self.progress is not None and progress_only is not None and progress_only(old, status)
         if progress and (wait := self.progress.wait(uid)) > 0:
             return Deferred(wait)
-        body = copy_tree(live_wire)
+        body = unpack(live_wire) if PACKED in live_wire else copy_tree(live_wire)  # a lean entry: its whole
         body["metadata"].pop("managedFields", None)
         body["status"] = store.status_to_wire(live_wire, status) if self.convert else status
         try:

@@ -233,7 +233,8 @@ def register(w: Wiring) -> Controller:
         ns = (secret.get("metadata") or {}).get("namespace") or ""
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
-    ctl.watch(w.pull_secrets, dcds_in_namespace)
+    if w.pull_secrets is not None:
+        ctl.watch(w.pull_secrets, dcds_in_namespace)
     # scheduledReplicas: a pod placed or gone re-queues its component; a pod changes several times while it
     # starts, so its events are coalesced per component over the graph's window (one pass, not one per event)
     ctl.watch(w.graph_informers[PODS], component_pods.component_of, delay=w.tunables.graph_coalesce_seconds)

@@ -52,7 +52,7 @@ from dynamo_operator.runtime.client import (
     custom,
 )
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
 from dynamo_operator.runtime.log import get_logger
 
 from . import store
@@ -77,10 +77,6 @@ SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOU
 _SERVICE_ALLOCATED = ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort")
 
 
-def _identity(obj: dict) -> dict:
-    return obj
-
-
 @dataclass(frozen=True)
 class ChildType:
     """How to compare and write one kind of child."""
@@ -89,8 +85,9 @@ class ChildType:
     content: tuple[str, ...] = ("spec",)  # top-level fields the operator owns
     exact: bool = False  # compare content both ways (kinds the apiserver does not default)
     immutable: bool = False  # the content cannot be updated: a changed child is deleted and re-created
-    to_internal: Callable[[dict], dict] = _identity
-    to_wire: Callable[[dict], dict] = _identity
+    # the internal form of a live child: the whole object, unpacked from a lean cache entry
+    to_internal: Callable[[dict], dict] = unpack
+    to_wire: Callable[[dict], dict] = lambda obj: obj
 
 
 CHILD_TYPES: dict[tuple[str, str], ChildType] = {
@@ -275,7 +272,7 @@ class ChildSyncer:
             cached = st.get(namespace, name)
             if cached is None:
                 return self.recent.created(ct.res.kind, namespace, name)
-            return self.recent.resolve(cached)
+            return self.recent.resolve(cached)  # a lean entry: its readers unpack (``ChildType``)
         return self.get(ct, namespace, name)
 
     def get(self, ct: ChildType, namespace: str, name: str) -> dict | None:
@@ -315,12 +312,12 @@ class ChildSyncer:
                 raise OwnershipConflict(live, ctrl)
             if ctrl is None:
                 return "adopting: no controller owner reference"
+        have = ct.to_internal(live)  # whole (a lean cache entry keeps metadata without annotations)
+        hmd = have.get("metadata") or {}
         want_hash = desired["metadata"]["annotations"][names.ANN_SPEC_HASH]
-        have_hash = (md.get("annotations") or {}).get(names.ANN_SPEC_HASH)
+        have_hash = (hmd.get("annotations") or {}).get(names.ANN_SPEC_HASH)
         if have_hash != want_hash:
             return "desired content changed" if have_hash else "spec hash annotation missing"
-        have = ct.to_internal(live)
-        hmd = have.get("metadata") or {}
         d = first_difference(desired["metadata"].get("labels") or {}, hmd.get("labels") or {}, "labels")
         d = d or first_difference(
             desired["metadata"].get("annotations") or {}, hmd.get("annotations") or {}, "annotations"
@@ -412,6 +409,7 @@ class ChildSyncer:
         self, ct: ChildType, owner: dict, desired: dict, live: dict, shared: bool, reason: str
     ) -> SyncResult:
         want = ct.to_wire(copy_tree(desired))
+        live = _whole(live)
         body = copy_tree(live)
         md = body.setdefault("metadata", {})
         md.pop("managedFields", None)
@@ -477,6 +475,7 @@ class ChildSyncer:
     def release(self, owner: dict, ct: ChildType, obj: dict) -> None:
         """Drop ``owner``'s plain owner reference from a shared child it no longer renders; delete the child
         when nobody else references it, unless its graph takes it over (``heir``)."""
+        obj = _whole(obj)
         uid = owner["metadata"]["uid"]
         refs = obj["metadata"].get("ownerReferences") or []
         rest = [r for r in refs if r.get("uid") != uid]
@@ -524,6 +523,11 @@ class ChildSyncer:
                 self.release(owner, ct, obj)
                 n += 1
         return n
+
+
+def _whole(obj: dict) -> dict:
+    """A live child whole (a lean cache entry unpacked), what a write starts from."""
+    return unpack(obj) if PACKED in obj else obj
 
 
 def _heir(owner: dict, obj: dict) -> dict | None:

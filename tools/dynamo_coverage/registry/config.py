@@ -391,6 +391,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.WorkloadSecurityConfiguration": {
+        "imagePullSecretDiscovery": acts(
+            "controllers.wiring:Wiring.pull_secret_discovery",
+            "tests/integration/test_controllers_behaviour.py::test_pull_secret_discovery_off_reads_no_secret",
+        ),
         "restrictedSecurityContext": acts(
             "render.security:restricted",
             "tests/integration/test_hardening_cluster.py::test_restricted_security_context_lets_graph_pods_into_an_enforced_restricted_namespace",
