@@ -25,7 +25,7 @@ from dynamo_operator.runtime.settings import RuntimeSettings
 from kubernetes.client import ApiClient
 from kubernetes.client.exceptions import ApiException
 from support import graphs
-from support.fakewatch import FakeWatch, Recorder, cm
+from support.fakewatch import FakeWatch, cm, started
 from support.poll import wait_for
 
 MANAGED = {"managedFields": [{"manager": "kube-controller-manager", "fieldsV1": {"f:status": {}}}]}
@@ -199,9 +199,7 @@ def test_the_initial_state_is_streamed_then_the_same_watch_goes_on():
         ]
     )
     inf = Informer(CONFIGMAPS, lw)
-    rec = Recorder()
-    inf.add_event_handler(**rec.handlers())
-    inf.start()
+    rec = started(inf)
     try:
         assert inf.wait_for_sync(2)
         wait_for(lambda: ("update", "a") in rec.events, 2)

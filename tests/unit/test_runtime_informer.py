@@ -7,7 +7,7 @@ import threading
 from dynamo_operator.runtime.client import CONFIGMAPS
 from dynamo_operator.runtime.informer import Indexer, Informer
 from kubernetes.client.exceptions import ApiException
-from support.fakewatch import FakeWatch, Recorder, cm
+from support.fakewatch import FakeWatch, Recorder, cm, started
 from support.poll import wait_for
 
 
@@ -56,9 +56,7 @@ def test_list_watch_bookmark_and_410_relist():
         ],
     )
     inf = Informer(CONFIGMAPS, lw)
-    rec = Recorder()
-    inf.add_event_handler(**rec.handlers())
-    inf.start()
+    rec = started(inf)
     try:
         assert inf.wait_for_sync(2)
         wait_for(

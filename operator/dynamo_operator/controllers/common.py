@@ -16,7 +16,7 @@ from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
-from dynamo_operator.runtime.controller import Result, reconcile_context
+from dynamo_operator.runtime.controller import Request, Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
 from dynamo_operator.runtime.log import get_logger
@@ -62,6 +62,21 @@ class Deps:
             obj = self.recent.resolve(obj) or obj
             out[obj["metadata"]["name"]] = obj
         return out
+
+
+def referrers(res: ResourceDescriptor) -> Callable[[dict], list[Request]]:
+    """A watch map: every object of kind ``res`` in an object's owner references, controller or not (a
+    shared ServiceAccount names its users with plain references)."""
+
+    def map_fn(obj: dict) -> list[Request]:
+        md = obj.get("metadata") or {}
+        return [
+            Request(md.get("namespace") or "", r.get("name") or "")
+            for r in md.get("ownerReferences") or []
+            if res.matches(r.get("apiVersion", ""), r.get("kind", ""))
+        ]
+
+    return map_fn
 
 
 def log():

@@ -43,6 +43,7 @@ from .common import (
     log,
     namespace_terminating,
     paced_status_writer,
+    referrers,
     short_error,
 )
 from .dcd import LWS_NOT_RECONCILED
@@ -553,16 +554,6 @@ class DGDReconciler:
         return Result()
 
 
-def _graph_referrers(obj: dict) -> list[Request]:
-    """Every graph in an object's owner references (plain ones: the graph's discovery account)."""
-    md = obj.get("metadata") or {}
-    return [
-        Request(md.get("namespace") or "", r.get("name") or "")
-        for r in md.get("ownerReferences") or []
-        if store.DGD.matches(r.get("apiVersion", ""), r.get("kind", ""))
-    ]
-
-
 def _graph_of(obj: dict) -> list[Request]:
     md = obj.get("metadata") or {}
     dgd = (md.get("labels") or {}).get(names.LABEL_DGD_NAME)
@@ -645,7 +636,7 @@ def register(w: Wiring) -> Controller:
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
     for res in (SERVICEACCOUNTS, ROLEBINDINGS):  # the graph's discovery account: edited or deleted
-        ctl.watch(informers[res], _graph_referrers, delay=coalesce)
+        ctl.watch(informers[res], referrers(store.DGD), delay=coalesce)
     ctl.watch(informers[store.CHECKPOINTS], checkpoint_users(informers[store.DGD].store, graph_label=True))
     ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
     if mpi is not None:
