@@ -379,7 +379,6 @@ class Manager:
                 self.log.error("caches did not sync, no worker started", timeout=timeout, caches=unsynced)
                 self.fatal(f"timed out after {timeout:g}s waiting for caches to sync: {', '.join(unsynced)}")
             return False
-        release_memory()  # what the initial lists freed goes back to the system
         with self._lock:
             if self._stop.is_set():
                 return False
@@ -388,8 +387,14 @@ class Manager:
         return True
 
     def _trim_when_idle(self) -> None:
-        """Once the controllers are idle after work, what the work freed goes back to the system: without
-        it a burst of new graphs left the process tens of megabytes above what its caches hold."""
+        """What the caches' first sync freed goes back to the system once they have synced (on every replica,
+        leading or not), then, whenever the controllers are idle after work, what the work freed: without
+        it a restart kept the peak of its first lists, and a burst of new graphs left the process tens of
+        megabytes above what its caches hold."""
+        while not self._caches_synced():
+            if self._stop.wait(0.5):
+                return
+        release_memory()
         seen = 0
         while not self._stop.wait(self.tunables.memory_trim_interval):
             with self._lock:
