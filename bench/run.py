@@ -60,6 +60,7 @@ class Config:
     timeout: float = 1200  # per wait; at least 0.6 s a graph (``from_env``): N=5000 on 2 cores takes long
     dir: Path = REPO_ROOT / ".cache" / "bench"
     settle_seconds: float = 10  # how long the operator must be quiet before a phase is measured as done
+    floor_after: bool = True  # the floor again after the operator's phases (make bench-scale: once only)
 
     @classmethod
     def from_env(cls) -> Config:
@@ -74,6 +75,7 @@ class Config:
             timeout=float(env.get("BENCH_TIMEOUT", max(1200, 0.6 * n))),
             dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
             settle_seconds=float(env.get("BENCH_SETTLE_SECONDS", 10)),
+            floor_after=env.get("BENCH_FLOOR_AFTER", "1") not in ("0", "false", "no"),
         )
 
 
@@ -417,7 +419,8 @@ def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:
         save()
         operator_phases(cfg, nodes, results, save)
         save()
-        results["floor_after"] = floor_phase(cfg, nodes, "floor-after")
+        if cfg.floor_after:
+            results["floor_after"] = floor_phase(cfg, nodes, "floor-after")
     finally:
         save()
     results["table"] = report.table(results)
