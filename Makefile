@@ -29,6 +29,7 @@ help:
 	@echo "make security-doc regenerate the grant reference of docs/security.md from the chart"
 	@echo "make tools       build the pinned test tools (first time: 20-40 min)"
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
+	@echo "make bench-scale the same at 5000 graphs (memory at scale; hours)"
 	@echo "make image       build the operator image without an engine (OCI + docker-archive; prints its digest)"
 	@echo "make images      the operator, Dynamo runtime, sandbox, NATS, etcd, LWS and storage images for the real node"
 	@echo "make node-tools  build the real node's kubelet, kube-proxy and containerd (first time: ~10 min)"
@@ -202,6 +203,12 @@ cluster-down: $(STAMP)
 .PHONY: bench
 bench: $(STAMP) tools
 	$(PY) -m bench
+
+# The same at 5000 graphs (the floor once, before the operator; no 2N point: 10000 graphs do not fit 2
+# cores): memory at scale, a restart over 5000 converged graphs; hours on 2 cores (docs/performance.md).
+.PHONY: bench-scale
+bench-scale: $(STAMP) tools
+	BENCH_N=$${BENCH_N:-5000} BENCH_GROW=0 BENCH_FLOOR_AFTER=0 $(PY) -m bench
 
 # The demo runs on the real node where this machine can run one (it then builds what that needs first),
 # else on kwok's fake nodes; it says which and why.

@@ -48,3 +48,8 @@ class AuditLog:
             res = ref.get("resource", "?") + (f"/{ref['subresource']}" if ref.get("subresource") else "")
             c[f"{ev.get('verb')} {res}"] += 1
         return dict(c)
+
+
+def events_in(breakdown: dict[str, int]) -> int:
+    """How many of a breakdown's writes are Events (created, or a repeat counted by a patch)."""
+    return sum(n for what, n in breakdown.items() if what.split(" ", 1)[-1] == "events")

@@ -3,8 +3,16 @@ DCD's Deployment, Services, ServiceAccounts...) and writes the same statuses, as
 accepts them.  Same client library (``runtime.client``), same objects (``render``), same concurrency (the
 operator's two controllers' workers), and the same end state: every graph ``successful`` with Ready=True.
 
-It does what the operator must do and nothing else: one create per object, one status write per DCD once
-its Deployment is ready and one per graph once its three are; no reads but one watch of the Deployments.
+It does what the operator must do and nothing else: one create per object (the graph's discovery
+ServiceAccount once, owned by the graph), the graph's first status when it takes the graph, one status
+write per DCD once its Deployment is ready and one per graph once its three are; no reads but one watch of
+the Deployments.
+
+The first status is part of the floor: ``observedGeneration`` is how a client knows a controller has seen
+a generation (``kubectl wait --for=jsonpath``, GitOps health checks: kstatus reads an object without status
+as current), and a new graph without one would look settled for as long as its pods take to start.
+The operator's creation of one graph is held to the floor's count for it
+(``tests/integration/test_graph_writes_cluster.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from dataclasses import dataclass, field
 from dynamo_operator.controllers import MANAGED_SELECTOR, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.sync import child_type, is_shared, owner_reference
-from dynamo_operator.render import RenderContext, names, render_component, render_graph
+from dynamo_operator.render import RenderContext, names, render_component, render_graph_parts
 from dynamo_operator.runtime.client import DEPLOYMENTS, ResourceClient, WatchStream, is_status
 from dynamo_operator.settings import load_config, settings_from_config
 from dynamo_operator.tunables import ControllerTunables
@@ -43,6 +51,7 @@ class _Graph:
     components: dict[str, dict] = field(default_factory=dict)  # component name -> replica status
     done: bool = False  # its status write is due (set once, by whoever saw the last component ready)
     written: bool = False  # ...and has been answered
+    acknowledged: threading.Event = field(default_factory=threading.Event)  # its first status is written
 
 
 class Floor:
@@ -74,7 +83,13 @@ class Floor:
         g = _Graph(dgd)
         with self._lock:
             self.graphs[dgd["metadata"]["name"]] = g
-        for dcd in render_graph(store.to_internal(dgd), self.ctx):
+        parts = render_graph_parts(store.to_internal(dgd), self.ctx)
+        for companion in parts.companions:  # the graph's discovery account, before its pods
+            ct = child_type(companion)
+            body = ct.to_wire(copy.deepcopy(companion))
+            body["metadata"]["ownerReferences"] = [owner_reference(dgd, controller=not is_shared(companion))]
+            self._create(ct.res, body)
+        for dcd in parts.children:
             body = store.to_wire(copy.deepcopy(dcd))
             body["metadata"]["ownerReferences"] = [owner_reference(dgd)]
             live = self._create(store.DCD, body)
@@ -87,6 +102,26 @@ class Floor:
             self._submit(ops, self._component_children, live)
             if early is not None:
                 self._submit(ops, self._deployment_ready, early, ops)
+        self._acknowledge(g)
+
+    def _acknowledge(self, g: _Graph) -> None:
+        """The graph's first status: its generation observed, its components not created yet."""
+        dgd = g.dgd
+        comps = internal_components(dgd)
+        waiting = st.Readiness(False, st.NOT_CREATED, "not created yet")
+        state, reason, message = st.dgd_ready_condition(
+            [st.ComponentState(c["name"], waiting, {}, False) for c in comps]
+        )
+        status = st.dgd_status(None, dgd["metadata"]["generation"], state, reason, message, {})
+        body = copy.deepcopy(dgd)
+        body["status"] = store.status_to_wire(dgd, status)
+        out = self.client.replace(store.DGD, body, subresource="status")
+        out.setdefault("apiVersion", store.DGD.api_version)
+        out.setdefault("kind", store.DGD.kind)
+        with self._lock:
+            self.writes += 1
+            g.dgd = out
+            g.acknowledged.set()
 
     def _component_children(self, dcd: dict) -> None:
         for child in render_component(store.to_internal(dcd), self.ctx):
@@ -132,6 +167,7 @@ class Floor:
             self._graph_status(g)
 
     def _graph_status(self, g: _Graph) -> None:
+        g.acknowledged.wait()  # its resourceVersion is the first status write's
         dgd = g.dgd
         n = len(g.components)
         status = st.dgd_status(

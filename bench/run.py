@@ -28,7 +28,7 @@ from dynamo_operator.runtime.client import (
 from dynamo_operator.webhooks.certs import CRDS
 
 from . import admission, clistart
-from .audit import AuditLog
+from .audit import AuditLog, events_in
 from .floor import OPERATOR_CONCURRENCY, Floor
 from .graphs import graph, nodes_for
 from .noop import NoopWebhook, compare
@@ -39,6 +39,7 @@ from .ready import ReadyWatch
 DCD_INTERNAL = custom(store.GROUP, store.INTERNAL_VERSION, store.DCD.plural, store.DCD.kind)
 NOOP_NAMESPACE = "bench-noop"  # its DGD admissions go to the no-op webhook (the admission reference)
 SNAPSHOT_KINDS = (store.DGD, store.DCD, DEPLOYMENTS, SERVICES, SERVICEACCOUNTS, CONFIGMAPS)
+FLOOR_AGENT = "dynamo-bench/floor"  # the floor's writes in its cluster's audit log (``client``)
 
 
 @dataclass
@@ -48,22 +49,25 @@ class Config:
     admission_seconds: float = 60
     admission_rate: float = 200
     grow: bool = True
-    timeout: float = 1200
+    timeout: float = 1200  # per wait; at least 0.6 s a graph (``from_env``): N=5000 on 2 cores takes long
     dir: Path = REPO_ROOT / ".cache" / "bench"
     settle_seconds: float = 10  # how long the operator must be quiet before a phase is measured as done
+    floor_after: bool = True  # the floor again after the operator's phases (make bench-scale: once only)
 
     @classmethod
     def from_env(cls) -> Config:
         env = os.environ
+        n = int(env.get("BENCH_N", 500))
         return cls(
-            n=int(env.get("BENCH_N", 500)),
+            n=n,
             idle_seconds=float(env.get("BENCH_IDLE_SECONDS", 300)),
             admission_seconds=float(env.get("BENCH_ADMISSION_SECONDS", 60)),
             admission_rate=float(env.get("BENCH_ADMISSION_RATE", 200)),
             grow=env.get("BENCH_GROW", "1") not in ("0", "false", "no"),
-            timeout=float(env.get("BENCH_TIMEOUT", 1200)),
+            timeout=float(env.get("BENCH_TIMEOUT", max(1200, 0.6 * n))),
             dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
             settle_seconds=float(env.get("BENCH_SETTLE_SECONDS", 10)),
+            floor_after=env.get("BENCH_FLOOR_AFTER", "1") not in ("0", "false", "no"),
         )
 
 
@@ -160,6 +164,8 @@ def floor_phase(cfg: Config, nodes: int, name: str) -> dict:
             conversion.wait_ready()
             floor = Floor(client(cluster, "user"), client(cluster, "floor"), "bench-burst")
             say(f"{name}: {cfg.n} graphs, every child and status written by a minimal client")
+            audit = AuditLog(cluster.audit_log)
+            mark = audit.mark()
             secs = floor.run(cfg.n, "g", cfg.timeout)
             say(f"{name}: {secs:.1f} s, {floor.writes} writes")
             # the graphs read back in v1beta1: the conversion webhook served the floor's cluster
@@ -167,6 +173,7 @@ def floor_phase(cfg: Config, nodes: int, name: str) -> dict:
             return {
                 "seconds": round(secs, 2),
                 "writes": floor.writes,
+                "write_breakdown": audit.breakdown(mark, agent=FLOOR_AGENT),
                 "converted_on_read": served,
                 "conversion_webhook_cpu_seconds": round(conversion.cpu_seconds(), 1),
             }
@@ -226,10 +233,13 @@ def _burst_phase(run: _OperatorRun) -> None:
     watch.stop()
     secs = done - t0
     settle(op, audit, quiet=cfg.settle_seconds)
+    breakdown = audit.breakdown(mark)
+    writes = sum(breakdown.values())
     run.results["burst"] = {
         "seconds": round(secs, 2),
-        "writes": audit.count(mark),
-        "write_breakdown": audit.breakdown(mark),
+        "writes": writes,
+        "events": events_in(breakdown),  # the rest is to equal the floor's writes
+        "write_breakdown": breakdown,
         "operator_cpu_seconds": round(op.cpu_seconds() - cpu0, 1),
     }
     run.mem["points"][str(cfg.n)] = point(op)
@@ -269,6 +279,7 @@ def _idle_phase(run: _OperatorRun) -> None:
 def _restart_phase(run: _OperatorRun, cluster: LocalCluster) -> None:
     cfg, audit = run.cfg, run.audit
     say("restart: SIGTERM, then a new operator process over the converged graphs")
+    rss_before = run.op.rss_mb()  # the steady state the restart is compared with
     run.op.stop()
     mark = audit.mark()
     run.op = op = OperatorProcess(cluster, cfg.dir / "operator-restarted.log", ports=run.op.ports)
@@ -281,6 +292,8 @@ def _restart_phase(run: _OperatorRun, cluster: LocalCluster) -> None:
         "write_breakdown": audit.breakdown(mark),
         "ready_seconds": round(ready, 2),
         "idle_seconds": round(idle, 2),
+        "rss_before_mb": round(rss_before, 1),
+        "rss_after_mb": round(op.rss_mb(), 1),
     }
     run.mem["points"][f"{cfg.n} (restarted)"] = point(op)
     say(f"restart: {run.results['restart']['writes']} writes, ready {ready:.1f} s, idle {idle:.1f} s")
@@ -394,7 +407,8 @@ def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:
         save()
         operator_phases(cfg, nodes, results, save)
         save()
-        results["floor_after"] = floor_phase(cfg, nodes, "floor-after")
+        if cfg.floor_after:
+            results["floor_after"] = floor_phase(cfg, nodes, "floor-after")
     finally:
         save()
     results["table"] = report.table(results)

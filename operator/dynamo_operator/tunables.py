@@ -53,6 +53,11 @@ class ControllerTunables:
     # ... and never sooner than this after it was first held back: components of one graph become ready
     # seconds apart, and progress seen a moment before the last of them would be overwritten at once.
     status_progress_settle_seconds: float = 3.0
+    # ... and in all, about this many objects' progress per interval: with more objects waiting at once
+    # (a burst of new graphs) each one's interval stretches in proportion, so a burst of 500 graphs costs
+    # no more progress writes than one of 20 (each graph's first status and its readiness still go out
+    # at once). In a 500-graph burst 30 s per object meant hundreds of writes the floor does not make.
+    status_progress_share: int = 20
     # How often the resource gauges (graphs by state, pods by component type) are recounted from the caches.
     gauge_interval: float = 10.0
     model_probe: ModelProbeTunables = field(default_factory=ModelProbeTunables)

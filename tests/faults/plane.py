@@ -290,8 +290,8 @@ class Plane:
         orphans = []
         for key, obj in actual.items():
             every = obj["metadata"].get("ownerReferences") or []
-            if is_discovery_rbac(obj):  # shared by a graph's components: a plain reference from each DCD
-                if not every or any(r["uid"] not in owners for r in every):
+            if is_discovery_rbac(obj):  # the graph's own: one plain reference, from its live graph
+                if len(every) != 1 or not owners.get(every[0]["uid"], "").startswith(store.DGD.kind):
                     orphans.append(key)
                 continue
             refs = [r for r in every if r.get("controller")]

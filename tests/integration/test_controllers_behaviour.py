@@ -25,7 +25,7 @@ from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import RecentWrites
-from dynamo_operator.render import names, notices
+from dynamo_operator.render import names, notices, pullsecrets
 from dynamo_operator.render.hashing import worker_hash
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
@@ -459,7 +459,7 @@ def test_foreign_controller_is_an_ownership_conflict(client, ns, operator):
     wait_event(client, ns, "OwnershipConflict")
 
 
-def test_pull_secrets_are_discovered_from_the_namespace(client, ns, operator):
+def _registry_secret(client, ns: str) -> None:
     import base64
 
     cfg = base64.b64encode(json.dumps({"auths": {"nvcr.io": {"auth": "eA=="}}}).encode()).decode()
@@ -471,13 +471,34 @@ def test_pull_secrets_are_discovered_from_the_namespace(client, ns, operator):
             "data": {".dockerconfigjson": cfg},
         },
     )
+
+
+def _pull_secrets(client, ns: str):
+    dep = get(client, DEPLOYMENTS, "g-frontend", ns)
+    return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets", [])
+
+
+def _secret_caches(op: Operator) -> list:
+    return [inf for (res, *_), inf in op.mgr._informers.items() if res == SECRETS]
+
+
+def test_pull_secrets_are_discovered_from_the_namespace_and_no_credential_is_cached(client, ns, operator):
+    _registry_secret(client, ns)
     apply_dgd(client, graph(ns))
+    wait_for(lambda: _pull_secrets(client, ns) == [{"name": "ngc"}], 30, lambda: _pull_secrets(client, ns))
+    (cache,) = _secret_caches(operator)
+    (cached,) = cache.store.list(ns)
+    assert "data" not in cached and cached[pullsecrets.HOSTS] == ["nvcr.io"]  # the registry, no credential
 
-    def pull_secrets():
-        dep = get(client, DEPLOYMENTS, "g-frontend", ns)
-        return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets")
 
-    wait_for(lambda: pull_secrets() == [{"name": "ngc"}], 30, lambda: pull_secrets())
+def test_pull_secret_discovery_off_reads_no_secret(client, kube_cluster, crds, ns):
+    _registry_secret(client, ns)
+    off = {"security": {"workloads": {"imagePullSecretDiscovery": False}}}
+    with Operator(kube_cluster, config=off) as op:
+        apply_dgd(client, graph(ns))
+        wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, 30)
+        # no cache of Secrets: nothing lists or watches them (the chart then grants no such list)
+        assert _pull_secrets(client, ns) == [] and _secret_caches(op) == []
 
 
 class _Recorder(EventRecorder):
@@ -527,7 +548,8 @@ def test_a_terminating_namespace_is_not_an_error(client, kube_cluster, crds):
             recent=RecentWrites(),
         )
         assert DGDReconciler(deps)(Request(ns, "g")) == Result()
-        assert [m for m, p, _ in real.writes_in(ns) if p.endswith("/dynamocomponentdeployments")] == ["POST"]
+        # the pass's first write (the graph's discovery account) is refused, and the pass ends there
+        assert [(m, p.rsplit("/", 1)[-1]) for m, p, _ in real.writes_in(ns)] == [("POST", "serviceaccounts")]
         assert get(client, store.DCD, "g-frontend", ns) is None
         assert not [e for e in recorder.seen if e[0] == "Warning"]
     finally:

@@ -161,13 +161,12 @@ def created_children(client, ns: str, kind: str, name: str) -> list[str]:
 
 
 def assert_creation_events(client, ns: str, dgd: dict) -> None:
-    """The graph announces its DCDs once, in one Event; its DCDs do not announce their routine creations
-    (the graph's Event names them), while a DCD applied on its own does."""
+    """The graph announces its DCDs and its discovery account once, in one Event; its DCDs do not
+    announce their routine creations (the graph's Event names them), while a DCD applied on its own does."""
     wait_for(lambda: created_children(client, ns, names.DGD_KIND, "g"), 15)
     graph_children = sorted(created_children(client, ns, names.DGD_KIND, "g"))
-    assert graph_children == sorted(f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)), (
-        graph_children
-    )
+    want = [f"{names.DCD_KIND} {ns}/{n}" for n in component_names(dgd)]
+    assert graph_children == sorted([*want, f"ServiceAccount {ns}/g-k8s-service-discovery"]), graph_children
     assert len(creation_events(client, ns, names.DGD_KIND, "g")) == 1
     standalone = {
         "apiVersion": "nvidia.com/v1beta1",

@@ -25,7 +25,6 @@ from dynamo_operator.runtime.client import DEPLOYMENTS, EVENTS, PODS
 from support import graphs
 from support.dgd import apply_dgd, dgd_status, wait_status, wait_successful
 from support.operator import Operator
-from support.poll import wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -220,13 +219,11 @@ def test_worker_change_rolls_workers_with_truthful_status(client, ns, operator):
     apply_dgd(client, g)
     wait_successful(client, ns, generation=1, timeout=WAIT)
     h1 = worker_hash(g)
-    wait_for(
-        lambda: (
-            client.get(store.DGD, "g", ns)["metadata"].get("annotations", {}).get(ANN_CURRENT_WORKER_HASH)
-            == h1
-        ),
-        WAIT,
+    # a new graph's live revision is its worker DCDs' label; the annotation comes with its first update
+    assert ANN_CURRENT_WORKER_HASH not in (
+        client.get(store.DGD, "g", ns)["metadata"].get("annotations") or {}
     )
+    assert client.get(store.DCD, "g-decode", ns)["metadata"]["labels"][names.LABEL_WORKER_HASH] == h1
     before = {n: pod_uids(client, ns, f"g-{n}") for n in ("frontend", "prefill", "decode")}
 
     changed = copy.deepcopy(g)

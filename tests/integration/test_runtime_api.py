@@ -149,13 +149,23 @@ def test_watch_stream_and_close_from_another_thread(client, make_ns):
 
 
 class CountingListWatcher(ClientListWatcher):
-    """Counts the watches opened: the one way to see, from outside, that an informer resumed."""
+    """Counts the watches opened (the one way to see, from outside, that an informer resumed) and the
+    lists (none where the apiserver streams the initial state)."""
 
     watches = 0
+    lists = 0
 
     def watch(self, resource_version: str):
         self.watches += 1
         return super().watch(resource_version)
+
+    def watch_list(self):
+        self.watches += 1
+        return super().watch_list()
+
+    def list(self, *args, **kw):
+        self.lists += 1
+        return super().list(*args, **kw)
 
 
 def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
@@ -185,6 +195,8 @@ def test_informer_sees_create_update_delete(api_cluster, client, make_ns):
         client.create(CONFIGMAPS, {"metadata": {"name": "after-resume", "namespace": ns}})
         wait_for(lambda: ("add", "after-resume") in events, 10)
         assert inf.relists == 1
+        # the initial state came streamed (watch-list, served by this apiserver), not listed
+        assert inf.stream_initial and lw.lists == 0
     finally:
         inf.stop()
 

@@ -53,3 +53,11 @@ class Recorder:
             ),
             "on_delete": lambda o: self.events.append(("delete", o["metadata"]["name"])),
         }
+
+
+def started(inf) -> Recorder:
+    """Start the informer ``inf`` with a ``Recorder`` of its events as handlers; the caller stops it."""
+    rec = Recorder()
+    inf.add_event_handler(**rec.handlers())
+    inf.start()
+    return rec

@@ -246,24 +246,17 @@ def worker_metadata(pod: dict, name: str | None = None) -> dict:
 def discovery_identity(env: dict[str, str], client: ResourceClient, ns: str, cluster_wide: bool) -> None:
     """The discovery account of ``graphs_on_components``' planner graph: the operator bound it (cluster-wide
     to the chart's ClusterRole, namespace-restricted to the chart's Role in the namespace, the one role a
-    restricted operator may bind), the binding is owned by the graph's components, and the account may make
+    restricted operator may bind), the binding is owned by the graph alone, and the account may make
     exactly the runtime's discovery calls there, and nothing elsewhere."""
     graph = "vllm-planner"
     sa = f"{graph}-k8s-service-discovery"
-    dcds = {
-        d["metadata"]["name"] for d in client.list(store.DCD, ns, f"{names.LABEL_DGD_NAME}={graph}")["items"]
-    }
-    assert dcds, f"no DCD of {graph}"
 
-    def owners() -> set[str]:
+    def owners() -> list[tuple[str, str]]:
         binding = get_or_none(client, ROLEBINDINGS_RES, sa, ns) or {}
-        return {
-            r["name"]
-            for r in _at(binding, "metadata", "ownerReferences") or []
-            if r.get("kind") == names.DCD_KIND
-        }
+        return [(r["kind"], r["name"]) for r in _at(binding, "metadata", "ownerReferences") or []]
 
-    wait_for(lambda: owners() == dcds, WAIT, lambda: f"{sa} owned by {owners()}, not by every DCD {dcds}")
+    want = [(names.DGD_KIND, graph)]
+    wait_for(lambda: owners() == want, WAIT, lambda: f"{sa} owned by {owners()}, not by its graph alone")
     binding = client.get(ROLEBINDINGS_RES, sa, ns)
     assert binding["roleRef"]["kind"] == ("ClusterRole" if cluster_wide else "Role"), binding["roleRef"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}], binding

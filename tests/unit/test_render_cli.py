@@ -27,8 +27,8 @@ def deployment(objs, name):
 def test_render_frontend_and_vllm_decode_worker():
     objs = docs(run("-f", str(FIXTURES / "vllm-agg.yaml")))
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
+        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),  # the graph's, before its pods
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
-        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

@@ -132,11 +132,11 @@ def test_dyn_namespace_global_and_dots():
     assert out[0]["metadata"]["name"] == "my-graph-a"
 
 
-def test_render_all_is_dcds_then_their_children():
+def test_render_all_is_the_graphs_account_then_dcds_then_their_children():
     objs = render_all(load("vllm-agg.yaml"))
     assert [(o["kind"], o["metadata"]["name"]) for o in objs] == [
+        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),  # the graph's, before its pods
         ("DynamoComponentDeployment", "vllm-agg-frontend"),
-        ("ServiceAccount", "vllm-agg-k8s-service-discovery"),
         ("Deployment", "vllm-agg-frontend"),
         ("Service", "vllm-agg-frontend"),
         ("DynamoComponentDeployment", "vllm-agg-vllmdecodeworker"),

@@ -7,7 +7,7 @@ import threading
 from dynamo_operator.runtime.client import CONFIGMAPS
 from dynamo_operator.runtime.informer import Indexer, Informer
 from kubernetes.client.exceptions import ApiException
-from support.fakewatch import FakeWatch, Recorder, cm
+from support.fakewatch import FakeWatch, Recorder, cm, started
 from support.poll import wait_for
 
 
@@ -21,10 +21,11 @@ class ScriptedLW:
         self.list_calls = 0
         self.lock = threading.Lock()
 
-    def list(self):
+    def list(self, transform=lambda o: o):
         with self.lock:
             self.list_calls += 1
-            return self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+            items, rv = self.lists.pop(0) if len(self.lists) > 1 else self.lists[0]
+        return [transform(o) for o in items], rv
 
     def watch(self, rv):
         with self.lock:
@@ -55,9 +56,7 @@ def test_list_watch_bookmark_and_410_relist():
         ],
     )
     inf = Informer(CONFIGMAPS, lw)
-    rec = Recorder()
-    inf.add_event_handler(**rec.handlers())
-    inf.start()
+    rec = started(inf)
     try:
         assert inf.wait_for_sync(2)
         wait_for(

@@ -14,7 +14,7 @@ from dynamo_operator.runtime.informer import ClientListWatcher, Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings, RuntimeTunables
 from kubernetes.client import ApiClient, Configuration
-from support.fakewatch import Recorder, cm
+from support.fakewatch import cm, started
 from support.poll import wait_for
 from urllib3.exceptions import ReadTimeoutError
 
@@ -65,9 +65,9 @@ class _SilentThenIdle:
         self.lists = 0
         self.closed = threading.Event()
 
-    def list(self):
+    def list(self, transform=lambda o: o):
         self.lists += 1
-        return [cm("a", 1)], "1"
+        return [transform(cm("a", 1))], "1"
 
     def watch(self, rv):
         self.watches += 1
@@ -91,9 +91,7 @@ class _SilentThenIdle:
 def test_a_silent_watch_is_re_established_at_once_from_its_resource_version():
     lw = _SilentThenIdle()
     inf = Informer(CONFIGMAPS, lw, backoff=(30.0, 30.0))  # a backoff would show as a 30 s stall
-    rec = Recorder()
-    inf.add_event_handler(**rec.handlers())
-    inf.start()
+    rec = started(inf)
     try:
         wait_for(lambda: ("add", "c") in rec.events, 5, lambda: rec.events)
         assert inf.silent_watches == 1 and lw.lists == 1  # resumed, not relisted

@@ -178,6 +178,7 @@ def test_configuration_keys_default_and_validate():
     assert doc["security"]["workloads"] == {
         "restrictedSecurityContext": False,
         "podTemplates": {"action": "Warn"},
+        "imagePullSecretDiscovery": True,
     }
     assert PodTemplatePolicy.from_config(doc) == PodTemplatePolicy()
     for bad, field in (

@@ -18,9 +18,9 @@ from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.render.mpisecret import key_id
 from dynamo_operator.runtime.atomic import AtomicCounter
 from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
-from dynamo_operator.runtime.controller import Result, reconcile_context
+from dynamo_operator.runtime.controller import Request, Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
 from dynamo_operator.runtime.log import get_logger
 from dynamo_operator.tunables import ControllerTunables
 
@@ -78,6 +78,21 @@ class Deps:
         return out
 
 
+def referrers(res: ResourceDescriptor) -> Callable[[dict], list[Request]]:
+    """A watch map: every object of kind ``res`` in an object's owner references, controller or not (a
+    shared ServiceAccount names its users with plain references)."""
+
+    def map_fn(obj: dict) -> list[Request]:
+        md = obj.get("metadata") or {}
+        return [
+            Request(md.get("namespace") or "", r.get("name") or "")
+            for r in md.get("ownerReferences") or []
+            if res.matches(r.get("apiVersion", ""), r.get("kind", ""))
+        ]
+
+    return map_fn
+
+
 def log():
     ctx = reconcile_context()
     return ctx.log if ctx is not None else get_logger("controllers")
@@ -106,12 +121,26 @@ class ProgressClock:
     A progress write is due ``interval`` after the object's last write, and never sooner than ``settle``
     after the progress was first held back: components of one graph become ready seconds apart, and the
     progress seen a moment before the last of them would be overwritten by the readiness at once. An object
-    this process has not written yet starts its clock when its first progress is held back."""
+    this process has not written yet starts its clock when its first progress is held back.
 
-    def __init__(self, interval: float, settle: float = 0.0, clock: Callable[[], float] = time.monotonic):
+    ``share`` (0: off) bounds the progress writes of all objects together: with more than ``share``
+    objects holding progress back, each waits ``interval * waiting / share`` since its last write, so a
+    burst of new objects writes about as much progress per interval as ``share`` objects would (progress
+    is cosmetic; what someone must act on never waits). An object's due time only moves later while it
+    holds progress back: the first objects of a burst stretch as the others arrive, and a burst ending
+    does not release every straggler's progress at once."""
+
+    def __init__(
+        self,
+        interval: float,
+        settle: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+        share: int = 0,
+    ):
         self.interval = interval
         self.settle = settle
         self.clock = clock
+        self.share = share
         self._last: OrderedDict[str, float] = OrderedDict()  # oldest first
         self._due: dict[str, float] = {}  # uid -> when its held-back progress goes out
         self._lock = threading.Lock()
@@ -121,8 +150,18 @@ class ProgressClock:
         now = self.clock()
         with self._lock:
             last = self._last.setdefault(uid, now)
-            due = self._due.setdefault(uid, max(last + self.interval, now + self.settle))
+            held = self._due.get(uid)
+            waiting = len(self._due) + (held is None)
+            due = last + self._interval(waiting)
+            due = max(due, now + self.settle) if held is None else max(due, held)
+            self._due[uid] = due
         return max(0.0, due - now)
+
+    def _interval(self, waiting: int) -> float:
+        """The interval while ``waiting`` objects hold progress back."""
+        if self.share <= 0:
+            return self.interval
+        return self.interval * max(1.0, waiting / self.share)
 
     def wrote(self, uid: str) -> None:
         now = self.clock()
@@ -181,7 +220,7 @@ class StatusWriter:
         progress = self.progress is not None and progress_only is not None and progress_only(old, status)
         if progress and (wait := self.progress.wait(uid)) > 0:
             return Deferred(wait)
-        body = copy_tree(live_wire)
+        body = unpack(live_wire) if PACKED in live_wire else copy_tree(live_wire)  # a lean entry: its whole
         body["metadata"].pop("managedFields", None)
         body["status"] = store.status_to_wire(live_wire, status) if self.convert else status
         try:
@@ -204,10 +243,12 @@ class StatusWriter:
 
 def paced_status_writer(deps: Deps, res: ResourceDescriptor) -> StatusWriter:
     """The DGD and DCD controllers' status writer: progress-only statuses (``status.dcd_progress_only`` /
-    ``dgd_progress_only``) paced by ``status_progress_seconds`` and ``status_progress_settle_seconds`` of
-    the tunables (one clock per controller, by object uid)."""
+    ``dgd_progress_only``) paced by ``status_progress_seconds``, ``status_progress_settle_seconds`` and
+    ``status_progress_share`` of the tunables (one clock per controller, by object uid)."""
     t = deps.tunables
-    clock = ProgressClock(t.status_progress_seconds, t.status_progress_settle_seconds)
+    clock = ProgressClock(
+        t.status_progress_seconds, t.status_progress_settle_seconds, share=t.status_progress_share
+    )
     return StatusWriter(deps.client, res, deps.recent, progress=clock)
 
 

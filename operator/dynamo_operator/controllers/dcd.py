@@ -34,6 +34,7 @@ from .common import (
     log,
     namespace_terminating,
     paced_status_writer,
+    referrers,
     short_error,
 )
 from .dgd_checkpoints import checkpoint_users
@@ -212,16 +213,6 @@ class DCDReconciler:
         return Result()
 
 
-def _dcd_referrers(obj: dict) -> list[Request]:
-    """Every DCD in an object's owner references (controller or not: shared ServiceAccounts)."""
-    md = obj.get("metadata") or {}
-    return [
-        Request(md.get("namespace") or "", r.get("name") or "")
-        for r in md.get("ownerReferences") or []
-        if store.DCD.matches(r.get("apiVersion", ""), r.get("kind", ""))
-    ]
-
-
 def register(w: Wiring) -> Controller:
     """Primary DCDs; owns Deployments, Services, ConfigMaps, Ingresses (and VirtualServices with Istio,
     LeaderWorkerSets when enabled); the shared
@@ -242,14 +233,15 @@ def register(w: Wiring) -> Controller:
         resource_type=names.DCD_KIND,
     )
     for res in (SERVICEACCOUNTS, ROLEBINDINGS):
-        ctl.watch(w.managed(res), _dcd_referrers)
+        ctl.watch(w.managed(res), referrers(store.DCD))
     dcds = w.graph_informers[store.DCD].store
 
     def dcds_in_namespace(secret: dict) -> list[Request]:
         ns = (secret.get("metadata") or {}).get("namespace") or ""
         return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dcds.list(ns)]
 
-    ctl.watch(w.pull_secrets, dcds_in_namespace)
+    if w.pull_secrets is not None:
+        ctl.watch(w.pull_secrets, dcds_in_namespace)
     if w.mpi_secrets is not None:  # new MPI SSH keys: the multinode pods are stamped with their id and roll
         ctl.watch(w.mpi_secrets, dcds_in_namespace)
     # scheduledReplicas: a pod placed or gone re-queues its component; a pod changes several times while it

@@ -44,6 +44,7 @@ from .common import (
     log,
     namespace_terminating,
     paced_status_writer,
+    referrers,
     short_error,
 )
 from .dcd import LWS_NOT_RECONCILED
@@ -198,6 +199,13 @@ class DGDReconciler:
         desired = parts.children
         whash = worker_hash(internal)
         stored = (live["metadata"].get("annotations") or {}).get(ANN_CURRENT_WORKER_HASH)
+        if stored is None:  # never rolled: the live revision is the one its worker DCDs carry
+            stored = self._live_worker_hash(req.namespace, comps, desired, whash)
+            if stored is not None and stored != whash:  # a first rolling update starts: record it first
+                try:
+                    live = self._store_hash(live, stored)
+                except Conflict:
+                    return Result(requeue=True)
         restart = self._restart(req.namespace, internal, old, desired, whash, stored)
         held = rgc.hold_running_dcds(parts.checkpoints, desired, self._live_dcds(req.namespace, desired))
         applied = self._apply(req, live, internal, gen, old, desired, parts)
@@ -223,7 +231,7 @@ class DGDReconciler:
         st.set_optional(new, "checkpoints", _checkpoint_status(parts))
         self._exposed(new, internal, gen, desired)
         try:
-            if ru.store_hash is not None:
+            if ru.store_hash is not None and stored is not None:  # a new graph's needs no record
                 live = self._store_hash(live, ru.store_hash)
             written = self.status.write(live, new, st.dgd_progress_only)
         except Conflict:
@@ -308,7 +316,9 @@ class DGDReconciler:
         try:
             conflicts = self.checkpoints.apply(live, parts.checkpoints)
             self.pvcs.apply(live, internal)
-            synced = Applied(self.syncer.apply(live, desired), frozenset(conflicts))
+            # the graph's own companions (its discovery account) first, then its DCDs
+            results = self.syncer.apply(live, [*parts.companions, *desired])
+            synced = Applied(results[len(parts.companions) :], frozenset(conflicts))
             self.adapters.apply(live, internal)
             self.policies.apply(live, internal)
             self.epp.apply(live, internal)
@@ -454,6 +464,26 @@ class DGDReconciler:
         out.setdefault("kind", store.DGD.kind)
         self.deps.recent.remember(live, out)
         return out
+
+    def _live_worker_hash(
+        self, namespace: str, comps: list[dict], desired: list[dict], whash: str
+    ) -> str | None:
+        """The worker revision the graph's live worker DCDs carry (their ``nvidia.com/dynamo-worker-hash``
+        label; another than ``whash`` if any carries one), None when it has none yet (a new graph).
+
+        A graph's ``nvidia.com/current-worker-hash`` annotation is written when its first rolling update
+        starts, not when it is created: until then its DCDs say which revision is live, and recording
+        it at creation was a second write of every new graph."""
+        found = None
+        for comp, dcd in zip(comps, desired, strict=True):
+            if comp.get("type") not in names.WORKER_TYPES:
+                continue
+            wire = self.deps.recent.resolve(self.dcds.get(namespace, dcd["metadata"]["name"]))
+            label = (((wire or {}).get("metadata") or {}).get("labels") or {}).get(names.LABEL_WORKER_HASH)
+            if label and label != whash:
+                return label
+            found = found or label
+        return found
 
     def _live_dcds(self, namespace: str, desired: list[dict]) -> dict[str, dict]:
         """The graph's live DCDs (v1beta1) by name."""
@@ -611,6 +641,8 @@ def register(w: Wiring) -> Controller:
     )
     informers = w.graph_informers
     ctl.watch(informers[DEPLOYMENTS], _graph_of, delay=coalesce)
+    for res in (SERVICEACCOUNTS, ROLEBINDINGS):  # the graph's discovery account: edited or deleted
+        ctl.watch(informers[res], referrers(store.DGD), delay=coalesce)
     ctl.watch(informers[store.CHECKPOINTS], checkpoint_users(informers[store.DGD].store, graph_label=True))
     ctl.watch(informers[PVCS], _graph_of)  # a deleted claim is created again
     if w.mpi_secrets is not None:  # keys written, edited or deleted: the namespace's graphs take them up

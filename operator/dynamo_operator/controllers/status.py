@@ -175,7 +175,10 @@ def replica_status(
     scheduled: int | None = None,
 ) -> dict:
     """``ComponentReplicaStatus`` of a Deployment (zeros when it does not exist yet); ``scheduled``: the
-    ``scheduledReplicas`` counted (``component_pods``), None when not reported (the field stays unset)."""
+    ``scheduledReplicas`` counted (``component_pods``), None when not reported (the field stays unset).
+    A ready replica is a scheduled one, whatever the pod cache has seen yet: the count is at least
+    ``readyReplicas`` (the pod cache trailing the Deployment's made a ready component write its status a
+    second time, its scheduled count catching up a moment later)."""
     st = (workload or {}).get("status") or {}
     out = {
         "componentKind": kind,
@@ -186,7 +189,7 @@ def replica_status(
         "availableReplicas": _i(st.get("availableReplicas")),
     }
     if scheduled is not None:
-        out["scheduledReplicas"] = scheduled
+        out["scheduledReplicas"] = max(scheduled, out["readyReplicas"])
     if runtime_namespace:
         out["runtimeNamespace"] = runtime_namespace
     return out

@@ -25,6 +25,7 @@ from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import names
 from dynamo_operator.render.scaling import DGDSA_KIND
 from dynamo_operator.runtime.client import ResourceDescriptor, custom
+from dynamo_operator.runtime.informer import PACKED, unpack
 
 GROUP = names.GROUP
 WIRE_VERSION = "v1alpha1"
@@ -44,13 +45,15 @@ def _version(obj: dict) -> str:
 
 
 class _Converted:
-    """A bounded LRU of internal-version conversions of the very dicts the caches and write responses hold.
+    """A bounded LRU of internal-version conversions of the very dicts the caches and write responses hold
+    (128: the objects the workers' passes have in hand; a pass converts its graph and components several
+    times, a pass an hour later finds them evicted either way, and each entry is a whole object).
 
     A hit needs the same dict (``is``), not only its uid and resourceVersion: a copy changed locally (a
     status body about to be written) keeps the resourceVersion it was read at, and must be converted
     afresh. The operator never changes the objects its caches hold."""
 
-    def __init__(self, size: int = 512):
+    def __init__(self, size: int = 128):
         self.size = size
         self._items: OrderedDict[tuple[str, str], tuple[dict, dict]] = OrderedDict()
         self._lock = threading.Lock()
@@ -60,19 +63,21 @@ class _Converted:
         md = obj.get("metadata") or {}
         uid, rv = md.get("uid"), md.get("resourceVersion")
         if not uid or not rv:
-            return convert(obj, INTERNAL_VERSION)
+            return convert(unpack(obj), INTERNAL_VERSION)
         key = (uid, rv)
+        # a lean cache entry (``controllers/caches.py``) is known by its packed whole, which no copy shares
+        anchor = obj.get(PACKED, obj)
         with self._lock:
             entry = self._items.get(key)
-            hit = entry[1] if entry is not None and entry[0] is obj else None
+            hit = entry[1] if entry is not None and entry[0] is anchor else None
             if hit is not None:
                 self._items.move_to_end(key)
                 self.hits += 1
         if hit is None:
-            hit = convert(obj, INTERNAL_VERSION)
+            hit = convert(unpack(obj), INTERNAL_VERSION)
             with self._lock:
                 self.misses += 1
-                self._items[key] = (obj, hit)
+                self._items[key] = (anchor, hit)
                 self._items.move_to_end(key)
                 while len(self._items) > self.size:
                     self._items.popitem(last=False)
@@ -83,9 +88,10 @@ _converted = _Converted()
 
 
 def to_internal(obj: dict) -> dict:
-    """A DGD/DCD as read from the API (any served version) in the internal version (a new dict)."""
+    """A DGD/DCD as read from the API (any served version; a lean cache entry is unpacked) in the internal
+    version (a new dict)."""
     if _version(obj) == INTERNAL_VERSION:
-        return copy_tree(obj)
+        return copy_tree(unpack(obj))
     return _converted.get(obj)
 
 

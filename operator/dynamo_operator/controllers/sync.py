@@ -23,7 +23,9 @@ reconcilers turn into a quick requeue without an error event.
 
 **Stale cache.** Right after a write the informer may still hold the previous version; ``RecentWrites``
 remembers (resourceVersion before the write → the write's response) so the next reconcile uses the response
-instead of tripping over the stale copy (and a 409).
+instead of tripping over the stale copy (and a 409). A child just created is remembered the same way until
+the informer shows it: a second pass right after the first (its Deployment's first event) would otherwise
+find no child in the cache and create it again, a refused write (409) the floor never makes.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from dynamo_operator.runtime.client import (
     custom,
 )
 from dynamo_operator.runtime.events import EventRecorder
-from dynamo_operator.runtime.informer import Indexer
+from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
 from dynamo_operator.runtime.log import get_logger
 
 from . import store
@@ -75,10 +77,6 @@ SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOU
 _SERVICE_ALLOCATED = ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort")
 
 
-def _identity(obj: dict) -> dict:
-    return obj
-
-
 @dataclass(frozen=True)
 class ChildType:
     """How to compare and write one kind of child."""
@@ -87,8 +85,9 @@ class ChildType:
     content: tuple[str, ...] = ("spec",)  # top-level fields the operator owns
     exact: bool = False  # compare content both ways (kinds the apiserver does not default)
     immutable: bool = False  # the content cannot be updated: a changed child is deleted and re-created
-    to_internal: Callable[[dict], dict] = _identity
-    to_wire: Callable[[dict], dict] = _identity
+    # the internal form of a live child: the whole object, unpacked from a lean cache entry
+    to_internal: Callable[[dict], dict] = unpack
+    to_wire: Callable[[dict], dict] = lambda obj: obj
 
 
 CHILD_TYPES: dict[tuple[str, str], ChildType] = {
@@ -193,6 +192,20 @@ class RecentWrites:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
+    def remember_created(self, after: dict) -> None:
+        """``after`` was just created: it exists before the informer shows it (``created``)."""
+        with self._lock:
+            self._items[_key(after)] = ("", after)
+            self._items.move_to_end(_key(after))
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def created(self, kind: str, namespace: str, name: str) -> dict | None:
+        """An object this process created that the cache does not show yet."""
+        with self._lock:
+            entry = self._items.get((kind, namespace or "", name))
+        return entry[1] if entry is not None and entry[0] == "" else None
+
     def resolve(self, cached: dict | None) -> dict | None:
         """The freshest known version of a cached object."""
         if cached is None:
@@ -256,7 +269,10 @@ class ChildSyncer:
     def live(self, ct: ChildType, namespace: str, name: str) -> dict | None:
         st = self.stores.get(ct.res)
         if st is not None:
-            return self.recent.resolve(st.get(namespace, name))
+            cached = st.get(namespace, name)
+            if cached is None:
+                return self.recent.created(ct.res.kind, namespace, name)
+            return self.recent.resolve(cached)  # a lean entry: its readers unpack (``ChildType``)
         return self.get(ct, namespace, name)
 
     def get(self, ct: ChildType, namespace: str, name: str) -> dict | None:
@@ -296,12 +312,12 @@ class ChildSyncer:
                 raise OwnershipConflict(live, ctrl)
             if ctrl is None:
                 return "adopting: no controller owner reference"
+        have = ct.to_internal(live)  # whole (a lean cache entry keeps metadata without annotations)
+        hmd = have.get("metadata") or {}
         want_hash = desired["metadata"]["annotations"][names.ANN_SPEC_HASH]
-        have_hash = (md.get("annotations") or {}).get(names.ANN_SPEC_HASH)
+        have_hash = (hmd.get("annotations") or {}).get(names.ANN_SPEC_HASH)
         if have_hash != want_hash:
             return "desired content changed" if have_hash else "spec hash annotation missing"
-        have = ct.to_internal(live)
-        hmd = have.get("metadata") or {}
         d = first_difference(desired["metadata"].get("labels") or {}, hmd.get("labels") or {}, "labels")
         d = d or first_difference(
             desired["metadata"].get("annotations") or {}, hmd.get("annotations") or {}, "annotations"
@@ -364,10 +380,14 @@ class ChildSyncer:
             return SyncResult("unchanged", live)
         return self._update(ct, owner, desired, live, shared, reason)
 
-    def _write(self, fn: Callable[[], dict]) -> dict:
+    def _write(self, fn: Callable[[], dict], obj: dict | None = None) -> dict:
+        """``obj``: the live object written (an update, a deletion); gone (404), it is forgotten, so a
+        remembered creation the cache never showed is not taken for a live object again."""
         try:
             out = fn()
         except ApiException as e:
+            if e.status == 404 and obj is not None:
+                self.recent.forget(obj)
             if e.status == 409 and api_reason(e) != "AlreadyExists":
                 raise Conflict(str(e.reason)) from e
             raise
@@ -380,6 +400,8 @@ class ChildSyncer:
         out = self._write(lambda: self.client.create(ct.res, body, body["metadata"]["namespace"]))
         out.setdefault("apiVersion", ct.res.api_version)
         out.setdefault("kind", ct.res.kind)
+        if ct.res in self.stores:
+            self.recent.remember_created(out)
         self._note_generation(out)
         return SyncResult("created", out, "missing")
 
@@ -387,6 +409,7 @@ class ChildSyncer:
         self, ct: ChildType, owner: dict, desired: dict, live: dict, shared: bool, reason: str
     ) -> SyncResult:
         want = ct.to_wire(copy_tree(desired))
+        live = _whole(live)
         body = copy_tree(live)
         md = body.setdefault("metadata", {})
         md.pop("managedFields", None)
@@ -417,7 +440,7 @@ class ChildSyncer:
             message = f"Replaced {ct.res.kind} {_name(live)}: {reason}"
             self.recorder.normal(owner, f"Update{ct.res.kind}", message)
             return self._create(ct, owner, desired, shared)
-        out = self._write(lambda: self.client.replace(ct.res, body))
+        out = self._write(lambda: self.client.replace(ct.res, body), live)
         out.setdefault("apiVersion", ct.res.api_version)
         out.setdefault("kind", ct.res.kind)
         self.recent.remember(live, out)
@@ -432,7 +455,8 @@ class ChildSyncer:
             self._write(
                 lambda: self.client.delete(
                     ct.res, md["name"], md.get("namespace"), preconditions={"uid": md.get("uid")}
-                )
+                ),
+                obj,
             )
         except ApiException as e:
             if e.status in (404, 409):  # gone, or replaced by a new object with the same name
@@ -450,12 +474,15 @@ class ChildSyncer:
 
     def release(self, owner: dict, ct: ChildType, obj: dict) -> None:
         """Drop ``owner``'s plain owner reference from a shared child it no longer renders; delete the child
-        when nobody else references it."""
+        when nobody else references it, unless its graph takes it over (``heir``)."""
+        obj = _whole(obj)
         uid = owner["metadata"]["uid"]
         refs = obj["metadata"].get("ownerReferences") or []
         rest = [r for r in refs if r.get("uid") != uid]
         if len(rest) == len(refs):
             return
+        if not rest and (heir := _heir(owner, obj)) is not None:
+            rest = [heir]
         if not rest:
             self.delete(owner, ct, obj)
             return
@@ -496,6 +523,23 @@ class ChildSyncer:
                 self.release(owner, ct, obj)
                 n += 1
         return n
+
+
+def _whole(obj: dict) -> dict:
+    """A live child whole (a lean cache entry unpacked), what a write starts from."""
+    return unpack(obj) if PACKED in obj else obj
+
+
+def _heir(owner: dict, obj: dict) -> dict | None:
+    """Who takes over a shared child its last component releases: the component's graph, for the graph's
+    discovery account (components rendered it before the graph did; deleting it and letting the graph
+    create it again would invalidate the tokens of every pod running as it)."""
+    ctrl = controller_ref(owner)
+    if ctrl is None or not discovery.is_discovery_rbac(obj):
+        return None
+    if not store.DGD.matches(ctrl.get("apiVersion", ""), ctrl.get("kind", "")):
+        return None
+    return {k: ctrl[k] for k in ("apiVersion", "kind", "name", "uid") if k in ctrl}
 
 
 def api_reason(e: ApiException) -> str:

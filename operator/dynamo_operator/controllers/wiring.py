@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dynamo_operator.api.config import effective
+from dynamo_operator.api.config import effective, lookup
 from dynamo_operator.render import RenderContext, names
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO_DESTINATION_RULE
 from dynamo_operator.render.mpisecret import mpi_secret_home
@@ -37,7 +37,7 @@ from dynamo_operator.runtime.informer import Informer
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.tunables import ControllerTunables
 
-from . import component_pods, netpol, store
+from . import caches, component_pods, netpol, store
 from .common import Deps
 from .discovery import check_required_integrations, detect_integrations
 from .sync import (
@@ -136,8 +136,10 @@ class Wiring:
         return self.dra_served and bool(getattr(self.manager.settings, "cluster_wide", True))
 
     def managed(self, res: ResourceDescriptor) -> Informer:
-        """The cache of the operator's own objects of ``res`` (label-selected)."""
-        return self.manager.informer(res, label_selector=MANAGED_SELECTOR)
+        """The cache of the operator's own objects of ``res`` (label-selected; lean, ``caches.py``)."""
+        return self.manager.informer(
+            res, label_selector=MANAGED_SELECTOR, transform=caches.TRANSFORMS.get(res)
+        )
 
     @cached_property
     def graph_informers(self) -> dict[ResourceDescriptor, Informer]:
@@ -163,12 +165,14 @@ class Wiring:
         if self.destination_rules_served:  # an EPP's DestinationRule (Istio mesh)
             informers[DESTINATIONRULES] = self.managed(DESTINATIONRULES)
         # components' pods, indexed by component: how many are scheduled (``scheduledReplicas``)
-        pods = m.informer(PODS, label_selector=component_pods.SELECTOR, resync_period=0)
+        pods = m.informer(
+            PODS, label_selector=component_pods.SELECTOR, resync_period=0, transform=caches.TRANSFORMS[PODS]
+        )
         pods.store.add_indexer(component_pods.INDEX, component_pods.index_by_component)
         informers[PODS] = pods
         informers[store.CHECKPOINTS] = m.informer(store.CHECKPOINTS)  # the checkpoint controller's too
-        informers[store.DCD] = m.informer(store.DCD)
-        informers[store.DGD] = m.informer(store.DGD)
+        informers[store.DCD] = m.informer(store.DCD, transform=caches.TRANSFORMS[store.DCD])
+        informers[store.DGD] = m.informer(store.DGD, transform=caches.TRANSFORMS[store.DGD])
         informers[store.DGDSA] = m.informer(store.DGDSA, resync_period=0)
         return informers
 
@@ -182,10 +186,21 @@ class Wiring:
             return None
         return self.manager.informer(SECRETS, field_selector=f"metadata.name={home[1]}")
 
+    @property
+    def pull_secret_discovery(self) -> bool:
+        """``security.workloads.imagePullSecretDiscovery`` (default on): components get the dockerconfigjson
+        Secrets of their namespace that match their images' registries."""
+        return bool(lookup(self.config, "security.workloads.imagePullSecretDiscovery", True))
+
     @cached_property
-    def pull_secrets(self) -> Informer:
-        """``kubernetes.io/dockerconfigjson`` Secrets (by a field selector on ``type``)."""
-        return self.manager.informer(SECRETS, field_selector=PULL_SECRET_SELECTOR, resync_period=0)
+    def pull_secrets(self) -> Informer | None:
+        """``kubernetes.io/dockerconfigjson`` Secrets (by a field selector on ``type``), kept without their
+        data (``caches.pull_secret``); None when the discovery is off: no Secret is read."""
+        if not self.pull_secret_discovery:
+            return None
+        return self.manager.informer(
+            SECRETS, field_selector=PULL_SECRET_SELECTOR, resync_period=0, transform=caches.pull_secret
+        )
 
     @cached_property
     def deps(self) -> Deps:
@@ -201,7 +216,7 @@ class Wiring:
             client=self.manager.client,
             recorder=self.recorder,
             stores={res: inf.store for res, inf in informers.items()},
-            secrets=self.pull_secrets.store,
+            secrets=self.pull_secrets.store if self.pull_secrets is not None else None,
             operator_config=self.config,
             operator_version=self.manager.settings.operator_version,
             recent=recent,

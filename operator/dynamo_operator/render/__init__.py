@@ -119,6 +119,7 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
     elif isinstance(obj, dict) and obj.get("kind") == names.DGD_KIND:
         parts = render_graph_parts(obj, ctx)
         out = list(parts.checkpoint_objects)  # the DGD controller creates these first
+        out.extend(parts.companions)  # then the graph's discovery account, before the pods running as it
         for child in parts.children:
             out.append(child)
             if child["kind"] == names.DCD_KIND:

@@ -277,7 +277,8 @@ def render_dcd_children(dcd: dict, ctx: RenderContext) -> list[dict]:
     """Every object the DCD controller creates for a (validated, v1beta1) DCD, hash-stamped."""
     info = component_info(dcd, ctx.discovery_backend)
     before, after = companions(info, ctx)
-    # The graph's discovery ServiceAccount and RoleBinding (shared by its components) before the
-    # workload: a pod is refused while the account it runs as does not exist.
-    shared = discovery.discovery_rbac(info, ctx)
+    # The graph's discovery ServiceAccount and RoleBinding are its graph's (``discovery.graph_rbac``); a
+    # DCD applied on its own renders them, before the workload: a pod is refused while the account it
+    # runs as does not exist.
+    shared = [] if discovery.graph_owned(dcd) else discovery.discovery_rbac(info, ctx)
     return [stamp(o) for o in [*shared, *before, *workload(info, ctx), *after]]

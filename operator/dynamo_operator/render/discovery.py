@@ -12,9 +12,14 @@ none of the rules it grants (least privilege, ``tests/integration/test_rbac_clus
 namespace-restricted operator may bind no ClusterRole: there the chart ships a Role with the same rules in
 the restricted namespace (``rbac.discoveryRoleName``) and grants the operator ``bind`` on that one Role, and
 the RoleBinding refers to it. Without either (an operator run without the chart) the account is rendered
-unbound. The two objects are shared by the graph's components (each component's DCD holds an owner
-reference, so they go when the last component goes), and a user's own ``serviceAccountName`` wins over the
-default.
+unbound. A user's own ``serviceAccountName`` wins over the default.
+
+**One owner.** The two objects are the graph's, not a component's: the graph renders them once
+(``graph_rbac``, before its DCDs) and holds the only owner reference, so they are written once when the
+graph is created and go with it. When every component rendered them and held a reference each, every
+component after the first rewrote the account to add its own (two writes and two Events a graph in a
+burst of new graphs). A DCD that its graph controls renders neither (``graph_owned``); a DCD applied on
+its own that carries a graph's label still renders them and shares them by plain owner references.
 """
 
 from __future__ import annotations
@@ -44,6 +49,16 @@ def is_discovery_rbac(obj: dict) -> bool:
     return (md.get("labels") or {}).get("app.kubernetes.io/component") == RBAC_COMPONENT and str(
         md.get("name", "")
     ).endswith(SA_SUFFIX)
+
+
+def graph_owned(dcd: dict) -> bool:
+    """The DCD is controlled by a DynamoGraphDeployment (its controller reference names one): its graph
+    renders the discovery objects, it does not."""
+    for ref in (dcd.get("metadata") or {}).get("ownerReferences") or []:
+        group = str(ref.get("apiVersion", "")).split("/", 1)[0]
+        if ref.get("controller") and ref.get("kind") == names.DGD_KIND and group == names.GROUP:
+            return True
+    return False
 
 
 def _meta(info: ComponentInfo, ctx: RenderContext, name: str) -> dict:
@@ -90,6 +105,12 @@ def discovery_rbac(info: ComponentInfo, ctx: RenderContext) -> list[dict]:
             }
         )
     return out
+
+
+def graph_rbac(infos: list[ComponentInfo], ctx: RenderContext) -> list[dict]:
+    """The graph's discovery ServiceAccount and RoleBinding, once for all its components (``infos``: the
+    components as their DCDs would be; they share the backend's choice and the graph's name)."""
+    return discovery_rbac(infos[0], ctx) if infos else []
 
 
 def discovery_labels(info: ComponentInfo) -> dict:

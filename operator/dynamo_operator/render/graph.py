@@ -12,12 +12,13 @@ from dynamo_operator.api.conversion import ALPHA_COMPONENT_TYPE_ALIASES
 
 from . import gms, kvtransfer, names
 from .context import RenderContext
+from .discovery import graph_rbac
 from .epp import check_pool_api, has_epp
 from .errors import RenderError
 from .graph_checkpoint import CheckpointPlan, plan_checkpoints
 from .grove import render_grove_children
 from .hashing import stamp, worker_hash
-from .info import type_label
+from .info import component_info, type_label
 from .ingress import dcds_exposure_report
 from .merge import merge_env
 from .multinode import BACKEND_INVOCATION
@@ -220,6 +221,10 @@ class GraphRender:
 
     children: list[dict]
     checkpoints: dict[str, CheckpointPlan] = field(default_factory=dict)
+    # the graph's own objects beside its DCDs (component pathway): its discovery ServiceAccount and
+    # RoleBinding, shared by every component and owned by the graph alone (``discovery.graph_rbac``; on
+    # the Grove pathway they are among ``children``)
+    companions: list[dict] = field(default_factory=list)
 
     @property
     def checkpoint_objects(self) -> list[dict]:
@@ -248,7 +253,9 @@ def render_dgd(dgd: dict, ctx: RenderContext, restarts: Mapping[str, str] | None
     checkpoints = plan_checkpoints(dgd, dcds, ctx)
     if ctx.uses_grove(dgd):
         return GraphRender([stamp(o) for o in render_grove_children(dgd, dcds, ctx)], checkpoints)
-    return GraphRender([stamp(d) for d in dcds], checkpoints)
+    infos = [component_info(d, ctx.discovery_backend) for d in dcds]
+    companions = [stamp(o) for o in graph_rbac(infos, ctx)]
+    return GraphRender([stamp(d) for d in dcds], checkpoints, companions)
 
 
 def render_dgd_children(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from . import names
 from .component import companions, desired_replicas
 from .context import RenderContext
-from .discovery import discovery_rbac
+from .discovery import graph_rbac
 from .errors import RenderError
 from .info import ComponentInfo, component_info
 from .multinode import grove_addressing, grove_clique_names
@@ -189,7 +189,7 @@ def render_grove_children(dgd: dict, dcds: list[dict], ctx: RenderContext) -> li
     Service, model Service), from the DCDs the component pathway would have created (never applied)."""
     infos = [component_info(d, ctx.discovery_backend) for d in dcds]
     # the graph's discovery ServiceAccount and RoleBinding, once, before the pods that run as it
-    out = discovery_rbac(infos[0], ctx) if infos else []
+    out = graph_rbac(infos, ctx)
     out.append(build_podcliqueset(dgd, infos, ctx))
     for info in infos:
         before, after = companions(info, ctx)

@@ -1,4 +1,11 @@
-"""Image pull secret discovery: an index of dockerconfigjson Secrets by registry host (pure)."""
+"""Image pull secret discovery: an index of dockerconfigjson Secrets by registry host (pure).
+
+The operator's cache of those Secrets keeps no credential: ``lean_secret`` reduces each to its name and
+the registry hosts it authenticates against, and ``build_index`` reads either shape. Before, every
+dockerconfigjson Secret of the cluster sat decoded in the operator's memory (issue 30). The discovery can
+be turned off (``security.workloads.imagePullSecretDiscovery: false``; Helm
+``dynamo-operator.imagePullSecretDiscovery.enabled``): then no Secret is read and the chart grants no list.
+"""
 
 from __future__ import annotations
 
@@ -56,6 +63,35 @@ def registries_of_secret(secret: dict) -> list[str]:
     return sorted({normalize_registry(k) for k in auths})
 
 
+# the registry hosts of a cached Secret (no ``data``); None when its .dockerconfigjson is malformed
+HOSTS = "\x00registries"
+
+
+def lean_secret(secret: dict) -> dict:
+    """A dockerconfigjson Secret as the discovery cache keeps it: name, type and registry hosts."""
+    md = secret.get("metadata") or {}
+    try:
+        hosts: list[str] | None = registries_of_secret(secret)
+    except ValueError:
+        hosts = None
+    keep = ("name", "namespace", "uid", "resourceVersion")
+    return {
+        "apiVersion": secret.get("apiVersion", "v1"),
+        "kind": secret.get("kind", "Secret"),
+        "metadata": {k: md[k] for k in keep if k in md},
+        "type": secret.get("type"),
+        HOSTS: hosts,
+    }
+
+
+def _hosts(secret: dict) -> list[str]:
+    if HOSTS in secret:
+        if secret[HOSTS] is None:
+            raise ValueError("malformed .dockerconfigjson")
+        return secret[HOSTS]
+    return registries_of_secret(secret)
+
+
 @dataclass(frozen=True)
 class PullSecretIndex:
     """namespace -> registry host -> sorted secret names."""
@@ -67,7 +103,8 @@ class PullSecretIndex:
 
 
 def build_index(secrets: Iterable[dict]) -> PullSecretIndex:
-    """Index the ``kubernetes.io/dockerconfigjson`` Secrets among ``secrets`` (others are ignored).
+    """Index the ``kubernetes.io/dockerconfigjson`` Secrets among ``secrets`` (others are ignored), whole
+    or as ``lean_secret`` keeps them.
 
     A malformed dockerconfigjson Secret is skipped (it cannot authenticate anything anyway).
     """
@@ -80,7 +117,7 @@ def build_index(secrets: Iterable[dict]) -> PullSecretIndex:
         if not name:
             continue
         try:
-            hosts = registries_of_secret(secret)
+            hosts = _hosts(secret)
         except ValueError:
             continue
         for host in hosts:

@@ -328,14 +328,16 @@ class ResourceClient:
         res: ResourceDescriptor,
         namespace: str | None = None,
         transform: Callable[[dict], dict] | None = None,
+        limit: int = 500,
         **kw: Any,
     ) -> tuple[list, str]:
-        """Paginated list; returns (items, resourceVersion of the list). ``transform`` is applied to each
-        item as its page arrives, so a caller keeping a lean copy never holds every full page at once."""
+        """Paginated list (``limit`` objects a page); returns (items, resourceVersion of the list).
+        ``transform`` is applied to each item as its page arrives, so a caller keeping a lean copy never
+        holds every full page at once."""
         items: list = []
         cont = None
         while True:
-            out = self.list(res, namespace, limit=500, continue_=cont, **kw)
+            out = self.list(res, namespace, limit=limit, continue_=cont, **kw)
             for it in out.get("items") or []:
                 it.setdefault("apiVersion", res.api_version)
                 it.setdefault("kind", res.kind)
@@ -355,13 +357,18 @@ class ResourceClient:
         timeout_seconds: int = 300,
         bookmarks: bool = True,
         inactivity_timeout: float | None = None,
+        send_initial_events: bool = False,
     ) -> WatchStream:
         """A watch the server ends after ``timeout_seconds``; ``inactivity_timeout``: seconds without a byte
-        after which the stream raises ``WatchSilent`` (default: 30 s past the server's end)."""
+        after which the stream raises ``WatchSilent`` (default: 30 s past the server's end).
+        ``send_initial_events``: a watch-list, starting with an ``ADDED`` event for every object (the
+        latest state) and a bookmark annotated ``k8s.io/initial-events-end`` after the last."""
         query = [
             ("watch", "true"),
             ("resourceVersion", resource_version),
-            ("allowWatchBookmarks", "true" if bookmarks else None),
+            ("allowWatchBookmarks", "true" if bookmarks or send_initial_events else None),
+            ("sendInitialEvents", "true" if send_initial_events else None),
+            ("resourceVersionMatch", "NotOlderThan" if send_initial_events else None),
             ("labelSelector", label_selector),
             ("fieldSelector", field_selector),
             ("timeoutSeconds", timeout_seconds),

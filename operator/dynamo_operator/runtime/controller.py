@@ -232,6 +232,12 @@ class Controller:
             self.queue.shutdown()
 
     @property
+    def idle(self) -> bool:
+        """Nothing queued, no worker busy."""
+        q = self.queue
+        return self._active == 0 and (q is None or len(q) == 0)
+
+    @property
     def running(self) -> bool:
         return self.queue is not None and not self._stop.is_set()
 

@@ -52,6 +52,9 @@ class RuntimeTunables:
     graceful_shutdown_timeout: float = 30.0
     # Cluster-wide mode: how often namespace-scope markers are re-checked for expiry.
     scope_sweep_interval: float = 1.0
+    # How often the manager looks whether the controllers went idle after work, and then returns the memory
+    # that work freed to the system (a burst's transient objects; ``informer.release_memory``).
+    memory_trim_interval: float = 60.0
 
     def validate(self) -> None:
         low, high = self.watch_timeout

@@ -799,6 +799,13 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_config.tpl",
             "helm:operator/tests/values_test.yaml::gpuDiscovery.enabled false turns the operator's GPU discovery off",
         ),
+        "imagePullSecretDiscovery.enabled": acts(
+            ("tpl:operator/templates/_config.tpl", "tpl:operator/templates/_rbac.tpl"),
+            (
+                "helm:operator/tests/operator_config_test.yaml::image pull secret discovery can be turned off",
+                "helm:operator/tests/rbac_test.yaml::image pull secret discovery off reads no Secret, so no Secret list or watch is granted",
+            ),
+        ),
         "grafanaDashboard.annotations": acts(
             "tpl:operator/templates/grafana-dashboard.yaml",
             "helm:operator/tests/observability_test.yaml::grafanaDashboard.labels and annotations reach the dashboard ConfigMap",

@@ -425,6 +425,10 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.WorkloadSecurityConfiguration": {
+        "imagePullSecretDiscovery": acts(
+            "controllers.wiring:Wiring.pull_secret_discovery",
+            "tests/integration/test_controllers_behaviour.py::test_pull_secret_discovery_off_reads_no_secret",
+        ),
         "restrictedSecurityContext": acts(
             "render.security:restricted",
             (

@@ -64,7 +64,11 @@ DEFAULTS: dict[str, Any] = {
     "logging": {"level": "info", "format": "json"},
     "security": {
         "enableHTTP2": False,
-        "workloads": {"restrictedSecurityContext": False, "podTemplates": {"action": "Warn"}},
+        "workloads": {
+            "restrictedSecurityContext": False,
+            "podTemplates": {"action": "Warn"},
+            "imagePullSecretDiscovery": True,
+        },
     },
     "images": {"operator": OPERATOR_IMAGE, "profiler": DEFAULT_PROFILER_IMAGE},
     "mpi": {"sshNetworkPolicy": True, "sshSecretCopy": True},

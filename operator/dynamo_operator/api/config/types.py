@@ -887,6 +887,15 @@ class WorkloadSecurityConfiguration(ApiModel):
         None,
         description="PodTemplates configures the admission check of privileged pod template settings.",
     )
+    image_pull_secret_discovery: bool | None = Field(
+        None,
+        description=(
+            "ImagePullSecretDiscovery (default true) gives each component the\n"
+            "kubernetes.io/dockerconfigjson Secrets of its namespace whose registries its images are pulled\n"
+            "from. Off, the operator reads no Secret and the chart grants no Secret list (Helm:\n"
+            "dynamo-operator.imagePullSecretDiscovery.enabled); pods name their imagePullSecrets themselves."
+        ),
+    )
 
 
 class WebhookServer(Server):

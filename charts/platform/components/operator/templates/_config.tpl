@@ -125,4 +125,5 @@ security:
       allowedCapabilities: {{ .allowedCapabilities | default list | toJson }}
       allowedServiceAccounts: {{ .allowedServiceAccounts | default list | toJson }}
       {{- end }}
+    imagePullSecretDiscovery: {{ .Values.imagePullSecretDiscovery.enabled }}
 {{- end -}}

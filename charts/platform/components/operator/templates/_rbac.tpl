@@ -95,12 +95,15 @@ get (a worker's topology label).
 - apiGroups: [""]
   resources: ["pods"]
   verbs: ["list", "watch"]
-# controllers/__init__.py: the image-pull-secret index (render/pullsecrets.py) watches
-# kubernetes.io/dockerconfigjson Secrets through a field selector on type. RBAC cannot narrow a list
-# by type, so this reads every Secret of the scope: docs/security.md, "Residual risks".
+{{- if .Values.imagePullSecretDiscovery.enabled }}
+# controllers/wiring.py pull_secrets: the image-pull-secret index (render/pullsecrets.py) watches
+# kubernetes.io/dockerconfigjson Secrets through a field selector on type (and keeps their registry hosts
+# only). RBAC cannot narrow a list by type, so this reads every Secret of the scope: docs/security.md,
+# "Residual risks"; imagePullSecretDiscovery.enabled=false drops it.
 - apiGroups: [""]
   resources: ["secrets"]
   verbs: ["list", "watch"]
+{{- end }}
 # runtime/events.py: every reconciler records core/v1 Events (aggregated ones are patched).
 - apiGroups: [""]
   resources: ["events"]
