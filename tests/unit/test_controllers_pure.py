@@ -359,3 +359,27 @@ def test_the_request_controller_takes_its_images_role_and_gpu_discovery_from_the
     )
     restricted = _wired(monkeypatch, {**config, "namespace": {"restricted": "team-a"}})[CONTROLLER]
     assert restricted.reconcile_fn.profiling_cluster_role is None  # a Role in its namespace instead
+
+
+def test_pull_secret_discovery_off_registers_no_secret_cache(monkeypatch):
+    """security.workloads.imagePullSecretDiscovery false: the operator reads no Secret at all for pull
+    secrets (no cache of dockerconfigjson Secrets), so a platform that keeps registry credentials out of
+    the operator's reach can."""
+    from dynamo_operator.controllers import setup
+    from dynamo_operator.runtime.manager import Manager
+    from dynamo_operator.settings import settings_from_config
+    from kubernetes.client import ApiClient
+
+    def secret_caches(config: dict) -> list:
+        settings = settings_from_config(config, metrics_bind_address="0", health_probe_bind_address="0")
+        mgr = Manager(settings.runtime, ApiClient())
+        setup(mgr, settings.config)
+        return [
+            k
+            for k in mgr._informers
+            if str(k[0]) == "secrets" and k[3] == "type=kubernetes.io/dockerconfigjson"
+        ]
+
+    monkeypatch.setattr("dynamo_operator.controllers.wiring.detect_integrations", lambda client: frozenset())
+    assert secret_caches({}) != []
+    assert secret_caches({"security": {"workloads": {"imagePullSecretDiscovery": False}}}) == []

@@ -427,7 +427,10 @@ TYPES: dict[str, dict[str, Status]] = {
     "config.WorkloadSecurityConfiguration": {
         "imagePullSecretDiscovery": acts(
             "controllers.wiring:Wiring.pull_secret_discovery",
-            "tests/integration/test_controllers_behaviour.py::test_pull_secret_discovery_off_reads_no_secret",
+            (
+                "tests/unit/test_controllers_pure.py::test_pull_secret_discovery_off_registers_no_secret_cache",
+                "tests/integration/test_controllers_behaviour.py::test_pull_secret_discovery_off_reads_no_secret",
+            ),
         ),
         "restrictedSecurityContext": acts(
             "render.security:restricted",
