@@ -18,7 +18,7 @@ from dynamo_operator.controllers import caches, component_pods, store
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers.sync import ChildSyncer
 from dynamo_operator.render import RenderContext, names, pullsecrets, render_component, render_graph
-from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, PODS, SERVICES
+from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, PODS, SERVICES, WatchSilent
 from dynamo_operator.runtime.informer import Indexer, Informer, compact, unpack
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
@@ -225,6 +225,29 @@ def test_an_apiserver_that_does_not_stream_is_listed(stream):
         wait_for(lambda: "watch@4" in lw.calls, 3)
         assert lw.calls[:2] == ["watch_list", "list"] and not inf.stream_initial
         assert inf.store.keys() == ["default/a"]
+    finally:
+        inf.stop()
+
+
+class SilentAfter(FakeWatch):
+    """A stream that delivers its events, then goes silent (a connection held open with nothing on it)."""
+
+    def __iter__(self):
+        yield from super().__iter__()
+        raise WatchSilent("no byte for the inactivity timeout")
+
+
+def test_a_silent_stream_after_its_initial_state_resumes_from_its_resource_version():
+    """Streamed once, the state is known: a watch that goes silent later resumes where it was, as a listed
+    one does; streaming the whole state again would be a relist for nothing (memory and apiserver load)."""
+    lw = StreamingLW([{"type": "ADDED", "object": cm("a", 1)}, bookmark("5")])
+    lw.watch_list = lambda: (lw.calls.append("watch_list"), SilentAfter(lw.stream))[1]
+    inf = Informer(CONFIGMAPS, lw)
+    inf.start()
+    try:
+        assert inf.wait_for_sync(2)
+        wait_for(lambda: "watch@5" in lw.calls, 3, lambda: f"first calls: {lw.calls[:4]} of {len(lw.calls)}")
+        assert lw.calls == ["watch_list", "watch@5"] and inf.relists == 1 and inf.silent_watches == 1
     finally:
         inf.stop()
 

@@ -485,8 +485,14 @@ class Informer:
         while not self._stop.is_set():
             try:
                 if need_list and self.stream_initial:
-                    self._watch_list()  # the state, then the watch until the stream ends
-                    need_list, failures = False, 0
+                    streamed = self.relists
+                    try:
+                        self._watch_list()  # the state, then the watch until the stream ends
+                    finally:
+                        # once the initial state has arrived, the stream is a watch like any other: a silent
+                        # or broken one resumes from its resourceVersion (below), it does not stream it again
+                        if self.relists > streamed:
+                            need_list, failures = False, 0
                     continue
                 if need_list:
                     self._relist()
