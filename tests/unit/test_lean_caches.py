@@ -113,6 +113,32 @@ def test_a_lean_pod_counts_as_the_whole_does():
     assert "containers" not in json.dumps(lean)
 
 
+def test_the_topology_controller_reads_a_lean_pod_as_the_whole():
+    """A kvTransferPolicy worker's pod keeps, in the lean cache, what the topology controller decides on: the
+    source annotations (without them it never labelled a pod) and the topology labels already copied."""
+    from dynamo_operator.controllers import topology
+    from dynamo_operator.render import kvtransfer
+
+    copied = kvtransfer.LABEL_PREFIX + "rack"
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "p",
+            "namespace": "ns",
+            "resourceVersion": "3",
+            "labels": {names.LABEL_SELECTOR: "g-decode", copied: "r1", "other": "x"},
+            "annotations": {kvtransfer.ANN_CLUSTER_TOPOLOGY: "topo", "unrelated": "y" * 100},
+        },
+        "spec": {"nodeName": "n1"},
+        "status": {"phase": "Running"},
+    }
+    lean = caches.TRANSFORMS[PODS](copy.deepcopy(pod))
+    assert topology.wants_labels(pod) and topology.wants_labels(lean)
+    assert lean["metadata"]["annotations"] == {kvtransfer.ANN_CLUSTER_TOPOLOGY: "topo"}
+    assert lean["metadata"]["labels"] == {names.LABEL_SELECTOR: "g-decode", copied: "r1"}
+
+
 def test_a_lean_graph_and_component_convert_as_the_whole_and_once_per_version():
     dgd = store.to_wire(graph())
     dgd["metadata"].update(uid="g-uid", resourceVersion="9", generation=1)

@@ -23,7 +23,7 @@ Other kinds keep the whole object (``informer.compact``): they are few or small.
 
 from __future__ import annotations
 
-from dynamo_operator.render import names
+from dynamo_operator.render import kvtransfer, names
 from dynamo_operator.render.pullsecrets import lean_secret
 from dynamo_operator.runtime.client import (
     DEPLOYMENTS,
@@ -59,13 +59,22 @@ def _kind(whole: dict) -> dict:
 
 def lean_pod(obj: dict) -> dict:
     """A component's pod as ``component_pods`` reads it: its component (the selector label), scheduled on a
-    node, not finished, not deleted."""
+    node, not finished, not deleted; and as the topology controller reads it: the KV-transfer source
+    annotations and the topology labels already copied (``render.kvtransfer``)."""
     md, spec, status = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
     labels = md.get("labels") or {}
-    selector = {names.LABEL_SELECTOR: labels[names.LABEL_SELECTOR]} if names.LABEL_SELECTOR in labels else {}
+    kept = {
+        k: v for k, v in labels.items() if k == names.LABEL_SELECTOR or k.startswith(kvtransfer.LABEL_PREFIX)
+    }
+    annotations = {
+        k: v for k, v in (md.get("annotations") or {}).items() if k in kvtransfer.SOURCE_ANNOTATIONS
+    }
+    metadata = {**_metadata(obj, ("name", "namespace", "resourceVersion")), "labels": kept}
+    if annotations:
+        metadata["annotations"] = annotations
     lean = {
         **_kind(obj),
-        "metadata": {**_metadata(obj, ("name", "namespace", "resourceVersion")), "labels": selector},
+        "metadata": metadata,
         "spec": {"nodeName": spec["nodeName"]} if spec.get("nodeName") else {},
         "status": {"phase": status["phase"]} if status.get("phase") else {},
     }
