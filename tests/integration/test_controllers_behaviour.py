@@ -25,6 +25,7 @@ from dynamo_operator.controllers.common import Deps
 from dynamo_operator.controllers.dgd import DGDReconciler
 from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import RecentWrites
+from dynamo_operator.controllers.wiring import PULL_SECRET_SELECTOR
 from dynamo_operator.render import names, notices, pullsecrets
 from dynamo_operator.render.hashing import worker_hash
 from dynamo_operator.runtime.client import (
@@ -478,27 +479,34 @@ def _pull_secrets(client, ns: str):
     return dep and dep["spec"]["template"]["spec"].get("imagePullSecrets", [])
 
 
-def _secret_caches(op: Operator) -> list:
-    return [inf for (res, *_), inf in op.mgr._informers.items() if res == SECRETS]
+def _pull_secret_caches(op: Operator) -> list:
+    """The operator's caches of dockerconfigjson Secrets (its MPI key cache is another: by name)."""
+    return [inf for (_res, _ns, _sel, fsel), inf in op.mgr._informers.items() if fsel == PULL_SECRET_SELECTOR]
 
 
 def test_pull_secrets_are_discovered_from_the_namespace_and_no_credential_is_cached(client, ns, operator):
     _registry_secret(client, ns)
     apply_dgd(client, graph(ns))
     wait_for(lambda: _pull_secrets(client, ns) == [{"name": "ngc"}], 30, lambda: _pull_secrets(client, ns))
-    (cache,) = _secret_caches(operator)
+    (cache,) = _pull_secret_caches(operator)
     (cached,) = cache.store.list(ns)
     assert "data" not in cached and cached[pullsecrets.HOSTS] == ["nvcr.io"]  # the registry, no credential
 
 
-def test_pull_secret_discovery_off_reads_no_secret(client, kube_cluster, crds, ns):
+def test_pull_secret_discovery_off_reads_no_secret(client, kube_cluster, crds, ns, operator):
     _registry_secret(client, ns)
     off = {"security": {"workloads": {"imagePullSecretDiscovery": False}}}
-    with Operator(kube_cluster, config=off) as op:
-        apply_dgd(client, graph(ns))
-        wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, 30)
-        # no cache of Secrets: nothing lists or watches them (the chart then grants no such list)
-        assert _pull_secrets(client, ns) == [] and _secret_caches(op) == []
+    # the module's operator (discovery on) holds its reconciles of this namespace while this one answers
+    held = {(name, ns) for name in operator.controllers}
+    operator.held |= held
+    try:
+        with Operator(kube_cluster, config=off) as op:
+            apply_dgd(client, graph(ns))
+            wait_for(lambda: get(client, DEPLOYMENTS, "g-frontend", ns) is not None, 30)
+            # no cache of pull Secrets: nothing lists or watches them (the chart then grants no such list)
+            assert _pull_secrets(client, ns) == [] and _pull_secret_caches(op) == []
+    finally:
+        operator.held -= held
 
 
 class _Recorder(EventRecorder):

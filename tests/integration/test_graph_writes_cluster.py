@@ -63,7 +63,7 @@ def owners(client, ns: str, name: str) -> list[tuple[str, str]]:
 def test_creating_a_graph_writes_what_the_floor_writes(client, kube_cluster, crds, ns, floor_ns):
     floor = floor_writes(kube_cluster, floor_ns)
     client.delete(NAMESPACES, floor_ns)  # the operator started next must not reconcile the floor's graph
-    with Operator(kube_cluster, tunables=QUIET) as op:
+    with Operator(kube_cluster, controller_tunables=QUIET) as op:
         apply_dgd(client, bench_graph("g-0000", ns))
         wait_successful(client, ns, name="g-0000", timeout=WAIT)
         op.idle(ns, quiet=3, timeout=WAIT)
@@ -80,7 +80,7 @@ def test_creating_a_graph_writes_what_the_floor_writes(client, kube_cluster, crd
 
 def test_the_graphs_discovery_account_has_one_owner_the_graph(client, kube_cluster, crds, ns):
     sa = "g-0000-k8s-service-discovery"
-    with Operator(kube_cluster, tunables=QUIET) as op:
+    with Operator(kube_cluster, controller_tunables=QUIET) as op:
         apply_dgd(client, bench_graph("g-0000", ns))
         wait_successful(client, ns, name="g-0000", timeout=WAIT)
         op.idle(ns, quiet=2, timeout=WAIT)
@@ -98,7 +98,7 @@ def test_the_graphs_discovery_account_has_one_owner_the_graph(client, kube_clust
         for d in dcds
     ]
     client.replace(SERVICEACCOUNTS, live)
-    with Operator(kube_cluster, tunables=QUIET):
+    with Operator(kube_cluster, controller_tunables=QUIET):
         # the components release it to their graph; it is never deleted (pods' tokens name its uid)
         wait_for(
             lambda: owners(client, ns, sa) == [(store.DGD.kind, "g-0000")],

@@ -125,15 +125,16 @@ class Operator:
     """An in-process operator (leader election off, health and metrics on 127.0.0.1) whose client is a
     ``FaultClient`` and whose reconciles are recorded. ``config``: its OperatorConfiguration (a dict);
     ``user``: an identity every request impersonates (its ServiceAccount, to prove its RBAC grants);
-    ``tunables``: the controllers' (``ControllerTunables``, default the shipped ones); ``settings``: any
-    other ``RuntimeSettings`` field. ``start``/``stop``, or use it as a context manager."""
+    ``controller_tunables``: the controllers' (``ControllerTunables``, default the shipped ones);
+    ``settings``: any ``RuntimeSettings`` field (``tunables`` there is the runtime's). ``start``/``stop``, or
+    use it as a context manager."""
 
     def __init__(
         self,
         kube_cluster,
         config: dict | None = None,
         user: str | None = None,
-        tunables: ControllerTunables | None = None,
+        controller_tunables: ControllerTunables | None = None,
         **settings,
     ):
         api_client = kube_cluster.api_client()
@@ -153,7 +154,7 @@ class Operator:
         )
         self.client = FaultClient(self.mgr.api_client)
         self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
-        self.controllers = setup(self.mgr, config, tunables)
+        self.controllers = setup(self.mgr, config, controller_tunables)
         self.outcomes: list[Outcome] = []
         self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
         self._active: dict[str, int] = {}
