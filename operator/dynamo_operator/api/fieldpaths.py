@@ -13,7 +13,6 @@ import json
 from typing import Any
 
 from . import conversion
-from .dgdr_conversion import BLOB_FIELDS
 from .jsontree import d, lst
 
 Path = tuple[Any, ...]
@@ -117,7 +116,10 @@ def to_alpha_path(kind: str, path: Path, beta: dict, alpha: dict) -> Path:
 
 
 def _dgdr_path(path: Path) -> Path:
-    """A DGDR's typed v1beta1 field as the key of the v1alpha1 profiler blob that holds it."""
+    """A DGDR's typed v1beta1 field as the key of the v1alpha1 profiler blob that holds it. The request's
+    conversion (and its models) load here, on a DGDR's first path: ``render`` needs paths, not DGDRs."""
+    from .dgdr_conversion import BLOB_FIELDS
+
     if path == ("spec", "image"):
         return ("spec", "profilingConfig", "profilerImage")
     for alpha_path, beta_path, _ in BLOB_FIELDS:
