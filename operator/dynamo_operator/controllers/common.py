@@ -45,6 +45,9 @@ class Deps:
     # the cache of the MPI SSH Secret's name in every namespace (``wiring.mpi_secrets``), when the operator
     # provides the Secret (``mpi.sshSecretCopy``)
     mpi_secrets: Indexer | None = None
+    # the cache of the per-namespace etcd client Secret's name (``wiring.etcd_clients``), when the operator
+    # issues each namespace its own etcd access (``etcdAuth.method: namespaceCertificate``)
+    etcd_clients: Indexer | None = None
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []
