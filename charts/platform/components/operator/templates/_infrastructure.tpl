@@ -3,9 +3,18 @@ The credentials the operator passes to the workloads (natsAuth, natsTLS, etcdAut
 written to the OperatorConfiguration, with the bundled subcharts' generated Secrets as defaults.
 */}}
 
+{{/* etcdAuth.method as it acts: "" is namespaceCertificate with the bundled etcd, none is nothing. */}}
+{{- define "dynamo-operator.etcdAuthMethod" -}}
+{{- $m := .Values.etcdAuth.method | default "" }}
+{{- if eq $m "none" }}
+{{- else if $m }}{{ $m }}
+{{- else if include "dynamo-operator.etcdBundled" . }}namespaceCertificate
+{{- end }}
+{{- end }}
+
 {{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
 {{- define "dynamo-operator.bundledEtcdScheme" -}}
-{{- if eq .Values.etcdAuth.method "clientCertificate" }}https{{ else }}http{{ end }}
+{{- if has (include "dynamo-operator.etcdAuthMethod" .) (list "clientCertificate" "namespaceCertificate") }}https{{ else }}http{{ end }}
 {{- end }}
 
 {{- define "dynamo-operator.natsBundled" -}}
@@ -39,12 +48,20 @@ natsTLS:
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsTLS "natsTLS" (include "dynamo-operator.natsBundled" .) "nats-client-tls") }}
   clientCertificate: {{ .Values.natsTLS.clientCertificate }}
 {{- end }}
-{{- if and (eq .Values.etcdAuth.method "userPassword") (include "dynamo-operator.etcdBundled" .) }}
-{{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use clientCertificate (with etcd.auth.client.secureTransport and enableAuthentication), or set etcdAddr to an etcd with user authentication" }}
+{{- $etcdMethod := include "dynamo-operator.etcdAuthMethod" . }}
+{{- if and (eq $etcdMethod "userPassword") (include "dynamo-operator.etcdBundled" .) }}
+{{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use namespaceCertificate (the default) or clientCertificate, or set etcdAddr to an etcd with user authentication" }}
 {{- end }}
-{{- if .Values.etcdAuth.method }}
+{{- if eq $etcdMethod "namespaceCertificate" }}
 etcdAuth:
-  method: {{ .Values.etcdAuth.method }}
+  method: namespaceCertificate
+  secretName: {{ .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
+  adminSecretName: {{ include "dynamo-operator.credentialSecret" (list . (dict "secretName" .Values.etcdAuth.adminSecretName) "etcdAuth.admin" (include "dynamo-operator.etcdBundled" .) "etcd-admin") }}
+  adminSecretNamespace: {{ .Release.Namespace }}
+  proxyImage: {{ required "dynamo-operator.etcdAuth.proxyImage: name the etcd image of the etcd-proxy sidecar" .Values.etcdAuth.proxyImage | quote }}
+{{- else if $etcdMethod }}
+etcdAuth:
+  method: {{ $etcdMethod }}
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.etcdAuth "etcdAuth" (include "dynamo-operator.etcdBundled" .) "etcd-client-tls") }}
 {{- end }}
 {{- end }}

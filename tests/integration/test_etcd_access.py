@@ -1,0 +1,264 @@
+"""Per-namespace etcd access, run for real against an etcd started with exactly the ETCD_* settings and the
+Secrets ``helm template`` renders with the chart's **default** values (mutual TLS, RBAC on; addresses moved
+to free 127.0.0.1 ports, files to a temporary directory; the test bed's pinned etcd binary, which reads
+the same variables as the chart's v3.5 image and has the same ``grpc-proxy``).
+
+The operator's own code does every administrative step (``runtime/etcdadmin.py`` with the chart's
+``<release>-etcd-admin`` Secret: root, authentication on, a user and role per namespace) and issues the
+namespaces' certificates as the controller does (``controllers/etcdaccess.py``). Then:
+
+* a client without a certificate is refused at the handshake; the operator's own certificate (no
+  Common Name) without a token, and the gateway for a namespace's certificate, are refused too;
+* with its certificate, namespace ``team-a`` reads and writes under ``ns/team-a/`` and is refused every
+  key of ``team-b`` and the runtime's global ``v1/`` range;
+* through a graph pod's path (``etcd-tunnel`` + ``etcd grpc-proxy --namespace``, as the pod's sidecars run
+  them), the runtime's ``v1/mdc/...`` lands in ``ns/team-a/v1/mdc/...``, and ``team-b``'s path reading
+  ``v1/mdc/`` sees none of it;
+* removing the namespace's access (its last graph gone) takes its user and keys: its certificate is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+from dynamo_localcluster.cluster import REPO_ROOT, free_port
+from dynamo_operator import pki
+from dynamo_operator.controllers.etcdaccess import renewal_reason
+from dynamo_operator.render import etcdaccess as ea
+from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin, EtcdAdminError
+from support import etcdgrpc
+from support.poll import wait_for
+
+pytestmark = pytest.mark.api
+
+CHART = REPO_ROOT / "charts" / "platform"
+RELEASE, NAMESPACE = "dp", "dynamo-system"
+
+
+def _etcd_binary() -> str:
+    found = shutil.which("etcd", path=os.environ.get("DYNAMO_TOOLS_BIN") or str(REPO_ROOT / ".tools" / "bin"))
+    if found is None:
+        pytest.fail("no etcd in .tools/bin: run `make tools` (tools/build-tools.sh)")
+    return found
+
+
+def _render() -> list[dict]:
+    r = subprocess.run(
+        ["helm", "template", RELEASE, str(CHART), "-n", NAMESPACE],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    return [d for d in yaml.safe_load_all(r.stdout) if d]
+
+
+def _files(data: dict[str, str], directory: Path) -> dict[str, Path]:
+    directory.mkdir(parents=True)
+    out = {}
+    for key, value in data.items():
+        (directory / key).write_bytes(base64.b64decode(value))
+        (directory / key).chmod(0o600)
+        out[key] = directory / key
+    return out
+
+
+def _etcd_env(sts: dict, tmp: Path, server: dict[str, Path], ports: dict[str, int]) -> dict:
+    container = sts["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    client, peer, metrics = ports["client"], ports["peer"], ports["metrics"]
+    env.update(
+        ETCD_NAME="member-0",
+        ETCD_DATA_DIR=str(tmp / "data"),
+        ETCD_LISTEN_CLIENT_URLS=f"https://127.0.0.1:{client}",
+        ETCD_ADVERTISE_CLIENT_URLS=f"https://127.0.0.1:{client}",
+        ETCD_LISTEN_METRICS_URLS=f"http://127.0.0.1:{metrics}",
+        ETCD_LISTEN_PEER_URLS=f"http://127.0.0.1:{peer}",
+        ETCD_INITIAL_ADVERTISE_PEER_URLS=f"http://127.0.0.1:{peer}",
+        ETCD_INITIAL_CLUSTER=f"member-0=http://127.0.0.1:{peer}",
+        ETCD_CERT_FILE=str(server["tls.crt"]),
+        ETCD_KEY_FILE=str(server["tls.key"]),
+        ETCD_TRUSTED_CA_FILE=str(server["ca.crt"]),
+        ETCD_AUTH_TOKEN=env["ETCD_AUTH_TOKEN"].replace("/etc/etcd/tls/jwt.key", str(server["jwt.key"])),
+    )
+    return {"PATH": os.environ.get("PATH", ""), **env}
+
+
+class Processes:
+    def __init__(self, tmp: Path):
+        self.tmp, self.procs = tmp, []
+
+    def start(self, name: str, cmd: list[str], env: dict | None = None) -> None:
+        log = (self.tmp / f"{name}.log").open("w")
+        self.procs.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
+
+    def log(self, name: str) -> str:
+        return (self.tmp / f"{name}.log").read_text()[-3000:]
+
+    def stop(self) -> None:
+        for proc, log in reversed(self.procs):
+            proc.terminate()
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+            log.close()
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+            return json.loads(r.read()).get("health") == "true"
+    except (OSError, ValueError):
+        return False
+
+
+@pytest.fixture
+def etcd(tmp_path: Path):
+    """The chart's etcd (defaults) on loopback; yields (client port, admin Secret data, processes)."""
+    docs = _render()
+    (sts,) = [d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == f"{RELEASE}-etcd"]
+    secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
+    assert f"{RELEASE}-etcd-client-tls" not in secrets  # no certificate shared by every workload
+    server = _files(secrets[f"{RELEASE}-etcd-server-tls"]["data"], tmp_path / "server")
+    ports = {"client": free_port(), "peer": free_port(), "metrics": free_port()}
+    procs = Processes(tmp_path)
+    procs.start("etcd", [_etcd_binary()], _etcd_env(sts, tmp_path, server, ports))
+    try:
+        wait_for(lambda: _healthy(ports["metrics"]), 30, lambda: procs.log("etcd"))
+        yield ports["client"], secrets[f"{RELEASE}-etcd-admin"]["data"], procs
+    finally:
+        procs.stop()
+
+
+def _admin(port: int, data: dict[str, str]) -> EtcdAdmin:
+    raw = {k: base64.b64decode(v) for k, v in data.items()}
+    creds = AdminCredentials(
+        ca=raw["ca.crt"], cert=raw["tls.crt"], key=raw["tls.key"], password=raw["password"].decode()
+    )
+    # the server certificate names the Service and localhost, as the pods' tunnels verify it
+    return EtcdAdmin(f"https://localhost:{port}", creds)
+
+
+def _namespace_tls(admin_data: dict[str, str], namespace: str, directory: Path) -> tuple[Path, Path, Path]:
+    ca, ca_key = (base64.b64decode(admin_data[k]) for k in ("ca.crt", "ca.key"))
+    cert, key = pki.issue_client(ca, ca_key, ea.user_name(namespace), dt.timedelta(days=90))
+    files = _files(
+        {k: base64.b64encode(v).decode() for k, v in {"ca.crt": ca, "tls.crt": cert, "tls.key": key}.items()},
+        directory,
+    )
+    return files["ca.crt"], files["tls.crt"], files["tls.key"]
+
+
+def _pod_path(procs: Processes, namespace: str, tls_dir: Path, etcd_port: int) -> str:
+    """A graph pod's sidecars, as rendered (``etcdaccess.sidecars``), on free loopback ports: the proxy's
+    address (what the runtime's ETCD_ENDPOINTS names in the pod)."""
+    tunnel, proxy = free_port(), free_port()
+    cli = str(Path(sys.executable).parent / "dynamo-operator")
+    procs.start(
+        f"tunnel-{namespace}",
+        [
+            cli,
+            "etcd-tunnel",
+            f"--listen=127.0.0.1:{tunnel}",
+            f"--upstream=localhost:{etcd_port}",
+            f"--tls-dir={tls_dir}",
+        ],
+    )
+    procs.start(
+        f"proxy-{namespace}",
+        [
+            _etcd_binary(),
+            "grpc-proxy",
+            "start",
+            f"--endpoints=http://127.0.0.1:{tunnel}",
+            f"--listen-addr=127.0.0.1:{proxy}",
+            f"--namespace={ea.key_root(namespace)}",
+        ],
+    )
+    url = f"http://127.0.0.1:{proxy}"
+    wait_for(
+        lambda: etcdgrpc.range_prefix(url, "v1/").status == etcdgrpc.OK,
+        30,
+        lambda: procs.log(f"proxy-{namespace}"),
+    )
+    return url
+
+
+def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
+    port, admin_data, procs = etcd
+    admin = _admin(port, admin_data)
+    admin.ensure_auth()
+    admin.ensure_auth()  # idempotent: authentication already on, root's token taken
+    for ns in ("team-a", "team-b"):
+        admin.ensure_namespace(ea.user_name(ns), ea.key_root(ns))
+        admin.ensure_namespace(ea.user_name(ns), ea.key_root(ns))
+    a = _namespace_tls(admin_data, "team-a", tmp_path / "team-a")
+    b = _namespace_tls(admin_data, "team-b", tmp_path / "team-b")
+    direct = f"https://localhost:{port}"
+
+    anonymous = ssl.create_default_context(cafile=str(a[0]))
+    with pytest.raises((ssl.SSLError, urllib.error.URLError, ConnectionError)):
+        urllib.request.urlopen(
+            urllib.request.Request(f"{direct}/v3/kv/range", b"{}"), timeout=5, context=anonymous
+        )
+    operator_tls = _files({k: admin_data[k] for k in ("ca.crt", "tls.crt", "tls.key")}, tmp_path / "operator")
+    tokenless = etcdgrpc.range_prefix(
+        direct, "ns/", (operator_tls["ca.crt"], operator_tls["tls.crt"], operator_tls["tls.key"])
+    )
+    assert tokenless.status != etcdgrpc.OK, tokenless
+
+    assert etcdgrpc.put(direct, "ns/team-a/probe", "a", a).status == etcdgrpc.OK
+    assert etcdgrpc.range_prefix(direct, "ns/team-a/", a).keys() == ["ns/team-a/probe"]
+    for prefix in ("ns/team-b/", "v1/", "ns/"):
+        denied = etcdgrpc.range_prefix(direct, prefix, a)
+        assert denied.status == etcdgrpc.PERMISSION_DENIED, (prefix, denied)
+    assert etcdgrpc.put(direct, "ns/team-b/x", "a", a).status == etcdgrpc.PERMISSION_DENIED
+    assert etcdgrpc.range_prefix(direct, "ns/team-a/", b).status == etcdgrpc.PERMISSION_DENIED
+
+    path_a = _pod_path(procs, "team-a", a[0].parent, port)
+    path_b = _pod_path(procs, "team-b", b[0].parent, port)
+    assert etcdgrpc.put(path_a, "v1/mdc/team-a-g/backend/generate/1", "card").status == etcdgrpc.OK
+    assert etcdgrpc.range_prefix(path_a, "v1/mdc/", None).keys() == ["v1/mdc/team-a-g/backend/generate/1"]
+    assert etcdgrpc.range_prefix(path_b, "v1/mdc/", None).keys() == []  # the runtime's global read, team-b's
+    stored = etcdgrpc.range_prefix(direct, "ns/team-a/v1/", a).keys()
+    assert stored == ["ns/team-a/v1/mdc/team-a-g/backend/generate/1"]
+
+    admin.remove_namespace(ea.user_name("team-a"), ea.key_root("team-a"))
+    gone = etcdgrpc.range_prefix(direct, "ns/team-a/", a)
+    assert gone.status != etcdgrpc.OK, gone
+    assert ea.user_name("team-a") not in admin.users() and ea.user_name("team-b") in admin.users()
+    with pytest.raises(EtcdAdminError):  # the admin's view: team-a's keys went with it
+        admin.call("/v3/auth/user/get", {"name": ea.user_name("team-a")})
+
+
+def test_issued_certificates_are_renewed_when_due() -> None:
+    """The controller's renewal rule on a certificate the chart's CA (sprig's RSA key) really issued: fresh
+    is kept; near its end, issued for another namespace, or under another CA, it is issued again."""
+    secrets = {d["metadata"]["name"]: d for d in _render() if d["kind"] == "Secret"}
+    admin_data = secrets[f"{RELEASE}-etcd-admin"]["data"]
+    ca, ca_key = (base64.b64decode(admin_data[k]) for k in ("ca.crt", "ca.key"))
+    cert, key = pki.issue_client(ca, ca_key, ea.user_name("team-a"), dt.timedelta(days=90))
+    data = {
+        k: base64.b64encode(v).decode() for k, v in {"ca.crt": ca, "tls.crt": cert, "tls.key": key}.items()
+    }
+    secret = {"metadata": {"annotations": {ea.ANN_ISSUED_FOR: "team-a"}}, "data": data}
+    assert renewal_reason(secret, "team-a", ca) == ""
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=70)
+    assert "expires" in renewal_reason(secret, "team-a", ca, now=later)
+    assert "not issued for team-b" in renewal_reason(secret, "team-b", ca)
+    assert renewal_reason(secret, "team-a", b"another CA") == "the etcd CA changed"
