@@ -2,7 +2,9 @@
 v3.5 image; both read the same ETCD_* variables) started with exactly the ETCD_* settings and the
 certificates ``helm template`` renders for ``ci/hardened-values.yaml`` (addresses moved to free 127.0.0.1
 ports, files to a temporary directory). kwok runs no container, so this is where the chart's etcd
-configuration meets an etcd.
+configuration meets an etcd. This is the shared certificate without RBAC (``etcd.auth.rbac.create=false``,
+``dynamo-operator.etcdAuth.method=clientCertificate``); the default, a certificate and a key root per
+namespace, is tests/integration/test_etcd_access.py.
 
 * ``/health`` answers on the plain metrics port, which the chart's probes use;
 * a client without a certificate is refused at the TLS handshake;
@@ -52,6 +54,8 @@ def _render() -> list[dict]:
             NAMESPACE,
             "--values",
             str(CHART / "ci" / "hardened-values.yaml"),
+            "--set",
+            "etcd.auth.rbac.create=false,dynamo-operator.etcdAuth.method=clientCertificate",
         ],
         capture_output=True,
         text=True,

@@ -56,7 +56,10 @@ natsTLS:
 etcdAuth:
   method: namespaceCertificate
   secretName: {{ .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
-  adminSecretName: {{ include "dynamo-operator.credentialSecret" (list . (dict "secretName" .Values.etcdAuth.adminSecretName) "etcdAuth.admin" (include "dynamo-operator.etcdBundled" .) "etcd-admin") }}
+  {{- if not (or .Values.etcdAuth.adminSecretName (include "dynamo-operator.etcdBundled" .)) }}
+  {{- fail "dynamo-operator.etcdAuth.adminSecretName is empty: with an external etcd and method namespaceCertificate, name the Secret in the release namespace with the etcd CA (ca.crt, ca.key), a client certificate without a Common Name (tls.crt, tls.key) and root's password (password); docs/security-network.md" }}
+  {{- end }}
+  adminSecretName: {{ .Values.etcdAuth.adminSecretName | default (printf "%s-etcd-admin" .Release.Name) }}
   adminSecretNamespace: {{ .Release.Namespace }}
   proxyImage: {{ required "dynamo-operator.etcdAuth.proxyImage: name the etcd image of the etcd-proxy sidecar" .Values.etcdAuth.proxyImage | quote }}
 {{- else if $etcdMethod }}
