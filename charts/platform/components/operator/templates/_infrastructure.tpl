@@ -12,6 +12,11 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- end }}
 {{- end }}
 
+{{/* The Secret the operator writes in each graph namespace with namespaceCertificate. */}}
+{{- define "dynamo-operator.etcdClientSecret" -}}
+{{- .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
+{{- end }}
+
 {{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
 {{- define "dynamo-operator.bundledEtcdScheme" -}}
 {{- if has (include "dynamo-operator.etcdAuthMethod" .) (list "clientCertificate" "namespaceCertificate") }}https{{ else }}http{{ end }}
@@ -55,7 +60,7 @@ natsTLS:
 {{- if eq $etcdMethod "namespaceCertificate" }}
 etcdAuth:
   method: namespaceCertificate
-  secretName: {{ .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
+  secretName: {{ include "dynamo-operator.etcdClientSecret" . }}
   {{- if not (or .Values.etcdAuth.adminSecretName (include "dynamo-operator.etcdBundled" .)) }}
   {{- fail "dynamo-operator.etcdAuth.adminSecretName is empty: with an external etcd and method namespaceCertificate, name the Secret in the release namespace with the etcd CA (ca.crt, ca.key), a client certificate without a Common Name (tls.crt, tls.key) and root's password (password); docs/security-network.md" }}
   {{- end }}
