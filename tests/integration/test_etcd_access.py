@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import json
-import os
-import shutil
 import ssl
 import subprocess
 import sys
@@ -38,20 +35,13 @@ from dynamo_operator import pki
 from dynamo_operator.controllers.etcdaccess import renewal_reason
 from dynamo_operator.render import etcdaccess as ea
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin, EtcdAdminError
-from support import etcdgrpc
+from support import chartetcd, etcdgrpc
 from support.poll import wait_for
 
 pytestmark = pytest.mark.api
 
 CHART = REPO_ROOT / "charts" / "platform"
 RELEASE, NAMESPACE = "dp", "dynamo-system"
-
-
-def _etcd_binary() -> str:
-    found = shutil.which("etcd", path=os.environ.get("DYNAMO_TOOLS_BIN") or str(REPO_ROOT / ".tools" / "bin"))
-    if found is None:
-        pytest.fail("no etcd in .tools/bin: run `make tools` (tools/build-tools.sh)")
-    return found
 
 
 def _render() -> list[dict]:
@@ -66,67 +56,6 @@ def _render() -> list[dict]:
     return [d for d in yaml.safe_load_all(r.stdout) if d]
 
 
-def _files(data: dict[str, str], directory: Path) -> dict[str, Path]:
-    directory.mkdir(parents=True)
-    out = {}
-    for key, value in data.items():
-        (directory / key).write_bytes(base64.b64decode(value))
-        (directory / key).chmod(0o600)
-        out[key] = directory / key
-    return out
-
-
-def _etcd_env(sts: dict, tmp: Path, server: dict[str, Path], ports: dict[str, int]) -> dict:
-    container = sts["spec"]["template"]["spec"]["containers"][0]
-    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    client, peer, metrics = ports["client"], ports["peer"], ports["metrics"]
-    env.update(
-        ETCD_NAME="member-0",
-        ETCD_DATA_DIR=str(tmp / "data"),
-        ETCD_LISTEN_CLIENT_URLS=f"https://127.0.0.1:{client}",
-        ETCD_ADVERTISE_CLIENT_URLS=f"https://127.0.0.1:{client}",
-        ETCD_LISTEN_METRICS_URLS=f"http://127.0.0.1:{metrics}",
-        ETCD_LISTEN_PEER_URLS=f"http://127.0.0.1:{peer}",
-        ETCD_INITIAL_ADVERTISE_PEER_URLS=f"http://127.0.0.1:{peer}",
-        ETCD_INITIAL_CLUSTER=f"member-0=http://127.0.0.1:{peer}",
-        ETCD_CERT_FILE=str(server["tls.crt"]),
-        ETCD_KEY_FILE=str(server["tls.key"]),
-        ETCD_TRUSTED_CA_FILE=str(server["ca.crt"]),
-        ETCD_AUTH_TOKEN=env["ETCD_AUTH_TOKEN"].replace("/etc/etcd/tls/jwt.key", str(server["jwt.key"])),
-    )
-    return {"PATH": os.environ.get("PATH", ""), **env}
-
-
-class Processes:
-    def __init__(self, tmp: Path):
-        self.tmp, self.procs = tmp, []
-
-    def start(self, name: str, cmd: list[str], env: dict | None = None) -> None:
-        log = (self.tmp / f"{name}.log").open("w")
-        self.procs.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
-
-    def log(self, name: str) -> str:
-        return (self.tmp / f"{name}.log").read_text()[-3000:]
-
-    def stop(self) -> None:
-        for proc, log in reversed(self.procs):
-            proc.terminate()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
-            log.close()
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
-            return json.loads(r.read()).get("health") == "true"
-    except (OSError, ValueError):
-        return False
-
-
 @pytest.fixture
 def etcd(tmp_path: Path):
     """The chart's etcd (defaults) on loopback; yields (client port, admin Secret data, processes)."""
@@ -134,37 +63,32 @@ def etcd(tmp_path: Path):
     (sts,) = [d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == f"{RELEASE}-etcd"]
     secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
     assert f"{RELEASE}-etcd-client-tls" not in secrets  # no certificate shared by every workload
-    server = _files(secrets[f"{RELEASE}-etcd-server-tls"]["data"], tmp_path / "server")
-    ports = {"client": free_port(), "peer": free_port(), "metrics": free_port()}
-    procs = Processes(tmp_path)
-    procs.start("etcd", [_etcd_binary()], _etcd_env(sts, tmp_path, server, ports))
-    try:
-        wait_for(lambda: _healthy(ports["metrics"]), 30, lambda: procs.log("etcd"))
-        yield ports["client"], secrets[f"{RELEASE}-etcd-admin"]["data"], procs
-    finally:
-        procs.stop()
+    with chartetcd.serve(sts, secrets[f"{RELEASE}-etcd-server-tls"]["data"], tmp_path) as served:
+        yield served.port, secrets[f"{RELEASE}-etcd-admin"]["data"], served.procs
 
 
-def _admin(port: int, data: dict[str, str]) -> EtcdAdmin:
+def _admin(
+    port: int, data: dict[str, str], host: str = "localhost", connect_to: str | None = None
+) -> EtcdAdmin:
     raw = {k: base64.b64decode(v) for k, v in data.items()}
     creds = AdminCredentials(
         ca=raw["ca.crt"], cert=raw["tls.crt"], key=raw["tls.key"], password=raw["password"].decode()
     )
     # the server certificate names the Service and localhost, as the pods' tunnels verify it
-    return EtcdAdmin(f"https://localhost:{port}", creds)
+    return EtcdAdmin(f"https://{host}:{port}", creds, connect_to=connect_to)
 
 
 def _namespace_tls(admin_data: dict[str, str], namespace: str, directory: Path) -> tuple[Path, Path, Path]:
     ca, ca_key = (base64.b64decode(admin_data[k]) for k in ("ca.crt", "ca.key"))
     cert, key = pki.issue_client(ca, ca_key, ea.user_name(namespace), dt.timedelta(days=90))
-    files = _files(
+    files = chartetcd.write_files(
         {k: base64.b64encode(v).decode() for k, v in {"ca.crt": ca, "tls.crt": cert, "tls.key": key}.items()},
         directory,
     )
     return files["ca.crt"], files["tls.crt"], files["tls.key"]
 
 
-def _pod_path(procs: Processes, namespace: str, tls_dir: Path, etcd_port: int) -> str:
+def _pod_path(procs: chartetcd.Processes, namespace: str, tls_dir: Path, etcd_port: int) -> str:
     """A graph pod's sidecars, as rendered (``etcdaccess.sidecars``), on free loopback ports: the proxy's
     address (what the runtime's ETCD_ENDPOINTS names in the pod)."""
     tunnel, proxy = free_port(), free_port()
@@ -182,7 +106,7 @@ def _pod_path(procs: Processes, namespace: str, tls_dir: Path, etcd_port: int) -
     procs.start(
         f"proxy-{namespace}",
         [
-            _etcd_binary(),
+            chartetcd.etcd_binary(),
             "grpc-proxy",
             "start",
             f"--endpoints=http://127.0.0.1:{tunnel}",
@@ -216,7 +140,9 @@ def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
         urllib.request.urlopen(
             urllib.request.Request(f"{direct}/v3/kv/range", b"{}"), timeout=5, context=anonymous
         )
-    operator_tls = _files({k: admin_data[k] for k in ("ca.crt", "tls.crt", "tls.key")}, tmp_path / "operator")
+    operator_tls = chartetcd.write_files(
+        {k: admin_data[k] for k in ("ca.crt", "tls.crt", "tls.key")}, tmp_path / "operator"
+    )
     tokenless = etcdgrpc.range_prefix(
         direct, "ns/", (operator_tls["ca.crt"], operator_tls["tls.crt"], operator_tls["tls.key"])
     )
@@ -244,6 +170,19 @@ def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
     assert ea.user_name("team-a") not in admin.users() and ea.user_name("team-b") in admin.users()
     with pytest.raises(EtcdAdminError):  # the admin's view: team-a's keys went with it
         admin.call("/v3/auth/user/get", {"name": ea.user_name("team-a")})
+
+
+def test_the_admin_reaches_etcd_by_address_checking_the_servers_name(etcd) -> None:
+    """``connect_to`` (how the real-node tests reach the etcd Service's ClusterIP from this machine): the
+    server's certificate is still checked against the endpoint's name; a name it does not carry fails."""
+    port, admin_data, _ = etcd
+    service = f"{RELEASE}-etcd.{NAMESPACE}.svc"  # a name of the certificate that this machine cannot resolve
+    admin = _admin(port, admin_data, service, connect_to="127.0.0.1")
+    admin.ensure_auth()
+    admin.call("/v3/kv/put", {"key": base64.b64encode(b"ns/x/k").decode(), "value": ""})
+    assert admin.keys("ns/") == ["ns/x/k"] and admin.keys() == ["ns/x/k"]
+    with pytest.raises(ssl.SSLCertVerificationError):
+        _admin(port, admin_data, "not-the-etcd", connect_to="127.0.0.1").users()
 
 
 def test_issued_certificates_are_renewed_when_due() -> None:

@@ -209,18 +209,22 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_etcd_client_secrets_are_bounded_by_an_admission_policy(variant: str) -> None:
     """The per-namespace etcd certificates (etcdAuth namespaceCertificate, the default with the bundled
-    etcd): create on Secrets is granted with a policy that matches exactly the operator's writes of that
-    name, fails closed and admits only kubernetes.io/tls Secrets with the operator's labels (before an
-    update too) and the keys ca.crt, tls.crt, tls.key; the admin Secret is read by name only."""
+    etcd): create on Secrets is granted with a policy that matches every Secret write of the operator but
+    the webhook certificate's and the MPI SSH Secrets' (bounded elsewhere), fails closed and admits only
+    kubernetes.io/tls Secrets of that name with the operator's labels (before an update too) and the keys
+    ca.crt, tls.crt, tls.key; the admin Secret is read by name only."""
     docs = _render(variant)
     assert any(_is_etcd_access_role(r) for r in _ours(docs)), variant
     spec = _etcd_access_policy(docs)["spec"]
     assert spec["failurePolicy"] == "Fail"
     conditions = [c["expression"] for c in spec["matchConditions"]]
-    assert conditions == [
-        f'request.userInfo.username == "{OPERATOR_USER}"',
-        f'request.name == "{ETCD_CLIENT_SECRET}"',
-    ]
+    # every Secret write of the operator but its two other Secrets' (a token Secret is refused here too,
+    # also where no MPI policy is rendered)
+    others = [f'request.name != "{MPI_SECRET}"'] if _mpi_copy_policy(docs) else []
+    if variant != "cert-manager":
+        others.append('!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")')
+    assert conditions == [f'request.userInfo.username == "{OPERATOR_USER}"', *others]
+    assert spec["validations"][0]["expression"] == f'variables.secret.metadata.name == "{ETCD_CLIENT_SECRET}"'
     checks = " ".join(v["expression"] for v in spec["validations"])
     assert "oldObject.metadata.labels" in checks and '"kubernetes.io/tls"' in checks
     assert '["ca.crt", "tls.crt", "tls.key"]' in checks

@@ -17,6 +17,7 @@ import base64
 import http.client
 import json
 import os
+import socket
 import ssl
 import tempfile
 import threading
@@ -70,10 +71,15 @@ def _context(creds: AdminCredentials) -> ssl.SSLContext:
 class EtcdAdmin:
     """Users, roles and key ranges of one etcd, as ``root``. Thread-safe (one call at a time)."""
 
-    def __init__(self, endpoint: str, creds: AdminCredentials, timeout: float = 10.0):
+    def __init__(
+        self, endpoint: str, creds: AdminCredentials, timeout: float = 10.0, connect_to: str | None = None
+    ):
+        """``connect_to``: an address to open instead of the endpoint's host, whose name the server's
+        certificate is still checked against (a Service's ClusterIP from outside the cluster's DNS)."""
         first = endpoint.split(",")[0].strip()
         parts = urlsplit(first if "//" in first else f"https://{first}")
         self.host, self.port = parts.hostname or "", parts.port or 2379
+        self.connect_to = connect_to
         self.creds = creds
         self.timeout = timeout
         self._ctx = _context(creds)
@@ -82,6 +88,9 @@ class EtcdAdmin:
 
     def _post(self, path: str, body: dict, token: str | None) -> dict:
         conn = http.client.HTTPSConnection(self.host, self.port, context=self._ctx, timeout=self.timeout)
+        if self.connect_to:
+            raw = socket.create_connection((self.connect_to, self.port), timeout=self.timeout)
+            conn.sock = self._ctx.wrap_socket(raw, server_hostname=self.host)
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = token
@@ -160,6 +169,12 @@ class EtcdAdmin:
         self._remove("/v3/auth/user/delete", {"name": user})
         self._remove("/v3/auth/role/delete", {"role": user})
         self.call("/v3/kv/deleterange", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))})
+
+    def keys(self, prefix: str = "") -> list[str]:
+        """Every key starting with ``prefix`` (all keys when empty), as root sees them."""
+        start, end = (_b64(prefix), _b64(prefix_end(prefix))) if prefix else (_b64("\0"), _b64("\0"))
+        found = self.call("/v3/kv/range", {"key": start, "range_end": end, "keys_only": True}).get("kvs")
+        return [base64.b64decode(kv["key"]).decode(errors="replace") for kv in found or []]
 
     def users(self) -> list[str]:
         return list(self.call("/v3/auth/user/list", {}).get("users") or [])
