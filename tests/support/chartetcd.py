@@ -43,14 +43,16 @@ def write_files(data: dict[str, str], directory: Path) -> dict[str, Path]:
 
 
 def etcd_env(sts: dict, tmp: Path, server: dict[str, Path], ports: dict[str, int]) -> dict:
+    """The chart's container env with the pod's names, addresses and files replaced by loopback ones."""
     container = sts["spec"]["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
     client, peer, metrics = ports["client"], ports["peer"], ports["metrics"]
+    scheme = env["ETCD_LISTEN_CLIENT_URLS"].split("://", 1)[0]
     env.update(
         ETCD_NAME="member-0",
         ETCD_DATA_DIR=str(tmp / "data"),
-        ETCD_LISTEN_CLIENT_URLS=f"https://127.0.0.1:{client}",
-        ETCD_ADVERTISE_CLIENT_URLS=f"https://127.0.0.1:{client}",
+        ETCD_LISTEN_CLIENT_URLS=f"{scheme}://127.0.0.1:{client}",
+        ETCD_ADVERTISE_CLIENT_URLS=f"{scheme}://127.0.0.1:{client}",
         ETCD_LISTEN_METRICS_URLS=f"http://127.0.0.1:{metrics}",
         ETCD_LISTEN_PEER_URLS=f"http://127.0.0.1:{peer}",
         ETCD_INITIAL_ADVERTISE_PEER_URLS=f"http://127.0.0.1:{peer}",
@@ -58,8 +60,11 @@ def etcd_env(sts: dict, tmp: Path, server: dict[str, Path], ports: dict[str, int
         ETCD_CERT_FILE=str(server["tls.crt"]),
         ETCD_KEY_FILE=str(server["tls.key"]),
         ETCD_TRUSTED_CA_FILE=str(server["ca.crt"]),
-        ETCD_AUTH_TOKEN=env["ETCD_AUTH_TOKEN"].replace("/etc/etcd/tls/jwt.key", str(server["jwt.key"])),
     )
+    if "jwt.key" in server:  # with RBAC: signed tokens, the key beside the server's certificate
+        env["ETCD_AUTH_TOKEN"] = env["ETCD_AUTH_TOKEN"].replace(
+            "/etc/etcd/tls/jwt.key", str(server["jwt.key"])
+        )
     return {"PATH": os.environ.get("PATH", ""), **env}
 
 
@@ -97,6 +102,7 @@ def healthy(port: int) -> bool:
 class Served:
     port: int  # the client port (https, mutual TLS) on 127.0.0.1; the certificate names localhost
     procs: Processes
+    env: dict  # the environment etcd was started with
 
     @property
     def address(self) -> str:
@@ -110,9 +116,11 @@ def serve(sts: dict, server_tls: dict[str, str], tmp: Path) -> Iterator[Served]:
     server = write_files(server_tls, tmp / "server")
     ports = {"client": free_port(), "peer": free_port(), "metrics": free_port()}
     procs = Processes(tmp)
-    procs.start("etcd", [etcd_binary()], etcd_env(sts, tmp, server, ports))
+    env = etcd_env(sts, tmp, server, ports)
+    procs.start("etcd", [etcd_binary()], env)
     try:
+        # the health endpoint on the plain metrics port, as the chart's probes use it
         wait_for(lambda: healthy(ports["metrics"]), 30, lambda: procs.log("etcd"))
-        yield Served(ports["client"], procs)
+        yield Served(ports["client"], procs, env)
     finally:
         procs.stop()

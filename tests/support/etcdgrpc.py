@@ -13,6 +13,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 OK, PERMISSION_DENIED = 0, 7
 
@@ -78,8 +79,16 @@ class Reply:
         return [next(v for n, v in _fields(kv) if n == 1).decode() for kv in kvs]  # type: ignore[union-attr]
 
 
-def call(url: str, method: str, message: bytes, tls: tuple[Path, Path, Path] | None = None) -> Reply:
-    """POST one gRPC message to ``url`` + ``method``; ``tls``: (ca, cert, key) for https."""
+def call(
+    url: str,
+    method: str,
+    message: bytes,
+    tls: tuple[Path, ...] | None = None,
+    connect_to: str | None = None,
+) -> Reply:
+    """POST one gRPC message to ``url`` + ``method``; ``tls``: (ca, cert, key) for https, or (ca,) to
+    present no client certificate; ``connect_to``: the address to open instead of the URL's host, whose
+    name the server's certificate is still checked against (a Service's ClusterIP)."""
     with tempfile.TemporaryDirectory() as d:
         req, resp = Path(d) / "req", Path(d) / "resp"
         req.write_bytes(b"\x00" + len(message).to_bytes(4, "big") + message)
@@ -87,7 +96,12 @@ def call(url: str, method: str, message: bytes, tls: tuple[Path, Path, Path] | N
         cmd += ["-H", "content-type: application/grpc", "-H", "te: trailers"]
         cmd += ["--http2"] if url.startswith("https") else ["--http2-prior-knowledge"]
         if tls:
-            cmd += ["--cacert", str(tls[0]), "--cert", str(tls[1]), "--key", str(tls[2])]
+            cmd += ["--cacert", str(tls[0])]
+        if tls and len(tls) == 3:
+            cmd += ["--cert", str(tls[1]), "--key", str(tls[2])]
+        if connect_to:
+            parts = urlsplit(url)
+            cmd += ["--connect-to", f"{parts.hostname}:{parts.port}:{connect_to}:{parts.port}"]
         r = subprocess.run([*cmd, url + method], capture_output=True, text=True, timeout=30, check=False)
         body = resp.read_bytes() if resp.exists() else b""
     headers = {}
@@ -98,10 +112,16 @@ def call(url: str, method: str, message: bytes, tls: tuple[Path, Path, Path] | N
     return Reply(status, headers.get("grpc-message", r.stderr.strip()), body)
 
 
-def range_prefix(url: str, prefix: str, tls: tuple[Path, Path, Path] | None = None) -> Reply:
+def range_prefix(
+    url: str, prefix: str, tls: tuple[Path, ...] | None = None, connect_to: str | None = None
+) -> Reply:
     key = prefix.encode()
-    return call(url, "/etcdserverpb.KV/Range", _field(1, key) + _field(2, prefix_end(key)), tls)
+    message = _field(1, key) + _field(2, prefix_end(key))
+    return call(url, "/etcdserverpb.KV/Range", message, tls, connect_to)
 
 
-def put(url: str, key: str, value: str, tls: tuple[Path, Path, Path] | None = None) -> Reply:
-    return call(url, "/etcdserverpb.KV/Put", _field(1, key.encode()) + _field(2, value.encode()), tls)
+def put(
+    url: str, key: str, value: str, tls: tuple[Path, ...] | None = None, connect_to: str | None = None
+) -> Reply:
+    message = _field(1, key.encode()) + _field(2, value.encode())
+    return call(url, "/etcdserverpb.KV/Put", message, tls, connect_to)

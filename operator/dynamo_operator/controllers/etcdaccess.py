@@ -85,9 +85,8 @@ class EtcdAccessSync:
     # -- etcd ------------------------------------------------------------------------------------------
 
     def _admin_secret(self, ctx: RenderContext) -> dict:
-        name = ctx.config("infrastructure", "etcdAuth", "adminSecretName")
-        namespace = ctx.config("infrastructure", "etcdAuth", "adminSecretNamespace")
-        return self.deps.client.get(SECRETS, str(name), str(namespace))
+        namespace, name = ea.admin_secret(ctx)
+        return self.deps.client.get(SECRETS, name, namespace)
 
     def admin(self, ctx: RenderContext) -> EtcdAdmin:
         """The etcd administrator, built once from the admin Secret (authentication turned on first)."""

@@ -73,6 +73,13 @@ def uses_etcd(discovery_backend: str) -> bool:
     return discovery_backend == "etcd"
 
 
+def admin_secret(ctx: RenderContext) -> tuple[str, str]:
+    """(namespace, name) of the Secret with the etcd CA and its key, the operator's client certificate (no
+    Common Name) and root's password: what the controller signs with and administers etcd as."""
+    auth = ("infrastructure", "etcdAuth")
+    return str(ctx.config(*auth, "adminSecretNamespace")), str(ctx.config(*auth, "adminSecretName"))
+
+
 def graph_uses_etcd(dgd: dict, ctx: RenderContext) -> bool:
     """A (v1beta1) graph has a component on etcd discovery: the rule ``info.component_info`` applies to
     each component (its pod template's annotation, else the graph's, else ``discovery.backend``)."""
