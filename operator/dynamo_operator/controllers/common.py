@@ -17,7 +17,7 @@ from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.render.mpisecret import key_id
 from dynamo_operator.runtime.atomic import AtomicCounter
-from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
+from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import Indexer
@@ -235,3 +235,17 @@ def short_error(e: BaseException) -> str:
                 msg = ""
         return f"{e.status} {e.reason}: {msg}".strip(": ")
     return str(e) or type(e).__name__
+
+
+def read_secret(deps: Deps, cache: Indexer | None, namespace: str, name: str) -> dict | None:
+    """A Secret the operator keeps per namespace, from its name-scoped cache (the freshest of it and this
+    process's own recent writes), or read when a reconciler runs without that cache; None when absent."""
+    if cache is not None:
+        cached = cache.get(namespace, name)
+        return deps.recent.resolve(cached) if cached is not None else None
+    try:
+        return deps.client.get(SECRETS, name, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise

@@ -37,7 +37,7 @@ from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 from dynamo_operator.runtime.log import get_logger
 
-from .common import Deps
+from .common import Deps, read_secret
 from .sync import Conflict, owner_reference
 
 log = get_logger("etcd-access")
@@ -124,16 +124,7 @@ class EtcdAccessSync:
     # -- the Secret ------------------------------------------------------------------------------------
 
     def _get(self, namespace: str, name: str) -> dict | None:
-        cache = self.deps.etcd_clients
-        if cache is not None:
-            cached = cache.get(namespace, name)
-            return self.deps.recent.resolve(cached) if cached is not None else None
-        try:
-            return self.deps.client.get(SECRETS, name, namespace)
-        except ApiException as e:
-            if e.status == 404:
-                return None
-            raise
+        return read_secret(self.deps, self.deps.etcd_clients, namespace, name)
 
     def apply(self, live: dict, internal: dict, ctx: RenderContext) -> None:
         """Provide the access the graph ``live`` (stored form; ``internal``: v1beta1) needs in its
