@@ -12,8 +12,8 @@ import uuid
 import pytest
 from dynamo_localcluster.demo_real import etcd_admin
 from dynamo_localcluster.realnode import layout, storage
-from natsproto import Nats
 from realnode_helpers import NAMESPACE, SLOW, config_digest, platform_service_ip, pod_ready
+from support.natsproto import Nats
 from support.poll import wait_for
 
 RELEASE = "dynamo-platform"
