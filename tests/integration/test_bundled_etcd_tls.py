@@ -18,42 +18,26 @@ from __future__ import annotations
 import base64
 import json
 import ssl
-import subprocess
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
-import yaml
-from dynamo_localcluster.cluster import REPO_ROOT
-from support import chartetcd
+from support import chart, chartetcd
 
 pytestmark = pytest.mark.api
 
-CHART = REPO_ROOT / "charts" / "platform"
 RELEASE, NAMESPACE = "dp", "dynamo-system"
 
 
-def _render() -> list[dict]:
-    r = subprocess.run(
-        [
-            "helm",
-            "template",
-            RELEASE,
-            str(CHART),
-            "-n",
-            NAMESPACE,
-            "--values",
-            str(CHART / "ci" / "hardened-values.yaml"),
-            "--set",
-            "etcd.auth.rbac.create=false,dynamo-operator.etcdAuth.method=clientCertificate",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+def _render(tmp: Path) -> list[dict]:
+    """``helm template`` with ci/hardened-values.yaml and the shared certificate without RBAC."""
+    hardened = (chart.CHART / "ci" / "hardened-values.yaml").read_text()
+    proc = chart.template(
+        tmp, hardened, "etcd.auth.rbac.create=false", "dynamo-operator.etcdAuth.method=clientCertificate"
     )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return [d for d in yaml.safe_load_all(r.stdout) if d]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return chart.docs(proc)
 
 
 def _post(url: str, body: dict, context: ssl.SSLContext) -> dict:
@@ -67,7 +51,7 @@ def _b64(text: str) -> str:
 
 
 def test_bundled_etcd_serves_mutual_tls_with_the_charts_certificates(tmp_path):
-    docs = _render()
+    docs = _render(tmp_path)
     (sts,) = [d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == f"{RELEASE}-etcd"]
     secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
     workload = chartetcd.write_files(secrets[f"{RELEASE}-etcd-client-tls"]["data"], tmp_path / "client")

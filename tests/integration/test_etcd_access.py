@@ -22,44 +22,36 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import ssl
-import subprocess
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
-import yaml
-from dynamo_localcluster.cluster import REPO_ROOT, free_port
+from dynamo_localcluster.cluster import free_port
 from dynamo_operator import pki
 from dynamo_operator.controllers.etcdaccess import renewal_reason
 from dynamo_operator.render import etcdaccess as ea
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin, EtcdAdminError
-from support import chartetcd, etcdgrpc
+from support import chart, chartetcd, etcdgrpc
 from support.poll import wait_for
 
 pytestmark = pytest.mark.api
 
-CHART = REPO_ROOT / "charts" / "platform"
 RELEASE, NAMESPACE = "dp", "dynamo-system"
 
 
-def _render() -> list[dict]:
-    r = subprocess.run(
-        ["helm", "template", RELEASE, str(CHART), "-n", NAMESPACE],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    return [d for d in yaml.safe_load_all(r.stdout) if d]
+def _render(tmp: Path) -> list[dict]:
+    """``helm template`` with the chart's default values."""
+    proc = chart.template(tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return chart.docs(proc)
 
 
 @pytest.fixture
 def etcd(tmp_path: Path):
     """The chart's etcd (defaults) on loopback; yields (client port, admin Secret data, processes)."""
-    docs = _render()
+    docs = _render(tmp_path)
     (sts,) = [d for d in docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == f"{RELEASE}-etcd"]
     secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
     assert f"{RELEASE}-etcd-client-tls" not in secrets  # no certificate shared by every workload
@@ -185,10 +177,10 @@ def test_the_admin_reaches_etcd_by_address_checking_the_servers_name(etcd) -> No
         _admin(port, admin_data, "not-the-etcd", connect_to="127.0.0.1").users()
 
 
-def test_issued_certificates_are_renewed_when_due() -> None:
+def test_issued_certificates_are_renewed_when_due(tmp_path: Path) -> None:
     """The controller's renewal rule on a certificate the chart's CA (sprig's RSA key) really issued: fresh
     is kept; near its end, issued for another namespace, or under another CA, it is issued again."""
-    secrets = {d["metadata"]["name"]: d for d in _render() if d["kind"] == "Secret"}
+    secrets = {d["metadata"]["name"]: d for d in _render(tmp_path) if d["kind"] == "Secret"}
     admin_data = secrets[f"{RELEASE}-etcd-admin"]["data"]
     ca, ca_key = (base64.b64decode(admin_data[k]) for k in ("ca.crt", "ca.key"))
     cert, key = pki.issue_client(ca, ca_key, ea.user_name("team-a"), dt.timedelta(days=90))
