@@ -249,3 +249,16 @@ def read_secret(deps: Deps, cache: Indexer | None, namespace: str, name: str) ->
         if e.status == 404:
             return None
         raise
+
+
+def replace_secret(deps: Deps, have: dict, body: dict) -> dict:
+    """Write ``body`` over the Secret ``have`` (its resourceVersion guards the write) and remember the write
+    for the cache; a concurrent change is a Conflict (the pass is retried)."""
+    try:
+        written = deps.client.replace(SECRETS, body)
+    except ApiException as e:
+        if e.status == 409:
+            raise Conflict(str(e)) from e
+        raise
+    deps.recent.remember(have, written)
+    return written

@@ -37,7 +37,7 @@ from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 from dynamo_operator.runtime.log import get_logger
 
-from .common import Deps, read_secret
+from .common import Deps, read_secret, replace_secret
 from .sync import Conflict, owner_reference
 
 log = get_logger("etcd-access")
@@ -179,13 +179,7 @@ class EtcdAccessSync:
         meta["ownerReferences"] = [*(r for r in refs if r.get("uid") != ref["uid"]), ref]
         meta.pop("managedFields", None)
         data = self._issue(md["namespace"], *ca) if ca is not None else have.get("data")
-        try:
-            written = self.deps.client.replace(SECRETS, {**have, "metadata": meta, "data": data})
-        except ApiException as e:
-            if e.status == 409:
-                raise Conflict(str(e)) from e
-            raise
-        self.deps.recent.remember(have, written)
+        replace_secret(self.deps, have, {**have, "metadata": meta, "data": data})
         if ca is not None:
             self._event(
                 owner, "UpdateSecret", f"Secret {md['namespace']}/{md['name']}: new certificate ({why})"

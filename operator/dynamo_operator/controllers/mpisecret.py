@@ -41,8 +41,8 @@ from dynamo_operator.render.mpisecret import (
 from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.sshkeys import MPI_SSH_KEYS, complete_keys
 
-from .common import Deps, read_secret
-from .sync import Conflict, owner_reference
+from .common import Deps, read_secret, replace_secret
+from .sync import owner_reference
 
 
 def _encoded(data: dict[str, bytes]) -> dict[str, str]:
@@ -134,13 +134,7 @@ class MPISecretSync:
         md = {**have["metadata"], "annotations": annotations}
         md["ownerReferences"] = [*(r for r in refs if r.get("uid") != ref["uid"]), ref]
         md.pop("managedFields", None)
-        try:
-            written = self.deps.client.replace(SECRETS, {**have, "metadata": md, "data": data})
-        except ApiException as e:
-            if e.status == 409:
-                raise Conflict(str(e)) from e
-            raise
-        self.deps.recent.remember(have, written)
+        written = replace_secret(self.deps, have, {**have, "metadata": md, "data": data})
         where = f"{md['namespace']}/{md['name']}"
         if why:
             self.deps.recorder.normal(owner, "UpdateSecret", f"Secret {where}: {why}")
