@@ -26,6 +26,7 @@ class _Commands(click.Group):
     LAZY = {
         "render": ("dynamo_operator.render.cli", "render_command"),
         "publish-profiling-output": ("dynamo_operator.copier", "command"),  # the DGDR Job's output-copier
+        "etcd-tunnel": ("dynamo_operator.etcdtunnel", "command"),  # graph pods: TLS to etcd (etcdAuth)
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

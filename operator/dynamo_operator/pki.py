@@ -145,6 +145,38 @@ def issue_serving(
     return _cert_pem(cert), _key_pem(key)
 
 
+def issue_client(
+    ca_cert_pem: bytes,
+    ca_key_pem: bytes,
+    common_name: str,
+    validity: dt.timedelta,
+    now: dt.datetime | None = None,
+) -> tuple[bytes, bytes]:
+    """A clientAuth certificate whose subject is ``common_name`` alone (etcd maps a client certificate to
+    the user named by its Common Name), signed by the CA, never outliving it: (cert PEM, key PEM)."""
+    ca = x509.load_pem_x509_certificate(ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    key = _key()
+    start = (now or _now()) - BACKDATE
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(min(start + validity, ca.not_valid_after_utc))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+    )
+    return _cert_pem(cert), _key_pem(key)
+
+
 def self_signed_serving(hosts: list[str], validity: dt.timedelta, common_name: str) -> tuple[bytes, bytes]:
     """A serving certificate for ``hosts`` from a throwaway CA (PEM cert, PEM key): for servers whose
     clients do not verify against a published CA (e.g. a metrics endpoint scraped with TLS skip-verify)."""

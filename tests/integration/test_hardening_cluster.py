@@ -161,10 +161,11 @@ def test_the_operator_passes_the_charts_credentials_to_every_component(kube_clus
         }
         assert env["NATS_TLS_CA_CERT_PATH"]["value"] == "/etc/dynamo/nats-tls/ca.crt"
         assert env["NATS_TLS_CLIENT_KEY_PATH"]["value"] == "/etc/dynamo/nats-tls/tls.key"
-        assert (
-            env["ETCD_AUTH_CLIENT_CERT"]["valueFrom"]["secretKeyRef"]["name"] == f"{release}-etcd-client-tls"
-        )
-        assert env["ETCD_ENDPOINTS"]["value"].startswith("https://")
+        # etcd: each namespace's own access (the default), for graphs on etcd discovery only, through the
+        # pod's sidecars (test_render_etcd_access.py; test_rbac_cluster.py with a real etcd): this graph is
+        # on Kubernetes discovery, so no etcd address and no shared etcd credential at all
+        assert cfg["infrastructure"]["etcdAuth"]["method"] == "namespaceCertificate"
+        assert not [n for n in env if n.startswith("ETCD_")], sorted(env)
         mounts = {m["name"]: m for m in pod["spec"]["containers"][0]["volumeMounts"]}
         assert mounts["dynamo-nats-tls"] == {
             "name": "dynamo-nats-tls",
@@ -172,7 +173,7 @@ def test_the_operator_passes_the_charts_credentials_to_every_component(kube_clus
             "readOnly": True,
         }
         refs = _references(pod)
-        assert len(refs) >= 8  # user, password, 3 etcd PEMs, ca/cert/key files
+        assert len(refs) >= 5  # user, password, the NATS ca/cert/key files
         for secret, key in refs:  # what the kubelet would resolve: every one exists
             assert key in _secret_keys(client, ns, secret), (secret, key)
 

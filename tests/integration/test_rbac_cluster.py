@@ -42,6 +42,7 @@ from dynamo_operator.api.registry import KINDS
 from dynamo_operator.certsecret import CA_KEY, ca_configmap_name
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS, FINALIZER
 from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
+from dynamo_operator.render import etcdaccess as ea
 from dynamo_operator.runtime.client import (
     CONFIGMAPS,
     DEPLOYMENTS,
@@ -55,7 +56,7 @@ from dynamo_operator.runtime.client import (
 )
 from dynamo_operator.webhooks.certs import CRDS, VALIDATING
 from kubernetes.client.exceptions import ApiException
-from support import lifecycle, rbac
+from support import chartetcd, lifecycle, rbac
 from support.crds import install_crds, install_integration_crds, install_third_party_crds, serve_crds
 from support.lifecycle import run
 from support.poll import wait_for
@@ -77,6 +78,7 @@ DEPLOYMENT_SPEC = {
     },
 }
 WEBHOOK_SECRET = "webhook-server-cert"
+ETCD_CLIENT_SECRET = "dynamo-etcd-client"  # etcdAuth.secretName's default
 
 # (identity, API group, resource, verb) -> why a short test cannot exercise it. Anything else unused fails.
 ALLOWED_UNUSED = {
@@ -539,6 +541,65 @@ def operator_probes(rel: ChartRelease, env: dict[str, str]) -> dict[str, Refusal
     return {what: _attempt(attempt, _can(admin, user, *ask)) for what, (attempt, ask) in probes.items()}
 
 
+def etcd_secret_probes(rel: ChartRelease, env: dict[str, str]) -> dict[str, Refusal]:
+    """With per-namespace etcd access (its create on Secrets granted): Secrets the <cluster>-etcd-access
+    policy refuses the operator: of another name (where no MPI policy is rendered, this policy alone bounds
+    the create), a token Secret of the etcd client's name, one with a key beyond the certificate's."""
+    if not _etcd_access_rendered(rel):
+        return {}
+    ns, user = rel.namespace, rel.identity("operator").user
+    api = load_api_client(env["KUBECONFIG"])
+    api.user_agent = PROBE_AGENT
+    client = ResourceClient(api)
+    labels = {LABEL_MANAGED_BY: MANAGED_BY, ea.LABEL_ETCD_CLIENT: "true"}
+    pem = base64.b64encode(b"not a certificate").decode()
+    secrets = {
+        "create Secret probe-opaque (neither the etcd client's nor an MPI SSH Secret)": {
+            "metadata": {"name": "probe-opaque", "labels": labels},
+            "type": "Opaque",
+        },
+        f"create a service-account-token Secret named {ETCD_CLIENT_SECRET}": {
+            "metadata": {
+                "name": ETCD_CLIENT_SECRET,
+                "labels": labels,
+                "annotations": {"kubernetes.io/service-account.name": rel.identity("operator").name},
+            },
+            "type": "kubernetes.io/service-account-token",
+        },
+        f"create {ETCD_CLIENT_SECRET} with a key beyond the certificate's": {
+            "metadata": {"name": ETCD_CLIENT_SECRET, "labels": labels},
+            "type": "kubernetes.io/tls",
+            "data": {"tls.crt": pem, "tls.key": pem, "password": pem},
+        },
+    }
+    granted = _can(rel.cluster.env, user, "create", "secrets", ns)
+    return {
+        what: _attempt(lambda body=body: client.create(SECRETS, body, ns), granted)
+        for what, body in secrets.items()
+    }
+
+
+def _etcd_access_rendered(rel: ChartRelease) -> bool:
+    return any(d["metadata"]["name"] == f"{rel.fullname}-etcd-admin" for d in rel.docs if d["kind"] == "Role")
+
+
+@contextlib.contextmanager
+def chart_etcd(rel: ChartRelease) -> Iterator[chartetcd.Served | None]:
+    """With per-namespace etcd access rendered (the chart's default): the release's etcd on loopback, as its
+    StatefulSet is rendered, with the server Secret `helm install` made (kwok runs no containers), for the
+    operator to administer with the admin Secret of the same install. None otherwise."""
+    if not _etcd_access_rendered(rel):
+        yield None
+        return
+    (sts,) = [
+        d for d in rel.docs if d["kind"] == "StatefulSet" and d["metadata"]["name"] == f"{rel.name}-etcd"
+    ]
+    client = ResourceClient(rel.cluster.api_client())
+    server = client.get(SECRETS, f"{rel.name}-etcd-server-tls", rel.namespace)
+    with chartetcd.serve(sts, server["data"], rel.workdir / "etcd") as served:
+        yield served
+
+
 def assert_refused_by_policy(results: dict[str, Refusal], policy_prefix: str) -> None:
     """Each probe answered 403; where RBAC grants it, the refusal is a ValidatingAdmissionPolicy's."""
     wrong = {w: r for w, r in results.items() if r.status != 403}
@@ -636,9 +697,10 @@ class _Kubeconfig:
     env: dict[str, str]
 
 
-def operator_config(rel: ChartRelease, extra: dict) -> Path:
+def operator_config(rel: ChartRelease, extra: dict, infrastructure: dict | None = None) -> Path:
     """The OperatorConfiguration the chart installed (its ConfigMap), plus ``extra`` (e.g. checkpointing,
-    which the chart does not configure)."""
+    which the chart does not configure) and ``infrastructure`` (merged into its section: an address the
+    local operator reaches)."""
     out = run(
         rel.cluster.env,
         "kubectl",
@@ -652,6 +714,7 @@ def operator_config(rel: ChartRelease, extra: dict) -> Path:
     )
     doc = yaml.safe_load(json.loads(out.stdout)["data"]["config.yaml"])
     doc.update(extra)
+    doc["infrastructure"] = {**(doc.get("infrastructure") or {}), **(infrastructure or {})}
     path = rel.workdir / f"{rel.name}-operator-config.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
@@ -902,7 +965,15 @@ def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = fro
     """The operator as its ServiceAccount through the whole lifecycle, its metrics scraped, the probes
     denied (those its grants allow, by the admission policies); then SIGTERM (it releases its Leases). The
     CA ConfigMap deleted before it starts is published again by it."""
-    config = operator_config(rel, {"checkpoint": {"enabled": True}, **lifecycle.SERVICE_MESH})
+    with chart_etcd(rel) as etcd:
+        extra = {"checkpoint": {"enabled": True}, **lifecycle.SERVICE_MESH}
+        infrastructure = {"etcdAddress": etcd.address} if etcd else {}
+        _operator_lifetime(rel, ns, operator_config(rel, extra, infrastructure), etcd, known)
+
+
+def _operator_lifetime(
+    rel: ChartRelease, ns: str, config: Path, etcd: chartetcd.Served | None, known: frozenset[str]
+) -> None:
     metrics = free_port()
     run(
         rel.cluster.env,
@@ -920,13 +991,16 @@ def operator_lifetime(rel: ChartRelease, ns: str, *, known: frozenset[str] = fro
         lifecycle.exercise(
             rel.cluster.env, client, ns, cluster_wide=cluster_wide, mpi_secret_namespace=rel.namespace
         )
+        if etcd is not None:
+            lifecycle.graphs_on_etcd(rel.cluster.env, client, ns)
         assert_ca_published(rel)
         scrape_metrics(rel, metrics)
         env = as_identity(rel, rel.identity("operator"))
         assert_probes_denied(
             probe(env, rel.namespace, rel.identity("operator").name), rel.identity("operator"), known
         )
-        assert_refused_by_policy(operator_probes(rel, env), f"{rel.fullname}-{rel.namespace}-")
+        probes = {**operator_probes(rel, env), **etcd_secret_probes(rel, env)}
+        assert_refused_by_policy(probes, f"{rel.fullname}-{rel.namespace}-")
         assert_refused_by_policy(
             discovery_probes(rel.cluster.env, client, ns), f"{rel.fullname}-{rel.namespace}-discovery-writes"
         )

@@ -6,7 +6,11 @@ no containers) with the OperatorConfiguration each chart version installed: the 
 the new one after. What must hold:
 
 * every child of every graph keeps its UID, and no Deployment's pod template (nor its generation) moves:
-  the upgrade changed nothing the operator renders;
+  the upgrade changed nothing the operator renders, when the values keep the previous version's etcd
+  mode (plain, no authentication: ``KEEP_ETCD_MODE``);
+* then upgraded onto this version's defaults (etcd with mutual TLS and each graph namespace's own access),
+  the one change to those graphs, all on Kubernetes discovery, is the ``ETCD_ENDPOINTS`` they no longer
+  get (a one-time roll, docs/upgrades.md); every child keeps its UID;
 * the CRDs of this version applied over the old ones (Helm never upgrades `crds/`, so that is the
   documented upgrade step) and a storage-version migration (every object read and written back at the
   storage version, then `status.storedVersions` trimmed to it) leave every stored object readable at both
@@ -31,6 +35,17 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 NS_PREFIX = "upgrade"
 EXAMPLES = ["vllm-agg.yaml", "sglang-agg-v1alpha1.yaml"]
 CHILD_KINDS = "deployments,services,configmaps,serviceaccounts,dynamocomponentdeployments.nvidia.com"
+# the previous version's etcd mode, kept by values (docs/security-network.md, "Opting out")
+KEEP_ETCD_MODE = tuple(
+    arg
+    for value in (
+        "etcd.auth.client.secureTransport=false",
+        "etcd.auth.client.enableAuthentication=false",
+        "etcd.auth.rbac.create=false",
+        "dynamo-operator.etcdAuth.method=none",
+    )
+    for arg in ("--set", value)
+)
 
 
 def _children(env: dict[str, str], ns: str) -> dict[str, dict]:
@@ -116,7 +131,7 @@ def test_upgrade_from_the_previous_chart_keeps_every_child(kube_cluster, client,
         assert any(k.startswith("Deployment/") for k in before), before
 
         rel.stop_operator()
-        rel.upgrade(CHART)
+        rel.upgrade(CHART, *KEEP_ETCD_MODE)
         new = json.loads(run(env, "helm", "list", "-n", rel.namespace, "-o", "json").stdout)[0]
         assert new["chart"].startswith("dynamo-platform-") and new["chart"] != "dynamo-platform-0.1.0"
         assert new["revision"] == "2"
@@ -143,3 +158,40 @@ def test_upgrade_from_the_previous_chart_keeps_every_child(kube_cluster, client,
         _readable_at_both_versions(client, ns)
         assert _children(env, ns) == before
         rel.stop_operator()
+        _onto_the_new_etcd_defaults(rel, client, ns, before)
+
+
+def _without_etcd_endpoints(children: dict[str, dict]) -> dict[str, tuple]:
+    """kind/name -> (uid, pod template without ETCD_ENDPOINTS)."""
+    out = {}
+    for key, child in children.items():
+        template = json.loads(child["template"]) if child["template"] else None
+        for container in (template or {}).get("spec", {}).get("containers", []):
+            container["env"] = [e for e in container.get("env", []) if e["name"] != "ETCD_ENDPOINTS"]
+        out[key] = (child["uid"], json.dumps(template, sort_keys=True) if template else None)
+    return out
+
+
+def _onto_the_new_etcd_defaults(rel, client, ns: str, before: dict[str, dict]) -> None:
+    env = rel.env
+    assert any("ETCD_ENDPOINTS" in (c["template"] or "") for c in before.values())  # they had it
+    rel.upgrade(CHART)
+    assert "namespaceCertificate" in rel.operator_config().read_text()
+    rel.start_operator()
+    for example in EXAMPLES:
+        wait_successful(client, ns, _names(example), timeout=120)
+    want = _without_etcd_endpoints(before)
+    wait_for(
+        lambda: (
+            _without_etcd_endpoints(_children(env, ns)) == want
+            and not any("ETCD_ENDPOINTS" in (c["template"] or "") for c in _children(env, ns).values())
+        ),
+        60,
+        lambda: "\n".join(
+            f"{k}: {want.get(k)} -> {v}"
+            for k, v in _without_etcd_endpoints(_children(env, ns)).items()
+            if want.get(k) != v
+        ),
+        interval=1.0,
+    )
+    rel.stop_operator()

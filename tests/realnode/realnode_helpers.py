@@ -180,6 +180,12 @@ def diagnosis(platform: Platform, ns: str) -> str:
     return f"{pods}\n{events}"
 
 
+def main_env(pod: dict) -> dict[str, str]:
+    """The literal environment of a pod's ``main`` container (the runtime's)."""
+    (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "main"]
+    return {e["name"]: e.get("value", "") for e in main.get("env", [])}
+
+
 def pod_list(platform: Platform, ns: str, component: str, graph: str | None = None) -> list[dict]:
     selector = f"nvidia.com/dynamo-component={component}"
     if graph:

@@ -10,6 +10,7 @@ import urllib.request
 
 import pytest
 from dynamo_localcluster.demo_real import etcd_keys
+from dynamo_operator.render.etcdaccess import PROXY_ADDRESS, key_root
 from realnode_helpers import (
     NAMESPACE,
     SLOW,
@@ -18,6 +19,7 @@ from realnode_helpers import (
     deploy,
     first_completion,
     is_completion,
+    main_env,
     platform_service_ip,
     pod_list,
     pod_ready,
@@ -40,22 +42,20 @@ def graph_ns(platform: Platform):
     yield from scratch_namespace(platform, "bundled")
 
 
-def _env(pod: dict) -> dict[str, str]:
-    (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "main"]
-    return {e["name"]: e.get("value", "") for e in main.get("env", [])}
-
-
 def test_a_graph_finds_its_worker_through_the_bundled_etcd(platform, graph_ns):
     name, _ = deploy(platform, graph_ns, "mocker-etcd.yaml")
     doc, _ = first_completion(platform, graph_ns, name)
     assert is_completion(doc), doc
     (worker,) = pod_list(platform, graph_ns, "MockerWorker", name)
-    env = _env(worker)
+    env = main_env(worker)
     assert env["DYN_DISCOVERY_BACKEND"] == "etcd", env
-    assert env["ETCD_ENDPOINTS"].startswith(f"http://{ETCD}."), env
-    # the worker's registration is in etcd (under its Dynamo namespace), not in DynamoWorkerMetadata
+    # the chart's defaults: the namespace's own etcd access through the pod's sidecars (test_etcd_namespaces)
+    assert env["ETCD_ENDPOINTS"] == PROXY_ADDRESS, env
+    # the worker's registration is in etcd (under its namespace's root and its Dynamo namespace), not in
+    # DynamoWorkerMetadata
     keys = etcd_keys(platform.cluster)
-    assert any(env["DYN_NAMESPACE"] in k for k in keys), (env["DYN_NAMESPACE"], keys)
+    root = key_root(graph_ns)
+    assert any(k.startswith(root) and env["DYN_NAMESPACE"] in k for k in keys), (env["DYN_NAMESPACE"], keys)
     dwm = json.loads(platform.kubectl("get", "dynamoworkermetadatas", "-n", graph_ns, "-o", "json"))["items"]
     assert not [d for d in dwm if d["metadata"]["name"].startswith(name)], dwm
 
@@ -70,7 +70,7 @@ def test_the_kv_router_routes_on_kv_events_over_the_bundled_nats(platform, graph
     doc, url = first_completion(platform, graph_ns, name)
     assert is_completion(doc), doc
     (frontend,) = pod_list(platform, graph_ns, "Frontend", name)
-    assert _env(frontend)["NATS_SERVER"].startswith(f"nats://{NATS}."), _env(frontend)
+    assert main_env(frontend)["NATS_SERVER"].startswith(f"nats://{NATS}."), main_env(frontend)
     before = _nats_monitor(platform, "/varz")["in_msgs"]
     prompt = "The same long prefix, so the router sees the cache the first request left. " * 4
     for _ in range(3):
@@ -104,7 +104,7 @@ def test_deleting_the_etcd_pod_the_graph_keeps_answering(platform, graph_ns, rec
     pod = json.loads(platform.kubectl("get", "pod", pod_name, "-n", NAMESPACE, "-o", "json"))
     old = pod["metadata"]["uid"]
     (worker,) = pod_list(platform, graph_ns, "MockerWorker", name)
-    dyn_ns = _env(worker)["DYN_NAMESPACE"]
+    dyn_ns = main_env(worker)["DYN_NAMESPACE"]
     started = time.monotonic()
     platform.kubectl("delete", "pod", f"{ETCD}-0", "-n", NAMESPACE, "--wait=false")
     failing_since, longest, etcd_ready = None, 0.0, None
@@ -130,7 +130,10 @@ def test_deleting_the_etcd_pod_the_graph_keeps_answering(platform, graph_ns, rec
     record_property("graph_longest_outage_seconds", round(longest, 1))
     assert longest <= OUTAGE_BOUND_SECONDS, f"the graph did not answer for {longest:.1f}s"
     keys = etcd_keys(platform.cluster)
-    assert [k for k in keys if k.startswith("v1/instances/") and dyn_ns in k], (dyn_ns, keys)
+    assert [k for k in keys if k.startswith(f"{key_root(graph_ns)}v1/instances/") and dyn_ns in k], (
+        dyn_ns,
+        keys,
+    )
     (after,) = pod_list(platform, graph_ns, "MockerWorker", name)
     assert after["metadata"]["uid"] == worker["metadata"]["uid"] and pod_ready(after)
     assert _answers(url)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import base64
 import json
 import time
-import urllib.request
 import uuid
 
 import pytest
+from dynamo_localcluster.demo_real import etcd_admin
 from dynamo_localcluster.realnode import layout, storage
-from natsproto import Nats
 from realnode_helpers import NAMESPACE, SLOW, config_digest, platform_service_ip, pod_ready
+from support.natsproto import Nats
 from support.poll import wait_for
 
 RELEASE = "dynamo-platform"
@@ -56,22 +56,20 @@ def test_the_bundled_service_runs_from_our_image_on_a_bound_claim(platform, serv
     assert volume["spec"]["hostPath"]["path"].startswith(str(storage.STORAGE_DIR)), volume["spec"]
 
 
-def _etcd(base: str, op: str, body: dict) -> dict:
-    req = urllib.request.Request(f"{base}/v3/kv/{op}", data=json.dumps(body).encode(), method="POST")
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return json.loads(r.read())
-
-
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
 def test_etcd_data_survives_deleting_its_pod(platform):
-    base = f"http://{platform_service_ip(platform, SERVICES['etcd'])}:2379"
+    """Through the etcd Service as root (mutual TLS and RBAC are the chart's defaults: the operator's
+    credentials, ``<release>-etcd-admin``), a key written before the pod's deletion is read after."""
+    admin = etcd_admin(platform.cluster)
     key, value = f"/realnode/{uuid.uuid4().hex}", uuid.uuid4().hex
-    _etcd(base, "put", {"key": _b64(key), "value": _b64(value)})
+    admin.call("/v3/kv/put", {"key": _b64(key), "value": _b64(value)})
     took = _restart(platform, f"{SERVICES['etcd']}-0")
-    kvs = wait_for(lambda: _etcd(base, "range", {"key": _b64(key)}).get("kvs"), 60, "etcd to answer", **SLOW)
+    kvs = wait_for(
+        lambda: admin.call("/v3/kv/range", {"key": _b64(key)}).get("kvs"), 60, "etcd to answer", **SLOW
+    )
     assert base64.b64decode(kvs[0]["value"]).decode() == value, (kvs, took)
 
 

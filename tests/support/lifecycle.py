@@ -1010,6 +1010,25 @@ def graph_with_mpi_ssh(env: dict[str, str], client: ResourceClient, ns: str, own
     wait_for(lambda: known_hosts() == pinned, WAIT, "the known_hosts restored from the host key")
 
 
+def graphs_on_etcd(env: dict[str, str], client: ResourceClient, ns: str) -> None:
+    """Two graphs on etcd discovery (per-namespace etcd access, the chart's default; the operator given a
+    real etcd, support/chartetcd.py): the first makes the namespace's etcd user and its Secret (create), the
+    second is added as an owner (update). Their pods pend on kwok. (The Secret's delete, when the last graph
+    stops using etcd, is out of reach: admission keeps a graph's discovery backend.)"""
+    for name in ("etcd-a", "etcd-b"):
+        doc = _example("mocker-etcd", ns)
+        doc["metadata"]["name"] = name
+        _kubectl_create(env, doc)
+
+    def owners() -> set[str]:
+        secret = get_or_none(client, SECRETS, "dynamo-etcd-client", ns)
+        return {r["name"] for r in _at(secret, "metadata", "ownerReferences") or []}
+
+    wait_for(
+        lambda: owners() == {"etcd-a", "etcd-b"}, WAIT, "the namespace's etcd client Secret, both owners"
+    )
+
+
 def exercise(
     env: dict[str, str],
     client: ResourceClient,

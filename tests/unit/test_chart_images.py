@@ -122,6 +122,7 @@ def test_a_digest_in_any_image_value_reaches_the_rendered_objects(tmp_path):
         f"kai-scheduler.global.tag=v0.9.4@{DIGEST}",
         f"tests.image=busybox:1.37@{DIGEST}",
         f"dynamo-operator.checkpoint.cleanupImage=busybox:1.36@{DIGEST}",
+        f"dynamo-operator.etcdAuth.proxyImage=quay.io/coreos/etcd:v3.5.21@{DIGEST}",
         "grove.enabled=true",
         "kai-scheduler.enabled=true",
     ]

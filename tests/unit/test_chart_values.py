@@ -125,7 +125,10 @@ def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
     assert statefulsets(no_etcd) == {"dp-nats"}
     no_nats = template(tmp_path, None, "nats.enabled=false")
     only_etcd = _operator_config(no_nats)["infrastructure"]
-    assert only_etcd == {"etcdAddress": "http://dp-etcd.dynamo-system.svc.cluster.local:2379"}
+    # the bundled etcd's defaults: mutual TLS, and each graph namespace's own access (its etcdAuth)
+    assert only_etcd["etcdAddress"] == "https://dp-etcd.dynamo-system.svc.cluster.local:2379"
+    assert set(only_etcd) == {"etcdAddress", "etcdAuth"}, only_etcd
+    assert only_etcd["etcdAuth"]["method"] == "namespaceCertificate", only_etcd
     assert statefulsets(no_nats) == {"dp-etcd"}
 
 

@@ -19,6 +19,7 @@ from dynamo_operator.controllers.sync import CHILD_TYPES
 from dynamo_operator.labels import LABEL_MANAGED_BY, MANAGED_BY
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render.context import INTEGRATION_GROUPS, INTEGRATION_KINDS
+from dynamo_operator.render.etcdaccess import LABEL_ETCD_CLIENT
 from dynamo_operator.render.mpisecret import LABEL_MPI_SSH
 from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
@@ -58,6 +59,7 @@ NEVER = {
     "validatingadmissionpolicybindings",
 }
 MPI_SECRET = "mpi-run-ssh-secret"
+ETCD_CLIENT_SECRET = "dynamo-etcd-client"  # etcdAuth.secretName's default (namespaceCertificate)
 OPERATOR_USER = "system:serviceaccount:dynamo-system:dp-dynamo-operator-controller-manager"
 
 
@@ -123,18 +125,22 @@ def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
         where = f"{role['kind']} {ns}/{role['metadata']['name']}"
         for rule, resource, verb in _cells(role):
             named = bool(rule.get("resourceNames"))
-            copies = _is_mpi_copy_role(role)
+            copies, etcd = _is_mpi_copy_role(role), _is_etcd_access_role(role)
             if resource == "secrets" and not named:
                 allowed = {"list", "watch"} | (
-                    {"create"} if variant == "no-install-hooks" or copies else set()
+                    {"create"} if variant == "no-install-hooks" or copies or etcd else set()
                 )
                 assert verb in allowed, (where, rule)
                 if verb == "create" and copies:
                     assert _mpi_copy_policy(docs), f"{where}: create on Secrets without the admission bound"
+                elif verb == "create" and etcd:
+                    assert _etcd_access_policy(docs), (
+                        f"{where}: create on Secrets without the admission bound"
+                    )
                 elif verb == "create":
                     assert role["kind"] == "Role" and ns == "dynamo-system", where
-            if resource == "secrets" and named and copies:
-                assert rule["resourceNames"] == [MPI_SECRET], (where, rule)
+            if resource == "secrets" and named and (copies or etcd):
+                assert rule["resourceNames"] == [MPI_SECRET if copies else ETCD_CLIENT_SECRET], (where, rule)
                 assert verb in ("list", "watch", "update", "delete"), (where, rule)
             elif resource == "secrets" and named:
                 assert role["kind"] == "Role" and ns == "dynamo-system", where
@@ -148,6 +154,14 @@ def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
 
 def _is_mpi_copy_role(role: dict) -> bool:
     return role["metadata"]["name"].endswith("-mpi-ssh-copies")
+
+
+def _is_etcd_access_role(role: dict) -> bool:
+    return role["metadata"]["name"].endswith("-etcd-access")
+
+
+def _etcd_access_policy(docs: list[dict]) -> dict | None:
+    return _operator_policies(docs).get("etcd-access")
 
 
 def _mpi_copy_policy(docs: list[dict]) -> dict | None:
@@ -173,11 +187,13 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
     assert rule["resources"] == ["secrets"] and set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
     assert spec["matchConditions"][0]["expression"] == f'request.userInfo.username == "{OPERATOR_USER}"'
     exceptions = [c["expression"] for c in spec["matchConditions"][1:]]
+    etcd = f'request.name != "{ETCD_CLIENT_SECRET}"'  # the etcd client Secrets' own policy (below)
     if variant == "cert-manager":
-        assert exceptions == []
+        assert exceptions == [etcd]
     else:
         assert exceptions == [
-            '!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")'
+            etcd,
+            '!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")',
         ]
     checks = " ".join(v["expression"] for v in spec["validations"])
     assert (
@@ -188,6 +204,36 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
     labels = {v["name"]: v["expression"] for v in spec["variables"]}["copyLabels"]
     assert f'"{LABEL_MPI_SSH}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
     assert all(v.get("reason") == "Forbidden" for v in spec["validations"])
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_etcd_client_secrets_are_bounded_by_an_admission_policy(variant: str) -> None:
+    """The per-namespace etcd certificates (etcdAuth namespaceCertificate, the default with the bundled
+    etcd): create on Secrets is granted with a policy that matches every Secret write of the operator but
+    the webhook certificate's and the MPI SSH Secrets' (bounded elsewhere), fails closed and admits only
+    kubernetes.io/tls Secrets of that name with the operator's labels (before an update too) and the keys
+    ca.crt, tls.crt, tls.key; the admin Secret is read by name only."""
+    docs = _render(variant)
+    assert any(_is_etcd_access_role(r) for r in _ours(docs)), variant
+    spec = _etcd_access_policy(docs)["spec"]
+    assert spec["failurePolicy"] == "Fail"
+    conditions = [c["expression"] for c in spec["matchConditions"]]
+    # every Secret write of the operator but its two other Secrets' (a token Secret is refused here too,
+    # also where no MPI policy is rendered)
+    others = [f'request.name != "{MPI_SECRET}"'] if _mpi_copy_policy(docs) else []
+    if variant != "cert-manager":
+        others.append('!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")')
+    assert conditions == [f'request.userInfo.username == "{OPERATOR_USER}"', *others]
+    assert spec["validations"][0]["expression"] == f'variables.secret.metadata.name == "{ETCD_CLIENT_SECRET}"'
+    checks = " ".join(v["expression"] for v in spec["validations"])
+    assert "oldObject.metadata.labels" in checks and '"kubernetes.io/tls"' in checks
+    assert '["ca.crt", "tls.crt", "tls.key"]' in checks
+    labels = {v["name"]: v["expression"] for v in spec["variables"]}["ours"]
+    assert f'"{LABEL_ETCD_CLIENT}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
+    admin = [r for r in _ours(docs) if r["metadata"]["name"].endswith("-etcd-admin")]
+    assert [rule for a in admin for rule in a["rules"]] == [
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["dp-etcd-admin"], "verbs": ["get"]}
+    ]
 
 
 def test_the_operator_holds_no_role_on_the_release_namespaces_mpi_secret() -> None:

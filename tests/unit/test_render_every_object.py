@@ -50,6 +50,11 @@ CONFIG = {
     },
     "rbac": {"dgdrProfilingClusterRoleName": "dynamo-profiling"},
     "serviceMesh": {"enabled": True, "provider": "istio"},
+    # each graph namespace's own etcd access (the chart's default with its bundled etcd)
+    "infrastructure": {
+        "etcdAddress": "https://dp-etcd.dynamo-system.svc.cluster.local:2379",
+        "etcdAuth": {"method": "namespaceCertificate", "secretName": "dynamo-etcd-client"},
+    },
 }
 # Producers render cannot call offline, each with why (a stale entry fails
 # test_every_exemption_is_still_a_producer): keep this small.

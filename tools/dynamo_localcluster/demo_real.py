@@ -12,10 +12,14 @@ last output.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.request
 from dataclasses import dataclass
+
+from dynamo_operator.render.etcdaccess import key_root
+from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 
 from .cluster import REPO_ROOT, LocalCluster
 from .demo import DEMO_NAMESPACE, NAMESPACE, RELEASE, Demo, DemoError, wait
@@ -25,6 +29,7 @@ from .realnode.node import PLATFORM_IMAGES, built_image
 EXAMPLE = REPO_ROOT / "examples" / "mocker-etcd.yaml"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
+ETCD_SERVICE_NAME = f"{RELEASE}-etcd.{NAMESPACE}.svc"  # a name the etcd server's certificate carries
 REQUEST = {"model": "tiny", "messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 8}
 
 
@@ -121,7 +126,7 @@ class RealDemo(Demo):
         if not answer:
             raise DemoError("the frontend gave no completion")
         keys = etcd_keys(cluster)
-        found = [k for k in keys if k.startswith("v1/instances/") and name in k]
+        found = [k for k in keys if k.startswith(f"{key_root(DEMO_NAMESPACE)}v1/instances/") and name in k]
         self.detail(f"the frontend found its worker in the bundled etcd: {found[0] if found else keys}")
         return answer
 
@@ -163,19 +168,23 @@ def _chat(base: str) -> dict:
         return json.loads(r.read())
 
 
-def etcd_keys(cluster: LocalCluster) -> list[str]:
-    """Every key in the bundled etcd (its v3 JSON gateway through the Service's ClusterIP)."""
-    import base64
-
+def etcd_admin(cluster: LocalCluster) -> EtcdAdmin:
+    """root in the bundled etcd (mutual TLS and RBAC on, the chart's defaults), with the operator's
+    credentials (the Secret ``<release>-etcd-admin``), through the Service's ClusterIP; the server's
+    certificate is checked against the Service's name."""
     from kubernetes import client
 
     with cluster.api_client() as api:
-        svc = client.CoreV1Api(api).read_namespaced_service(f"{RELEASE}-etcd", NAMESPACE)
-    everything = base64.b64encode(b"\0").decode()
-    body = {"key": everything, "range_end": everything, "keys_only": True}
-    url = f"http://{svc.spec.cluster_ip}:2379/v3/kv/range"
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return [
-            base64.b64decode(kv["key"]).decode(errors="replace") for kv in json.loads(r.read()).get("kvs", [])
-        ]
+        core = client.CoreV1Api(api)
+        svc = core.read_namespaced_service(f"{RELEASE}-etcd", NAMESPACE)
+        data = core.read_namespaced_secret(f"{RELEASE}-etcd-admin", NAMESPACE).data or {}
+    raw = {k: base64.b64decode(v) for k, v in data.items()}
+    creds = AdminCredentials(
+        ca=raw["ca.crt"], cert=raw["tls.crt"], key=raw["tls.key"], password=raw["password"].decode()
+    )
+    return EtcdAdmin(f"https://{ETCD_SERVICE_NAME}:2379", creds, connect_to=svc.spec.cluster_ip)
+
+
+def etcd_keys(cluster: LocalCluster) -> list[str]:
+    """Every key in the bundled etcd, as root sees them (each graph namespace's under ``ns/<namespace>/``)."""
+    return etcd_admin(cluster).keys()

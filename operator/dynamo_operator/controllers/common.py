@@ -17,7 +17,7 @@ from dynamo_operator.api.jsontree import copy_tree
 from dynamo_operator.render import RenderContext, build_index
 from dynamo_operator.render.mpisecret import key_id
 from dynamo_operator.runtime.atomic import AtomicCounter
-from dynamo_operator.runtime.client import ResourceClient, ResourceDescriptor
+from dynamo_operator.runtime.client import SECRETS, ResourceClient, ResourceDescriptor
 from dynamo_operator.runtime.controller import Request, Result, reconcile_context
 from dynamo_operator.runtime.events import EventRecorder
 from dynamo_operator.runtime.informer import PACKED, Indexer, unpack
@@ -45,6 +45,9 @@ class Deps:
     # the cache of the MPI SSH Secret's name in every namespace (``wiring.mpi_secrets``), when the operator
     # provides the Secret (``mpi.sshSecretCopy``)
     mpi_secrets: Indexer | None = None
+    # the cache of the per-namespace etcd client Secret's name (``wiring.etcd_clients``), when the operator
+    # issues each namespace its own etcd access (``etcdAuth.method: namespaceCertificate``)
+    etcd_clients: Indexer | None = None
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []
@@ -273,3 +276,30 @@ def short_error(e: BaseException) -> str:
                 msg = ""
         return f"{e.status} {e.reason}: {msg}".strip(": ")
     return str(e) or type(e).__name__
+
+
+def read_secret(deps: Deps, cache: Indexer | None, namespace: str, name: str) -> dict | None:
+    """A Secret the operator keeps per namespace, from its name-scoped cache (the freshest of it and this
+    process's own recent writes), or read when a reconciler runs without that cache; None when absent."""
+    if cache is not None:
+        cached = cache.get(namespace, name)
+        return deps.recent.resolve(cached) if cached is not None else None
+    try:
+        return deps.client.get(SECRETS, name, namespace)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def replace_secret(deps: Deps, have: dict, body: dict) -> dict:
+    """Write ``body`` over the Secret ``have`` (its resourceVersion guards the write) and remember the write
+    for the cache; a concurrent change is a Conflict (the pass is retried)."""
+    try:
+        written = deps.client.replace(SECRETS, body)
+    except ApiException as e:
+        if e.status == 409:
+            raise Conflict(str(e)) from e
+        raise
+    deps.recent.remember(have, written)
+    return written

@@ -10,13 +10,21 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 
 from kubernetes.client.exceptions import ApiException
 
-from dynamo_operator.render import GraphRender, RenderContext, RenderError, names, render_graph_parts
+from dynamo_operator.render import (
+    GraphRender,
+    RenderContext,
+    RenderError,
+    etcdaccess,
+    names,
+    render_graph_parts,
+)
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render.checkpoint_storage import uses_checkpoints
@@ -51,6 +59,7 @@ from .dcd import LWS_NOT_RECONCILED
 from .dgd_checkpoints import CheckpointSync, checkpoint_users
 from .dgdsa import AdapterSync
 from .epp import EppSync
+from .etcdaccess import EtcdAccessSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .mpisecret import MPISecretSync
 from .netpol import NetworkPolicySync
@@ -156,6 +165,7 @@ class DGDReconciler:
         self.checkpoints = CheckpointSync(deps)  # the graph's automatic DynamoCheckpoints
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
         self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
+        self.etcd_access = EtcdAccessSync(deps)  # the namespace's own etcd user, key root and certificate
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
         self.notices = NoticeEvents(deps.recorder)
         self.checkpoint_claim = CheckpointClaim.from_deps(
@@ -185,6 +195,9 @@ class DGDReconciler:
         keys = self._mpi_keys(req, live, internal, old, ctx)
         if keys is not None:  # new MPI SSH keys: the next pass renders the pods with them
             return keys
+        access = self._etcd_access(req, live, internal, old, ctx)
+        if access is not None:  # the pods mount the namespace's etcd certificate: not applied without it
+            return access
         if restart is not None:
             return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, parts)
@@ -342,6 +355,18 @@ class DGDReconciler:
         try:
             if self.mpi_secrets.apply(live, internal, ctx):
                 return Result(requeue_after=MPI_KEYS_SETTLE_SECONDS)
+        except Conflict:
+            return Result(requeue=True)
+        except Exception as e:
+            return self._apply_failed(req, live, old, e)
+        return None
+
+    def _etcd_access(
+        self, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
+    ) -> Result | None:
+        """The namespace's etcd access (``controllers/etcdaccess.py``), before any child is applied."""
+        try:
+            self.etcd_access.apply(live, internal, ctx)
         except Conflict:
             return Result(requeue=True)
         except Exception as e:
@@ -612,6 +637,35 @@ def _graphs_in(dgds, obj: dict) -> list[Request]:
     return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
 
 
+def _forget_etcd_access(w: Wiring, dgds):
+    """On the delete of a namespace's etcd client Secret: when no graph there uses etcd any more (the
+    garbage collector took it after the last one), the namespace's etcd user, role and keys go too, on a
+    thread of their own (the informer's must not wait on etcd)."""
+    access = EtcdAccessSync(w.deps)
+
+    def on_delete(obj: dict) -> None:
+        md = obj.get("metadata") or {}
+        namespace = md.get("namespace") or ""
+        if (
+            not etcdaccess.is_ours(obj)
+            or (md.get("annotations") or {}).get(etcdaccess.ANN_ISSUED_FOR) != namespace
+        ):
+            return
+        ctx = w.deps.render_context(namespace)
+        if any(etcdaccess.graph_uses_etcd(store.to_internal(d), ctx) for d in dgds.list(namespace)):
+            return  # deleted by hand while graphs use it: their next pass issues a new one
+
+        def forget() -> None:
+            try:
+                access.forget_namespace(namespace, ctx)
+            except Exception as e:  # logged; a later delete of the namespace's Secret retries
+                log.warning("could not remove a namespace's etcd access", namespace=namespace, error=str(e))
+
+        threading.Thread(target=forget, name=f"etcd-forget-{namespace}", daemon=True).start()
+
+    return on_delete
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
@@ -648,6 +702,10 @@ def register(w: Wiring) -> Controller:
     if w.mpi_secrets is not None:  # keys written, edited or deleted: the namespace's graphs take them up
         dgds = informers[store.DGD].store
         ctl.watch(w.mpi_secrets, lambda obj: _graphs_in(dgds, obj))
+    if w.etcd_clients is not None:  # a certificate deleted or edited is issued again; the last one gone
+        dgds = informers[store.DGD].store
+        ctl.watch(w.etcd_clients, lambda obj: _graphs_in(dgds, obj))
+        w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

@@ -41,8 +41,8 @@ from dynamo_operator.render.mpisecret import (
 from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.sshkeys import MPI_SSH_KEYS, complete_keys
 
-from .common import Deps
-from .sync import Conflict, owner_reference
+from .common import Deps, read_secret, replace_secret
+from .sync import owner_reference
 
 
 def _encoded(data: dict[str, bytes]) -> dict[str, str]:
@@ -81,15 +81,7 @@ class MPISecretSync:
         self.deps = deps
 
     def _get(self, namespace: str, name: str) -> dict | None:
-        if self.deps.mpi_secrets is not None:
-            cached = self.deps.mpi_secrets.get(namespace, name)
-            return self.deps.recent.resolve(cached) if cached is not None else None
-        try:  # no cache (a reconciler built without one): read it
-            return self.deps.client.get(SECRETS, name, namespace)
-        except ApiException as e:
-            if e.status == 404:
-                return None
-            raise
+        return read_secret(self.deps, self.deps.mpi_secrets, namespace, name)
 
     def apply(self, live: dict, internal: dict, ctx: RenderContext) -> bool:
         """Provide the Secret the graph ``live`` (stored form; ``internal``: its v1beta1 form) needs, or let
@@ -142,13 +134,7 @@ class MPISecretSync:
         md = {**have["metadata"], "annotations": annotations}
         md["ownerReferences"] = [*(r for r in refs if r.get("uid") != ref["uid"]), ref]
         md.pop("managedFields", None)
-        try:
-            written = self.deps.client.replace(SECRETS, {**have, "metadata": md, "data": data})
-        except ApiException as e:
-            if e.status == 409:
-                raise Conflict(str(e)) from e
-            raise
-        self.deps.recent.remember(have, written)
+        written = replace_secret(self.deps, have, {**have, "metadata": md, "data": data})
         where = f"{md['namespace']}/{md['name']}"
         if why:
             self.deps.recorder.normal(owner, "UpdateSecret", f"Secret {where}: {why}")

@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.render import RenderContext, names
+from dynamo_operator.render import RenderContext, etcdaccess, names
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO_DESTINATION_RULE
 from dynamo_operator.render.mpisecret import mpi_secret_home
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
@@ -193,6 +193,16 @@ class Wiring:
         return bool(lookup(self.config, "security.workloads.imagePullSecretDiscovery", True))
 
     @cached_property
+    def etcd_clients(self) -> Informer | None:
+        """The cache of the per-namespace etcd client Secret's name (``render/etcdaccess.py``), by name so the
+        grant can name it; None unless the operator issues each namespace its own etcd access."""
+        ctx = RenderContext(operator_config=self.config)
+        if not etcdaccess.enabled(ctx):
+            return None
+        name = ctx.config("infrastructure", "etcdAuth", "secretName")
+        return self.manager.informer(SECRETS, field_selector=f"metadata.name={name}")
+
+    @cached_property
     def pull_secrets(self) -> Informer | None:
         """``kubernetes.io/dockerconfigjson`` Secrets (by a field selector on ``type``), kept without their
         data (``caches.pull_secret``); None when the discovery is off: no Secret is read."""
@@ -207,7 +217,7 @@ class Wiring:
         """What the DGD, DCD and adapter reconcilers share (built once, on first use)."""
         informers = self.graph_informers
         recent = RecentWrites()
-        mpi = [self.mpi_secrets] if self.mpi_secrets is not None else []
+        mpi = [i for i in (self.mpi_secrets, self.etcd_clients) if i is not None]
         for inf in [*informers.values(), *mpi]:  # entries for our own writes live until the cache shows them
             inf.add_event_handler(
                 on_add=recent.observe, on_update=lambda old, new: recent.observe(new), on_delete=recent.forget
@@ -223,4 +233,5 @@ class Wiring:
             detected=self.detected,
             tunables=self.tunables,
             mpi_secrets=self.mpi_secrets.store if self.mpi_secrets is not None else None,
+            etcd_clients=self.etcd_clients.store if self.etcd_clients is not None else None,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import names
+from . import etcdaccess, names
 from .context import RenderContext
 from .credentials import credential_env
 from .info import ComponentInfo, vllm_multinode_mode
@@ -59,13 +59,18 @@ INFRASTRUCTURE_ENV = (
 )
 
 
-def infrastructure_env(ctx: RenderContext) -> list[dict]:
+def infrastructure_env(ctx: RenderContext, info: ComponentInfo) -> list[dict]:
     """Injected into every component when the OperatorConfiguration configures the service, followed by
-    the NATS / etcd credentials when configured (``credentials.py``)."""
+    the NATS / etcd credentials when configured (``credentials.py``). With per-namespace etcd access
+    (``etcdaccess.py``) etcd is the pod's own proxy, for graphs on etcd discovery only."""
     env = []
+    per_namespace = etcdaccess.enabled(ctx)
     for var, key in INFRASTRUCTURE_ENV:
         value = ctx.config("infrastructure", key)
-        if value:
+        if value and var == "ETCD_ENDPOINTS" and per_namespace:
+            if etcdaccess.uses_etcd(info.discovery_backend):
+                env.append(_v(var, etcdaccess.PROXY_ADDRESS))
+        elif value:
             env.append(_v(var, str(value)))
     return env + credential_env(ctx)
 
@@ -147,7 +152,7 @@ def default_env(
     (user env is merged over it)."""
     return (
         common_env(info, container)
-        + infrastructure_env(ctx)
+        + infrastructure_env(ctx, info)
         + type_env(info)
         + backend_env(info, main, cache_mount_path)
         + checkpoint_env(info, ctx)

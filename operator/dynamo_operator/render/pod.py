@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from . import discovery, gms, names, security
+from . import discovery, etcdaccess, gms, names, security
 from .context import RenderContext
 from .credentials import credential_volumes
 from .env import common_env, default_env, infrastructure_env, type_env
@@ -196,6 +196,7 @@ def build_pod_template(
     _mount(main, mounts)
     sidecars = _with_frontend_sidecar(info, ctx, sidecars, main)
     pod = _pod_spec(info, user_spec, main, sidecars, volumes)
+    _add_etcd_access(info, ctx, pod)
     _apply_gms(info, ctx, pod)
     if security.restricted(ctx):  # after every container the operator adds
         security.harden_pod_spec(pod, template.get("spec"))
@@ -223,7 +224,7 @@ def frontend_sidecar(info: ComponentInfo, ctx: RenderContext, user: dict, main: 
         "name": name,
         "command": list(FRONTEND_COMMAND),
         "args": list(FRONTEND_ARGS),
-        "env": common_env(frontend, name) + infrastructure_env(ctx) + type_env(frontend),
+        "env": common_env(frontend, name) + infrastructure_env(ctx, frontend) + type_env(frontend),
         "ports": default_ports("frontend"),
         **default_probes("frontend"),
     }
@@ -251,6 +252,19 @@ def _with_frontend_sidecar(
             "add a container of that name (with its image) to podTemplate.spec.containers, or fix the name",
         )
     return [frontend_sidecar(info, ctx, c, main) if c.get("name") == name else c for c in sidecars]
+
+
+def _add_etcd_access(info: ComponentInfo, ctx: RenderContext, pod: dict) -> None:
+    """The namespace's etcd tunnel and proxy sidecars (``etcdaccess.py``), first among the init containers
+    (those before them would start without etcd), for a graph on etcd discovery."""
+    if not (etcdaccess.enabled(ctx) and etcdaccess.uses_etcd(info.discovery_backend)):
+        return
+    containers, volumes = etcdaccess.sidecars(info.namespace, ctx, info.dcd)
+    ours = {c["name"] for c in containers}
+    inits = [c for c in pod.get("initContainers") or [] if c.get("name") not in ours]
+    pod["initContainers"] = [*containers, *inits]
+    for v in volumes:
+        pod["volumes"] = _replace_named(list(pod.get("volumes") or []), v)
 
 
 def gms_problems(info: ComponentInfo, ctx: RenderContext) -> list:

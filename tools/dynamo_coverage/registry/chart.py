@@ -18,7 +18,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "auth.client.existingSecret": acts(
             "tpl:etcd/templates/_helpers.tpl",
-            "helm:etcd/tests/etcd_test.yaml::an existing certificate Secret is mounted and nothing is generated",
+            "helm:etcd/tests/etcd_test.yaml::an existing certificate Secret (without RBAC) is mounted and nothing is generated",
         ),
         "auth.client.secureTransport": acts(
             "tpl:etcd/templates/_helpers.tpl",
@@ -26,7 +26,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "auth.rbac.create": acts(
             "tpl:etcd/templates/_helpers.tpl",
-            "helm:etcd/tests/etcd_test.yaml::user/password authentication of the bundled etcd is refused with the alternative",
+            "helm:etcd/tests/etcd_test.yaml::without RBAC generates a CA, the server certificate and the workloads' shared client certificate",
         ),
         "autoCompactionRetention": acts(
             "tpl:etcd/templates/statefulset.yaml",
@@ -786,6 +786,14 @@ VALUES: dict[str, dict[str, Status]] = {
         "etcdAuth.method": acts(
             "tpl:operator/templates/_infrastructure.tpl",
             "helm:operator/tests/hardening_test.yaml::credentials of the bundled NATS and etcd default to the Secrets their subcharts generate",
+        ),
+        "etcdAuth.adminSecretName": acts(
+            "tpl:operator/templates/_infrastructure.tpl",
+            "helm:operator/tests/hardening_test.yaml::namespaceCertificate with an external etcd names the admin Secret the user made",
+        ),
+        "etcdAuth.proxyImage": acts(
+            "tpl:operator/templates/_infrastructure.tpl",
+            "helm:operator/tests/hardening_test.yaml::namespaceCertificate with an external etcd names the admin Secret the user made",
         ),
         "etcdAuth.secretName": acts(
             "tpl:operator/templates/_config.tpl",

@@ -82,9 +82,21 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.ETCDAuthConfiguration": {
+        "adminSecretName": acts(
+            "render.etcdaccess:admin_secret",
+            "tests/unit/test_render_etcd_access.py::test_the_operator_reads_the_admin_secret_the_configuration_names",
+        ),
+        "adminSecretNamespace": acts(
+            "render.etcdaccess:admin_secret",
+            "tests/unit/test_render_etcd_access.py::test_the_operator_reads_the_admin_secret_the_configuration_names",
+        ),
         "method": acts(
             "render.credentials:etcd_env",
             "tests/unit/test_render_credentials.py::test_user_password_for_nats_and_client_certificates_for_etcd",
+        ),
+        "proxyImage": acts(
+            "render.etcdaccess:sidecars",
+            "tests/unit/test_render_etcd_access.py::test_a_graph_on_etcd_reaches_it_through_its_sidecars_with_no_credential_in_the_runtime",
         ),
         "secretName": acts(
             "render.credentials:etcd_env",

@@ -311,7 +311,24 @@ def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
             errors.append((f"{path}.method", f"is required with secretName {name!r}: say how to use it"))
         if name and not _DNS_SUBDOMAIN.match(name):
             errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
-    return errors
+    return errors + _namespace_certificate_errors(infra.etcd_auth if infra else None)
+
+
+def _namespace_certificate_errors(etcd: Any) -> list[tuple[str, str]]:
+    """etcdAuth namespaceCertificate needs what the operator issues from and what the pods run."""
+    if etcd is None or etcd.method != "namespaceCertificate":
+        return []
+    path = "infrastructure.etcdAuth"
+    needed = (
+        ("adminSecretName", etcd.admin_secret_name, "the Secret with the CA and the etcd root credentials"),
+        ("adminSecretNamespace", etcd.admin_secret_namespace, "the namespace of adminSecretName"),
+        ("proxyImage", etcd.proxy_image, "an etcd image for the etcd-proxy sidecar (etcd grpc-proxy)"),
+    )
+    return [
+        (f"{path}.{key}", f"is required with method namespaceCertificate: {what}")
+        for key, v, what in needed
+        if not v
+    ]
 
 
 def _loc(loc: tuple[Any, ...]) -> str:

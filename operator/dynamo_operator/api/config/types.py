@@ -72,7 +72,7 @@ DiscoveryBackend = Literal["kubernetes", "etcd"]
 # dynamo-platform extensions (not in the upstream reference): how workloads authenticate to NATS and
 # etcd. Each method is one way the Dynamo runtime reads credentials from its environment.
 NATSAuthMethod = Literal["userPassword", "token", "credentialsFile"]
-ETCDAuthMethod = Literal["userPassword", "clientCertificate"]
+ETCDAuthMethod = Literal["userPassword", "clientCertificate", "namespaceCertificate"]
 # dynamo-platform extensions: what admission does with a pod template that asks for host access or
 # privileges, and the kinds of request that may pass without a word (docs/security.md)
 PodTemplateAction = Literal["Warn", "Deny"]
@@ -756,15 +756,39 @@ class ETCDAuthConfiguration(ApiModel):
     ``password`` keys. ``clientCertificate``: mutual TLS, ETCD_AUTH_CA / ETCD_AUTH_CLIENT_CERT /
     ETCD_AUTH_CLIENT_KEY carry the PEM text of ``ca.crt``, ``tls.crt`` and ``tls.key`` (the Dynamo runtime
     parses these variables as PEM, not as paths). The runtime uses one or the other, never both.
+    ``namespaceCertificate``: each graph namespace gets its own etcd user, key root and certificate, issued
+    by the operator and reached through two sidecars (``render/etcdaccess.py``); the runtime gets none.
     """
 
     method: ETCDAuthMethod | None = Field(
         None,
-        description="Method is userPassword or clientCertificate",
+        description="Method is userPassword, clientCertificate or namespaceCertificate",
     )
     secret_name: str | None = Field(
         None,
-        description="SecretName is the Secret, in each workload namespace, holding the credentials",
+        description=(
+            "SecretName is the Secret, in each workload namespace, holding the credentials (with\n"
+            "namespaceCertificate: the Secret the operator writes there)"
+        ),
+    )
+    admin_secret_name: str | None = Field(
+        None,
+        description=(
+            "AdminSecretName (namespaceCertificate) is the Secret, in adminSecretNamespace, with the CA\n"
+            "that signs each namespace's certificate (ca.crt, ca.key), the operator's own client\n"
+            "certificate without a Common Name (tls.crt, tls.key) and etcd's root password (password)"
+        ),
+    )
+    admin_secret_namespace: str | None = Field(
+        None,
+        description="AdminSecretNamespace is the namespace of adminSecretName (the platform's)",
+    )
+    proxy_image: str | None = Field(
+        None,
+        description=(
+            "ProxyImage (namespaceCertificate) is an etcd image whose `etcd grpc-proxy` prefixes a graph\n"
+            "pod's keys with its namespace's root (the etcd-proxy sidecar)"
+        ),
     )
 
 

@@ -41,10 +41,13 @@ app.kubernetes.io/part-of: dynamo-platform
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
 {{- end }}
 {{- define "etcd.validate" -}}
-{{- if .Values.auth.rbac.create }}
-{{- fail "etcd.auth.rbac.create=true: the bundled etcd does not bootstrap user/password authentication; use client certificates (etcd.auth.client.secureTransport=true and etcd.auth.client.enableAuthentication=true), or an external etcd with dynamo-operator.etcdAuth.method=userPassword" }}
-{{- end }}
 {{- if ne .Values.auth.client.secureTransport .Values.auth.client.enableAuthentication }}
 {{- fail "etcd.auth.client.secureTransport and etcd.auth.client.enableAuthentication go together: the Dynamo runtime connects to etcd over TLS only with a client certificate (ETCD_AUTH_CA/CLIENT_CERT/CLIENT_KEY), and client certificates need TLS. Set both to true, or both to false." }}
+{{- end }}
+{{- if and .Values.auth.rbac.create (not .Values.auth.client.enableAuthentication) }}
+{{- fail "etcd.auth.rbac.create=true needs etcd.auth.client.secureTransport=true and enableAuthentication=true: each graph namespace's etcd user is the Common Name of its client certificate. Turn both on, or set etcd.auth.rbac.create=false (with dynamo-operator.etcdAuth.method=none for an etcd without authentication)." }}
+{{- end }}
+{{- if and .Values.auth.rbac.create .Values.auth.client.existingSecret }}
+{{- fail "etcd.auth.client.existingSecret with etcd.auth.rbac.create=true: the operator signs each graph namespace's certificate with the CA etcd trusts, and your Secret holds no CA key. Leave existingSecret empty (the chart generates the CA), or set etcd.auth.rbac.create=false (one shared client certificate, dynamo-operator.etcdAuth.method=clientCertificate)." }}
 {{- end }}
 {{- end }}

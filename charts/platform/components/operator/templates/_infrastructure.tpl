@@ -3,9 +3,23 @@ The credentials the operator passes to the workloads (natsAuth, natsTLS, etcdAut
 written to the OperatorConfiguration, with the bundled subcharts' generated Secrets as defaults.
 */}}
 
+{{/* etcdAuth.method as it acts: "" is namespaceCertificate with the bundled etcd, none is nothing. */}}
+{{- define "dynamo-operator.etcdAuthMethod" -}}
+{{- $m := .Values.etcdAuth.method | default "" }}
+{{- if eq $m "none" }}
+{{- else if $m }}{{ $m }}
+{{- else if include "dynamo-operator.etcdBundled" . }}namespaceCertificate
+{{- end }}
+{{- end }}
+
+{{/* The Secret the operator writes in each graph namespace with namespaceCertificate. */}}
+{{- define "dynamo-operator.etcdClientSecret" -}}
+{{- .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
+{{- end }}
+
 {{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
 {{- define "dynamo-operator.bundledEtcdScheme" -}}
-{{- if eq .Values.etcdAuth.method "clientCertificate" }}https{{ else }}http{{ end }}
+{{- if has (include "dynamo-operator.etcdAuthMethod" .) (list "clientCertificate" "namespaceCertificate") }}https{{ else }}http{{ end }}
 {{- end }}
 
 {{- define "dynamo-operator.natsBundled" -}}
@@ -39,12 +53,23 @@ natsTLS:
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsTLS "natsTLS" (include "dynamo-operator.natsBundled" .) "nats-client-tls") }}
   clientCertificate: {{ .Values.natsTLS.clientCertificate }}
 {{- end }}
-{{- if and (eq .Values.etcdAuth.method "userPassword") (include "dynamo-operator.etcdBundled" .) }}
-{{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use clientCertificate (with etcd.auth.client.secureTransport and enableAuthentication), or set etcdAddr to an etcd with user authentication" }}
+{{- $etcdMethod := include "dynamo-operator.etcdAuthMethod" . }}
+{{- if and (eq $etcdMethod "userPassword") (include "dynamo-operator.etcdBundled" .) }}
+{{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use namespaceCertificate (the default) or clientCertificate, or set etcdAddr to an etcd with user authentication" }}
 {{- end }}
-{{- if .Values.etcdAuth.method }}
+{{- if eq $etcdMethod "namespaceCertificate" }}
 etcdAuth:
-  method: {{ .Values.etcdAuth.method }}
+  method: namespaceCertificate
+  secretName: {{ include "dynamo-operator.etcdClientSecret" . }}
+  {{- if not (or .Values.etcdAuth.adminSecretName (include "dynamo-operator.etcdBundled" .)) }}
+  {{- fail "dynamo-operator.etcdAuth.adminSecretName is empty: with an external etcd and method namespaceCertificate, name the Secret in the release namespace with the etcd CA (ca.crt, ca.key), a client certificate without a Common Name (tls.crt, tls.key) and root's password (password); docs/security-network.md" }}
+  {{- end }}
+  adminSecretName: {{ .Values.etcdAuth.adminSecretName | default (printf "%s-etcd-admin" .Release.Name) }}
+  adminSecretNamespace: {{ .Release.Namespace }}
+  proxyImage: {{ required "dynamo-operator.etcdAuth.proxyImage: name the etcd image of the etcd-proxy sidecar" .Values.etcdAuth.proxyImage | quote }}
+{{- else if $etcdMethod }}
+etcdAuth:
+  method: {{ $etcdMethod }}
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.etcdAuth "etcdAuth" (include "dynamo-operator.etcdBundled" .) "etcd-client-tls") }}
 {{- end }}
 {{- end }}

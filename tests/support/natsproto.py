@@ -1,12 +1,13 @@
 """A minimal NATS client over a socket (the text protocol: INFO, CONNECT, PING/PONG, SUB, PUB, MSG), enough
-for the real-node tier to talk to the bundled NATS server as a Dynamo pod would: connect with or without
-credentials, request-reply to the JetStream API. No client library: the tier checks the server, and the
-protocol is a few lines."""
+for the tests to talk to a NATS server as a Dynamo pod would: connect with or without credentials or a
+client certificate, publish, subscribe, request-reply to the JetStream API. No client library: the tests
+check the server, and the protocol is a few lines."""
 
 from __future__ import annotations
 
 import json
 import socket
+import ssl
 import uuid
 from dataclasses import dataclass, field
 
@@ -25,12 +26,16 @@ class Nats:
     info: dict = field(default_factory=dict)
     sid: int = 0
 
-    def connect(self, **credentials: str) -> Nats:
-        """CONNECT (``user``/``pass``, ``auth_token``...) and a PING; raises NatsError when refused."""
+    def connect(self, tls: ssl.SSLContext | None = None, server_name: str = "", **credentials: str) -> Nats:
+        """CONNECT (``user``/``pass``, ``auth_token``...) and a PING; raises NatsError when refused. ``tls``:
+        upgrade after the server's INFO, as NATS clients do (``server_name``: the name its certificate is
+        checked against, the host by default)."""
         self.sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
         line = self._line()
         assert line.startswith("INFO "), line
         self.info = json.loads(line[5:])
+        if tls is not None:
+            self.sock = tls.wrap_socket(self.sock, server_hostname=server_name or self.host)
         options = {"verbose": False, "pedantic": False, "protocol": 1, "headers": False, **credentials}
         self._send(f"CONNECT {json.dumps(options)}\r\nPING\r\n".encode())
         self._expect_pong()
@@ -65,6 +70,38 @@ class Nats:
                 self._send(b"PONG\r\n")
             elif line.startswith("-ERR"):
                 raise NatsError(line)
+
+    def subscribe(self, subject: str) -> None:
+        self.sid += 1
+        self._send(f"SUB {subject} {self.sid}\r\n".encode())
+        self.ping()
+
+    def publish(self, subject: str, body: bytes) -> None:
+        self._send(f"PUB {subject} {len(body)}\r\n".encode() + body + b"\r\n")
+        self.ping()
+
+    def ping(self) -> None:
+        """A round trip: everything sent before it was processed by the server (or NatsError)."""
+        self._send(b"PING\r\n")
+        self._expect_pong()
+
+    def messages(self, wait: float) -> list[tuple[str, bytes]]:
+        """(subject, payload) of the messages delivered within ``wait`` seconds."""
+        assert self.sock is not None
+        out = []
+        self.sock.settimeout(wait)
+        try:
+            while True:
+                line = self._line()
+                if line.startswith("MSG "):
+                    size = int(line.split()[-1])
+                    out.append((line.split()[1], self._read(size + 2)[:-2]))
+                elif line == "PING":
+                    self._send(b"PONG\r\n")
+        except TimeoutError:
+            return out
+        finally:
+            self.sock.settimeout(self.timeout)
 
     # -- the wire ------------------------------------------------------------------------------------------
     def _send(self, data: bytes) -> None:
