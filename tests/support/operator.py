@@ -24,6 +24,7 @@ from dynamo_operator.runtime.client import ResourceClient
 from dynamo_operator.runtime.controller import Request, Result
 from dynamo_operator.runtime.manager import Manager
 from dynamo_operator.runtime.settings import RuntimeSettings
+from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 
 from support.poll import wait_for
@@ -124,9 +125,17 @@ class Operator:
     """An in-process operator (leader election off, health and metrics on 127.0.0.1) whose client is a
     ``FaultClient`` and whose reconciles are recorded. ``config``: its OperatorConfiguration (a dict);
     ``user``: an identity every request impersonates (its ServiceAccount, to prove its RBAC grants);
+    ``controller_tunables``: the controllers' ``ControllerTunables`` (a shorter bound, a test's pacing);
     ``settings``: any other ``RuntimeSettings`` field. ``start``/``stop``, or use it as a context manager."""
 
-    def __init__(self, kube_cluster, config: dict | None = None, user: str | None = None, **settings):
+    def __init__(
+        self,
+        kube_cluster,
+        config: dict | None = None,
+        user: str | None = None,
+        controller_tunables: ControllerTunables | None = None,
+        **settings,
+    ):
         api_client = kube_cluster.api_client()
         if user is not None:
             api_client.set_default_header("Impersonate-User", user)
@@ -144,7 +153,7 @@ class Operator:
         )
         self.client = FaultClient(self.mgr.api_client)
         self.mgr.client = self.client  # before setup: informers, recorder and reconcilers all use it
-        self.controllers = setup(self.mgr, config)
+        self.controllers = setup(self.mgr, config, controller_tunables)
         self.outcomes: list[Outcome] = []
         self.held: set[tuple[str, str]] = set()  # (controller, namespace) whose reconciles wait
         self._active: dict[str, int] = {}
