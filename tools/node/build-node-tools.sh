@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real node's Go tools (kubelet, kube-proxy, containerd v2 with its runc shim and ctr, and the
 # sandbox program tools/node/pause) from their Go modules into a cache outside the repository, then links
-# it at .tools/node.
+# it at .tools/node. With them, the custom metrics pipeline of the real node's autoscaling test: prometheus-
+# adapter from its Go module and Prometheus from Debian's package (its binary only: installing the package
+# would start a server on every interface).
 #
 # Why apart from tools/build-tools.sh: that script's cache hash covers its own inputs only, so the node's
 # tools get their own cache directory keyed by the hash of this script, tools/node/pins.env, the Kubernetes
@@ -89,6 +91,20 @@ build_containerd() { # $1 = cmd name
       -o "$tmp" "$pkg/cmd/$1" )
 }
 
+build_tool() { # $1 = wrapper module, $2 = ldflags: the module's one `tool` package
+  local d pkg; d=$(wrapper_dir "$1"); pkg=$(sed -n 's/^tool //p' "$d/go.mod")
+  ( cd "$d" && go build -p "$jobs" -ldflags "-s -w $2" -o "$tmp" "$pkg" )
+}
+
+fetch_deb_binary() { # $1 = Debian package, $2 = its binary: extracted, never installed
+  local d="$stage/deb/$1"
+  mkdir -p "$d"
+  ( cd "$d" && { apt-get download -qq "$1" 2>/dev/null || { apt-get update -qq && apt-get download -qq "$1"; }; } )
+  dpkg-deb -x "$d"/"$1"_*.deb "$d/root"
+  cp "$d/root/usr/bin/$2" "$tmp"
+  dpkg-deb -f "$d"/"$1"_*.deb Version > "$stage/$1.version"
+}
+
 build_pause() { # the sandbox container's program (tools/node/pause): no dependencies, nothing to download
   ( cd "$here/pause" && go build -ldflags "-s -w" -o "$tmp" . )
 }
@@ -96,10 +112,19 @@ build_pause() { # the sandbox container's program (tools/node/pause): no depende
 build pause build_pause
 for c in containerd containerd-shim-runc-v2 ctr; do build "$c" build_containerd "$c"; done
 for c in kube-proxy kubelet; do build "$c" build_kube "$c"; done
+build prometheus-adapter build_tool prometheus-adapter ""
+build prometheus fetch_deb_binary prometheus prometheus
 
 "$stage/bin/kubelet" --version | grep -q "$KUBE_VERSION" || { echo "build-node-tools: kubelet version stamp wrong" >&2; exit 1; }
 "$stage/bin/containerd" --version | grep -q "$CONTAINERD_VERSION" || { echo "build-node-tools: containerd version wrong" >&2; exit 1; }
-rm -rf "$stage/gomod"
+built_at() { # BINARY MODULE VERSION: the wrapper built exactly the pinned module (go.mod vs pins.env)
+  go version -m "$stage/bin/$1" | grep -qE "^[[:space:]]+(mod|dep)[[:space:]]+$2[[:space:]]+$3([[:space:]]|\$)" \
+    || { echo "build-node-tools: $1 is not built from $2 $3 (tools/node/pins.env vs its gomod/ wrapper)" >&2; exit 1; }
+}
+built_at prometheus-adapter sigs.k8s.io/prometheus-adapter "$PROMETHEUS_ADAPTER_VERSION"
+[[ $("$stage/bin/prometheus" --version 2>&1) == *"version $PROMETHEUS_DEBIAN_VERSION"* ]] \
+  || { echo "build-node-tools: Debian's prometheus is not $PROMETHEUS_DEBIAN_VERSION (tools/node/pins.env)" >&2; exit 1; }
+rm -rf "$stage/gomod" "$stage/deb"
 touch "$stage/.complete"
 rm -rf "$final"; mv "$stage" "$final"
 link
