@@ -41,6 +41,11 @@ class ControllerTunables:
     model_workers: int = 2  # DynamoModel: a pass is cheap, probes run on their own threads
     request_workers: int = 2  # DynamoGraphDeploymentRequest: a handful of objects, each a long profile
     checkpoint_workers: int = 1  # DynamoCheckpoint: a Job per checkpoint, rarely more than one at a time
+    # A checkpoint Job whose pod cannot be created, scheduled or started, or whose target serves without
+    # exiting (nothing here captures a running process), is reported after this long
+    # (render/checkpoint_stall.py): long enough for a scheduler retry or a slow start, short enough that a
+    # graph held by WaitForCheckpoint says why within a minute instead of waiting out the Job's hour.
+    checkpoint_stall_seconds: float = 60.0
     # A graph's status sums its components' Deployments and DCDs, each of which changes status several
     # times while its pods start; reconciling the graph once per window instead of once per child event
     # coalesces those into fewer status writes (the benchmark's burst wrote each graph's status nine times).

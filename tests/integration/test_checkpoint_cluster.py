@@ -17,6 +17,7 @@ from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render.checkpoint_ids import LABEL_CHECKPOINT_ID
 from dynamo_operator.render.graph_checkpoint import ANN_AUTO
 from dynamo_operator.runtime.client import PVCS
+from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.crs import condition, describe, events_of, wait_event_reasons
 from support.dgd import get
@@ -205,3 +206,44 @@ def test_without_a_claim_there_is_nothing_to_remove(kube_cluster, crds, client, 
         wait_for(lambda: get(client, CHECKPOINTS, name, ns) is None, WAIT, "the checkpoint gone")
         assert get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) is None
         assert ("Normal", "CheckpointArtifactsNotFound") in {e[:2] for e in events_of(client, ns, name)}
+
+
+# -- a checkpoint Job that is not getting anywhere (render/checkpoint_stall.py) ---------------------------
+
+STALL = ControllerTunables(checkpoint_stall_seconds=3.0)
+
+
+def stuck(ns: str, name: str, **pod) -> dict:
+    obj = checkpoint(ns, name)
+    obj["spec"]["job"]["podTemplateSpec"]["spec"].update(pod)
+    return obj
+
+
+def test_a_job_that_cannot_get_a_pod_or_a_node_is_named_within_the_bound(kube_cluster, crds, client, ns):
+    """Two Jobs that wait forever on their own: one whose pod Kubernetes refuses (a RuntimeClass this
+    cluster lacks: the Job controller retries, records FailedCreate, never fails), one whose pod no node
+    fits. Each checkpoint names the cause within the bound (3 s here; 60 s by default), read from the Job
+    controller's Event and the scheduler's condition, keeps its Job (the cause may be fixed), and says
+    when the Job's deadline ends the wait."""
+    with Operator(kube_cluster, {"checkpoint": {"enabled": True}}, controller_tunables=STALL):
+        client.create(CHECKPOINTS, stuck(ns, "refused", runtimeClassName="nvidia-not-here"))
+        client.create(CHECKPOINTS, stuck(ns, "nowhere", nodeSelector={"dynamo-test/no-such-node": "x"}))
+        for name, reason, cause in (
+            ("refused", "JobPodNotCreated", 'RuntimeClass "nvidia-not-here" not found'),
+            ("nowhere", "JobPodUnschedulable", "cannot be scheduled: 0/"),
+        ):
+            c = wait_for(
+                lambda name=name, reason=reason: _with_reason(client, ns, name, reason),
+                WAIT,
+                f"{name}'s Ready condition to say {reason}",
+            )
+            assert cause in c["message"] and "its deadline (600s after it started)" in c["message"], c
+            obj = get(client, CHECKPOINTS, name, ns)
+            assert obj["status"]["phase"] == "Creating" and obj["status"]["message"] == c["message"]
+            assert get(client, JOBS, rc.job_name(name), ns) is not None  # kept: the cause may be fixed
+            wait_event_reasons(client, ns, name, {reason}, "DynamoCheckpoint")
+
+
+def _with_reason(client, ns: str, name: str, reason: str) -> dict | None:
+    c = condition(get(client, CHECKPOINTS, name, ns), "Ready")
+    return c if (c or {}).get("reason") == reason else None

@@ -126,6 +126,12 @@ ALLOWED_UNUSED = {
         "reference (an operator before this one owned the discovery binding per component); namespace-"
         "restricted, the only binding is the graph's discovery one, created once with its one owner"
     ),
+    ("operator", "", "events", "list"): (
+        "controllers/checkpoint.py reads the FailedCreate Events of a checkpoint Job that has had no pod "
+        "for checkpoint_stall_seconds (60 s), which the lifecycle does not wait out; the real-node tier "
+        "proves it under the chart's role (tests/realnode/test_checkpoint.py: upstream's TensorRT-LLM "
+        "snapshot-restore recipe names a RuntimeClass this cluster lacks, the checkpoint reports the refusal)"
+    ),
     ("operator", "inference.networking.k8s.io", "inferencepools", "delete"): (
         "Syncer.prune of a graph's InferencePool when its EPP component is removed: admission refuses that "
         "(a graph's components are fixed at creation), a cluster without the operator's webhooks allows it; "

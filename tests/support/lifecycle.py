@@ -669,9 +669,10 @@ def model_and_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) -
     wait_for(lambda: get_or_none(client, JOBS, "checkpoint-warm", ns) is None, WAIT, "checkpoint Job kept")
 
 
-def checkpoint_storage(client: ResourceClient, ns: str) -> str:
+def checkpoint_storage(client: ResourceClient, ns: str, host_path: str | None = None) -> str:
     """The checkpoint PVC the configuration names (``chrek-pvc``), as a cluster admin provides it: bound to a
-    hostPath PersistentVolume (no provisioner here), so restore-shaped pods and checkpoint Jobs schedule."""
+    hostPath PersistentVolume (no provisioner here), so restore-shaped pods and checkpoint Jobs schedule.
+    ``host_path``: the directory behind it (on the real node, where containers really write)."""
     pv = f"chrek-{ns}"
     client.create(
         PVS,
@@ -682,7 +683,7 @@ def checkpoint_storage(client: ResourceClient, ns: str) -> str:
                 "accessModes": ["ReadWriteMany"],
                 "persistentVolumeReclaimPolicy": "Retain",
                 "storageClassName": "",
-                "hostPath": {"path": f"/tmp/{pv}"},
+                "hostPath": {"path": host_path or f"/tmp/{pv}"},
             },
         },
     )

@@ -413,6 +413,22 @@ class LocalCluster:
     def pids(self) -> list[int]:
         return [c.pid for c in self.components if c.pid is not None]
 
+    def add_component(
+        self, name: str, argv: list[str], ready: Callable[[], bool], what: str, timeout: float = 120.0
+    ) -> Component:
+        """Another process of this cluster (stopped with it, its log beside the others'), started and waited
+        for until ``ready`` (the real node's metrics pipeline, ``realnode/metrics.py``)."""
+        comp = self._spawn(name, argv)
+        self._wait(comp, what, ready, timeout)
+        return comp
+
+    def remove_component(self, name: str) -> None:
+        """Stop a component started with ``add_component`` and forget it."""
+        comp = self.component(name)
+        if comp.pid is not None:
+            _stop_pid(comp.pid, comp.proc)
+        self.components.remove(comp)
+
     # ---- faults (the fault suite) ----------------------------------------------------------------
     def component(self, name: str) -> Component:
         try:
@@ -568,6 +584,7 @@ class LocalCluster:
                 f"--kubelet-client-key={pki.admin_key}",
                 f"--kubelet-certificate-authority={pki.ca_crt}",
                 "--kubelet-preferred-address-types=InternalIP",
+                *self._aggregation_args(pki),
             ]
         else:
             # The kubernetes Service's endpoint would be 127.0.0.1, which Endpoints validation refuses.
@@ -587,6 +604,23 @@ class LocalCluster:
         argv += list(self.apiserver_args)
         comp = self._spawn("kube-apiserver", argv)
         self._wait(comp, "kube-apiserver /readyz", self._apiserver_ready, timeout)
+
+    @staticmethod
+    def _aggregation_args(pki: pki_mod.Pki) -> list[str]:
+        """The aggregation layer's front proxy (the real node's custom metrics API, docs/scaling.md): the API
+        server forwards an aggregated API's requests with the client certificate ``front-proxy-client``
+        (from the cluster's CA; only that name is trusted for the ``X-Remote-*`` identity headers), which an
+        extension API server such as prometheus-adapter checks (``extension-apiserver-authentication``)."""
+        crt, key = pki_mod.issue(pki, "front-proxy-client", "front-proxy-client", client=True)
+        return [
+            f"--requestheader-client-ca-file={pki.ca_crt}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={crt}",
+            f"--proxy-client-key-file={key}",
+        ]
 
     def _apiserver_ready(self) -> bool:
         ctx = ssl.create_default_context(cafile=str(self._pki.ca_crt))

@@ -2,7 +2,10 @@
 # Builds the real node's Go tools (kubelet, kube-proxy, containerd v2 with its runc shim and ctr, and the
 # sandbox program tools/node/pause) and the programs of the single-binary images the node runs (the bundled
 # NATS server and etcd, the LeaderWorkerSet controller, local-path-provisioner; image/build.py packs them)
-# from their Go modules into a cache outside the repository, then links it at .tools/node.
+# from their Go modules into a cache outside the repository, then links it at .tools/node. With them, the
+# custom metrics pipeline of the real node's autoscaling test: prometheus-adapter from its Go module and
+# Prometheus from Debian's package (its binary only: installing the package would start a server on every
+# interface).
 #
 # Why apart from tools/build-tools.sh: that script's cache hash covers its own inputs only, so the node's
 # tools get their own cache directory keyed by the hash of this script, tools/node/pins.env, the Kubernetes
@@ -95,6 +98,15 @@ build_tool() { # $1 = wrapper module, $2 = ldflags: the module's one `tool` pack
   ( cd "$d" && go build -p "$jobs" -ldflags "-s -w $2" -o "$tmp" "$pkg" )
 }
 
+fetch_deb_binary() { # $1 = Debian package, $2 = its binary: extracted, never installed
+  local d="$stage/deb/$1"
+  mkdir -p "$d"
+  ( cd "$d" && { apt-get download -qq "$1" 2>/dev/null || { apt-get update -qq && apt-get download -qq "$1"; }; } )
+  dpkg-deb -x "$d"/"$1"_*.deb "$d/root"
+  cp "$d/root/usr/bin/$2" "$tmp"
+  dpkg-deb -f "$d"/"$1"_*.deb Version > "$stage/$1.version"
+}
+
 build_pause() { # the sandbox container's program (tools/node/pause): no dependencies, nothing to download
   ( cd "$here/pause" && go build -ldflags "-s -w" -o "$tmp" . )
 }
@@ -106,6 +118,8 @@ build nats-server build_tool nats ""
 build etcd build_tool etcd ""
 build lws-controller build_tool lws "-X sigs.k8s.io/lws/pkg/version.GitVersion=$LWS_VERSION"
 build local-path-provisioner build_tool local-path-provisioner "-X main.VERSION=$LOCAL_PATH_PROVISIONER_VERSION"
+build prometheus-adapter build_tool prometheus-adapter ""
+build prometheus fetch_deb_binary prometheus prometheus
 
 "$stage/bin/kubelet" --version | grep -q "$KUBE_VERSION" || { echo "build-node-tools: kubelet version stamp wrong" >&2; exit 1; }
 "$stage/bin/containerd" --version | grep -q "$CONTAINERD_VERSION" || { echo "build-node-tools: containerd version wrong" >&2; exit 1; }
@@ -117,10 +131,13 @@ built_at nats-server github.com/nats-io/nats-server/v2 "$NATS_VERSION"
 built_at etcd go.etcd.io/etcd/server/v3 "$ETCD_SERVICE_VERSION"
 built_at lws-controller sigs.k8s.io/lws "$LWS_VERSION"
 built_at local-path-provisioner github.com/rancher/local-path-provisioner "$LOCAL_PATH_PROVISIONER_VERSION"
+built_at prometheus-adapter sigs.k8s.io/prometheus-adapter "$PROMETHEUS_ADAPTER_VERSION"
 # (the output first, then grep: `grep -q` stops reading at its match, and pipefail would fail on the SIGPIPE)
 [[ $("$stage/bin/nats-server" --version) == *"${NATS_VERSION#v}"* ]] || { echo "build-node-tools: nats-server version wrong" >&2; exit 1; }
 [[ $("$stage/bin/etcd" --version) == *"${ETCD_SERVICE_VERSION#v}"* ]] || { echo "build-node-tools: etcd version wrong" >&2; exit 1; }
-rm -rf "$stage/gomod"
+[[ $("$stage/bin/prometheus" --version 2>&1) == *"version $PROMETHEUS_DEBIAN_VERSION"* ]] \
+  || { echo "build-node-tools: Debian's prometheus is not $PROMETHEUS_DEBIAN_VERSION (tools/node/pins.env)" >&2; exit 1; }
+rm -rf "$stage/gomod" "$stage/deb"
 touch "$stage/.complete"
 rm -rf "$final"; mv "$stage" "$final"
 link

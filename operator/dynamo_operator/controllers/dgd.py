@@ -103,6 +103,17 @@ def _checkpoint_status(parts: GraphRender) -> dict | None:
     return {name: plan.status() for name, plan in parts.checkpoints.items()} or None
 
 
+def _checkpoint_events(parts: GraphRender) -> list[rollout.Event]:
+    """Warnings on the graph for each component whose checkpoint failed or whose Job is stalled: written
+    with the status that names it, so a change of cause is one Event (repeats are counted by the recorder)."""
+    out = []
+    for plan in parts.checkpoints.values():
+        notice = plan.notice()
+        if notice is not None:
+            out.append(rollout.Event(True, *notice))
+    return out
+
+
 def _checkpoint_states(
     components: list[st.ComponentState], plans: dict, held: set[str], conflicts: frozenset[str]
 ) -> list[st.ComponentState]:
@@ -252,7 +263,7 @@ class DGDReconciler:
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
         if written is not None:
-            for ev in [*restart.events, *ru.events]:
+            for ev in [*restart.events, *ru.events, *_checkpoint_events(parts)]:
                 (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
                     live, ev.reason, ev.message
                 )
@@ -458,7 +469,7 @@ class DGDReconciler:
         if isinstance(written, Deferred):
             return Result(requeue_after=written.seconds)
         if written is not None:
-            for ev in restart.events:
+            for ev in [*restart.events, *_checkpoint_events(parts)]:
                 (self.deps.recorder.warning if ev.warning else self.deps.recorder.normal)(
                     live, ev.reason, ev.message
                 )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from . import names
 from .checkpoint_ids import checkpoint_id_of, identity_hash
+from .checkpoint_stall import Stall, deadline_note
 from .conditions import Cond
 from .pod import SHM_DEFAULT_SIZE, SHM_MOUNT_PATH, SHM_VOLUME
 
@@ -111,8 +112,9 @@ def job_outcome(job: dict | None) -> tuple[str, str, str | None]:
     return "running", "", None
 
 
-def step(ckpt: dict, job: dict | None, enabled: bool) -> Step:
-    """The next step for a DynamoCheckpoint (wire form) given its Job and the configuration gate."""
+def step(ckpt: dict, job: dict | None, enabled: bool, stall: Stall | None = None) -> Step:
+    """The next step for a DynamoCheckpoint (wire form) given its Job, the configuration gate and, while the
+    Job runs, why it is not getting anywhere (``checkpoint_stall.stall``)."""
     md = ckpt["metadata"]
     st = copy.deepcopy(ckpt.get("status") or {})
     phase = st.get("phase") or PENDING
@@ -141,6 +143,10 @@ def step(ckpt: dict, job: dict | None, enabled: bool) -> Step:
             events=[("Normal", R_JOB_CREATED, msg)],
         )
     outcome, detail, finished = job_outcome(job)
+    if outcome == "running" and stall is not None:
+        msg = f"{stall.message}; {deadline_note(job or {})}"
+        st["message"] = msg
+        return Step(st, [Cond(READY_COND, False, stall.reason, msg)], events=[("Warning", stall.reason, msg)])
     if outcome == "running":
         msg = f"checkpoint Job {name} running"
         st["message"] = msg

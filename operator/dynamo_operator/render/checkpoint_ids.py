@@ -20,7 +20,10 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+from .checkpoint_stall import STALL_REASONS
+
 LABEL_CHECKPOINT_ID = "nvidia.com/snapshot-checkpoint-id"
+FAILED = "Failed"
 # on a DCD its graph resolved a checkpoint for: the ID its pods restore (the graph knows it before the
 # DynamoCheckpoint reaches any cache)
 ANN_CHECKPOINT_ID = "nvidia.com/dynamo-checkpoint-id"
@@ -83,3 +86,16 @@ def phase_of(ckpt: Mapping | None) -> str | None:
 
 def is_ready(ckpt: Mapping | None) -> bool:
     return phase_of(ckpt) == READY
+
+
+def problem(ckpt: Mapping | None) -> tuple[str, str] | None:
+    """(reason, message) of a checkpoint that failed or whose Job is stalled (``checkpoint_stall``), as its
+    controller recorded them; None while it is fine (or unknown). What a graph waiting for it repeats."""
+    st = (ckpt or {}).get("status") or {}
+    cond = next((c for c in st.get("conditions") or [] if c.get("type") == READY), {})
+    reason = cond.get("reason") or ""
+    if st.get("phase") == FAILED:
+        return reason or FAILED, str(st.get("message") or cond.get("message") or "")
+    if reason in STALL_REASONS:
+        return reason, str(cond.get("message") or st.get("message") or "")
+    return None

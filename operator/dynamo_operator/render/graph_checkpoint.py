@@ -30,10 +30,13 @@ from dataclasses import dataclass
 from . import names
 from .checkpoint_ids import (
     ANN_CHECKPOINT_ID,
+    FAILED,
     LABEL_CHECKPOINT_ID,
     checkpoint_id_of,
     dgd_checkpoint_id,
     is_ready,
+    phase_of,
+    problem,
 )
 from .context import RenderContext
 from .errors import RenderError
@@ -64,6 +67,10 @@ def checkpoint_name(checkpoint_id: str) -> str:
     return f"checkpoint-{checkpoint_id}"
 
 
+EV_CHECKPOINT_FAILED = "CheckpointFailed"
+EV_CHECKPOINT_STALLED = "CheckpointStalled"
+
+
 @dataclass(frozen=True)
 class CheckpointPlan:
     """One component's checkpoint as this pass sees it."""
@@ -80,6 +87,23 @@ class CheckpointPlan:
     @property
     def ready(self) -> bool:
         return is_ready(self.live)
+
+    def notice(self) -> tuple[str, str] | None:
+        """(graph Event reason, message) while the checkpoint failed or its Job is stalled: the graph says so
+        too, and what it means for the component."""
+        found = problem(self.live)
+        if found is None:
+            return None
+        reason, message = found
+        ns = ((self.live or {}).get("metadata") or {}).get("namespace")
+        then = (
+            "the component stays at zero replicas until it is Ready (startupPolicy WaitForCheckpoint)"
+            if self.waiting
+            else "the component's pods start cold meanwhile"
+        )
+        kind = EV_CHECKPOINT_FAILED if phase_of(self.live) == FAILED else EV_CHECKPOINT_STALLED
+        where = f"DynamoCheckpoint {ns}/{self.name} of component {self.component}"
+        return kind, f"{where}: {reason}: {message}; {then}"
 
     def status(self) -> dict:
         """``status.checkpoints[<component>]`` (``ComponentCheckpointStatus``)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .checkpoint_ids import ANN_CHECKPOINT_ID, checkpoint_id_of, identity_hash, is_ready, phase_of
+from .checkpoint_ids import ANN_CHECKPOINT_ID, checkpoint_id_of, identity_hash, is_ready, phase_of, problem
 from .context import RenderContext
 from .errors import RenderError
 from .info import ComponentInfo
@@ -87,6 +87,9 @@ def gate(info: ComponentInfo, ctx: RenderContext) -> str | None:
         return None
     where = f"DynamoCheckpoint {info.namespace}/{name}" if name else "its checkpoint"
     state = f"phase {phase_of(obj) or 'Pending'}" if obj is not None else "not created yet"
+    cause = problem(obj)
+    if cause is not None:  # the checkpoint's own reason: why the wait will not end by itself
+        state += f", {cause[0]}: {cause[1]}"
     return f"waiting for {where} to be Ready ({state}; startupPolicy WaitForCheckpoint)"
 
 

@@ -104,10 +104,12 @@ get (a worker's topology label).
   resources: ["secrets"]
   verbs: ["list", "watch"]
 {{- end }}
-# runtime/events.py: every reconciler records core/v1 Events (aggregated ones are patched).
+# runtime/events.py: every reconciler records core/v1 Events (aggregated ones are patched);
+# controllers/checkpoint.py lists one stalled checkpoint Job's FailedCreate Events (field-selected by the
+# Job's uid) to say why it has no pod.
 - apiGroups: [""]
   resources: ["events"]
-  verbs: ["create", "patch"]
+  verbs: ["create", "patch", "list"]
 # controllers/dgdr.py (profiling Job), checkpoint.py (checkpoint Job, deleted when superseded),
 # checkpoint_storage.py (a deleted automatic checkpoint's cleanup Job: get while it runs, then deleted).
 - apiGroups: ["batch"]
