@@ -136,6 +136,8 @@ class CheckpointCleanup:
         name, ns = job["metadata"]["name"], md["namespace"]
         current = get_or_none(self.client, JOBS, name, ns)
         if current is None:
+            if not self._still_finalizing(live):  # a stale copy: the checkpoint was released, its Job deleted
+                return Result()
             return self._start(live, job)
         outcome, detail, _ = rc.job_outcome(current)
         if outcome == "running":
@@ -153,6 +155,15 @@ class CheckpointCleanup:
             f"cleanup Job {name} failed ({detail}); {path} may remain on PersistentVolumeClaim {ns}/{claim}: "
             "remove it by hand",
         )
+
+    def _still_finalizing(self, live: dict) -> bool:
+        """The checkpoint as the apiserver holds it still waits for its cleanup. A pass on a cached copy from
+        before the release (the Job's deletion wakes one) would otherwise start a second Job that no
+        checkpoint waits for, left until its TTL: one GET, only when no Job exists."""
+        md = live["metadata"]
+        fresh = get_or_none(self.client, CHECKPOINTS, md["name"], md["namespace"])
+        fmd = (fresh or {}).get("metadata") or {}
+        return fmd.get("uid") == md.get("uid") and FINALIZER in (fmd.get("finalizers") or [])
 
     def _start(self, live: dict, job: dict) -> Result:
         md = live["metadata"]
