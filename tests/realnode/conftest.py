@@ -29,8 +29,8 @@ HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 RELEASE = "dynamo-platform"
 VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
-# Images only the tier runs, besides the platform's: the LeaderWorkerSet controller.
-TIER_IMAGES = ("lws",)
+# Images only the tier runs, besides the platform's: the LeaderWorkerSet controller, the MPI engine image.
+TIER_IMAGES = ("lws", "mpi")
 GPU = "nvidia.com/gpu"
 FAKE_GPUS = 4  # two multinode groups of 1 GPU a pod, one terminating while the next starts
 

@@ -1,9 +1,10 @@
 """What the real-node tier installs beside the chart, as objects (the processes run in tests/realnode): the
-LeaderWorkerSet controller (``realnode/lws.py``)."""
+LeaderWorkerSet controller (``realnode/lws.py``) and the images its multinode tests run."""
 
 from __future__ import annotations
 
 from dynamo_localcluster.realnode import lws
+from support.imagebuild import image_build
 
 
 def _deployment() -> dict:
@@ -35,3 +36,15 @@ def test_the_lws_objects_carry_the_names_its_certificate_manager_patches():
     assert {h["clientConfig"]["service"]["name"] for h in hooks} == {lws.SERVICE}
     # the pod webhooks see only a LeaderWorkerSet's pods, never anyone else's
     assert all("objectSelector" in h for h in hooks if h["rules"][0]["resources"] == ["pods"])
+
+
+def test_the_mpi_engine_image_runs_what_the_rendered_launch_calls():
+    """``render/multinode.py``'s TensorRT-LLM launch runs sshd, ssh and mpirun/orted as root; the image
+    drops the host keys Debian generated (the Secret's are used) and PAM, which refuses logins in a pod."""
+    build = image_build()
+    recipe = build.recipes()["mpi"]
+    assert {"openssh-server", "openssh-client", "openmpi-bin", "python3-mpi4py"} <= set(recipe.packages)
+    assert recipe.user is None and build.recipe_config(recipe).user == "0:0"
+    script = build.install_script(recipe, 0)
+    assert "pip" not in script and "/etc/passwd" not in script
+    assert "rm -f /etc/ssh/ssh_host_*" in script and "UsePAM no" in script
