@@ -178,6 +178,7 @@ image: $(STAMP) node-deps
 images: image node-tools
 	$(PY) image/build.py runtime
 	$(PY) image/build.py mpi
+	$(PY) image/build.py helm-test
 	@for r in pause nats etcd lws local-path-provisioner; do $(PY) image/build.py $$r || exit 1; done
 
 # Regenerate the hashed wheel locks of the images and of the development environment (needs PyPI).

@@ -3,7 +3,7 @@
 A root filesystem from Debian's packages (``mmdebstrap``, from the Debian sources this machine's apt uses),
 the Python wheels of a committed, hashed lock file installed into ``/opt/dynamo`` inside it, then packed as an
 OCI image by ``umoci`` and copied to a ``docker-archive`` by ``skopeo`` (for ``docker load``, ``kind load`` or
-``ctr images import``). Three recipes:
+``ctr images import``). Four recipes:
 
 - ``operator``: the operator and the install hooks (not the local cluster or the plugin); its runtime
   configuration (user, entrypoint, command, env, ports, labels, working directory) is read from
@@ -12,6 +12,8 @@ OCI image by ``umoci`` and copied to a ``docker-archive`` by ``skopeo`` (for ``d
   engine), ``curl`` and ``jq`` for the frontend's readiness probe, and a tiny model generated at build time.
 - ``mpi``: Debian's OpenMPI, mpi4py and OpenSSH, as root, no wheels: a TensorRT-LLM-shaped multinode image
   without the engine (``mpi_recipe``), for the real node's MPI-over-SSH test and its stub engine.
+- ``helm-test``: ``sh``, ``wget`` and ``nc`` from Debian's packages, the chart's ``helm test`` pod on the real
+  node (``helm_test_recipe``).
 
 Reproducible: ``SOURCE_DATE_EPOCH`` is the last commit time of the recipe's inputs; every mtime is clamped to
 it, .pyc files are hash-based (pip honours SOURCE_DATE_EPOCH) with a fixed hash seed, and the image config and
@@ -189,6 +191,7 @@ def recipes() -> dict[str, Recipe]:
             },
         ),
         "mpi": mpi_recipe(),
+        "helm-test": helm_test_recipe(),
     }
 
 
@@ -230,6 +233,40 @@ def mpi_recipe() -> Recipe:
                     "org.opencontainers.image.description": (
                         "Debian's OpenMPI, mpi4py and OpenSSH: a TensorRT-LLM-shaped multinode engine image "
                         "without the engine, for the local real node"
+                    ),
+                },
+            )
+        },
+    )
+
+
+def helm_test_recipe() -> Recipe:
+    """The chart's ``helm test`` pod on the real node (``tests.image``): a POSIX ``sh``, ``wget -qO-`` and
+    ``nc -z -w``, the commands the chart's test runs with the public busybox image. Debian's packages, not
+    Debian's static busybox: that one's ``nc`` is built without ``-z`` (it printed its usage and the helm
+    test failed on it, whatever it checked)."""
+    return Recipe(
+        name="helm-test",
+        repository="localhost/dynamo-platform/helm-test",
+        tag="bookworm",
+        packages=("wget", "netcat-openbsd"),
+        lock=None,
+        inputs=(HERE / "build.py",),
+        user=None,
+        docker_archive=False,
+        extra_config={
+            "config": ImageConfig(
+                user="65534:65534",
+                workdir="/",
+                entrypoint=[],
+                cmd=["/bin/sh"],
+                env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+                ports=[],
+                labels={
+                    "org.opencontainers.image.title": "helm-test",
+                    "org.opencontainers.image.description": (
+                        "sh, wget and nc from Debian's packages: the platform chart's helm test pod on the "
+                        "local real node"
                     ),
                 },
             )
@@ -896,6 +933,7 @@ RECIPE_NAMES = (
     "operator",
     "runtime",
     "mpi",
+    "helm-test",
     "pause",
     "nats",
     "etcd",

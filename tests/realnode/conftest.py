@@ -22,13 +22,13 @@ import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from dynamo_localcluster.realnode import storage
+from dynamo_localcluster.realnode.node import chart_values_args
 from realnode_helpers import NAMESPACE, Platform, kubectl
 from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 RELEASE = "dynamo-platform"
-VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 # Images only the tier runs, besides the platform's: the LeaderWorkerSet controller, the MPI engine image.
 TIER_IMAGES = ("lws", "mpi")
 GPU = "nvidia.com/gpu"
@@ -166,7 +166,7 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
     watcher.start()
     started = time.monotonic()
     argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "-n", NAMESPACE]
-    argv += ["--create-namespace", "-f", str(VALUES), "--wait", "--timeout", "420s"]
+    argv += ["--create-namespace", *chart_values_args(), "--wait", "--timeout", "420s"]
     try:
         with node.api_client() as api:  # a claim that never binds fails the install at once, named
             r = storage.run_watching_claims(argv, node.env, api, NAMESPACE, timeout=480)

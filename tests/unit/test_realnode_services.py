@@ -48,3 +48,16 @@ def test_the_mpi_engine_image_runs_what_the_rendered_launch_calls():
     script = build.install_script(recipe, 0)
     assert "pip" not in script and "/etc/passwd" not in script
     assert "rm -f /etc/ssh/ssh_host_*" in script and "UsePAM no" in script
+
+
+def test_the_helm_test_image_has_the_commands_the_charts_test_runs():
+    """The chart's ``helm test`` pod runs ``sh -ec`` with ``wget -qO-`` and ``nc -z -w``. Debian's static
+    busybox (the first choice) has an ``nc`` without ``-z``: every helm test failed on its usage message."""
+    import yaml
+    from dynamo_localcluster.realnode.node import PLACEMENT_VALUES
+
+    build = image_build()
+    recipe = build.recipes()["helm-test"]
+    assert {"wget", "netcat-openbsd"} <= set(recipe.packages)
+    tests = yaml.safe_load(PLACEMENT_VALUES.read_text())["tests"]
+    assert tests["image"] == recipe.ref and tests["imagePullPolicy"] == "Never"
