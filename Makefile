@@ -31,7 +31,7 @@ help:
 	@echo "make bench       measure the operator against the API server's floor (BENCH_N=500, ~20 min)"
 	@echo "make bench-scale the same at 5000 graphs (memory at scale; hours)"
 	@echo "make image       build the operator image without an engine (OCI + docker-archive; prints its digest)"
-	@echo "make images      the operator, Dynamo runtime, sandbox, NATS, etcd, LWS and storage images for the real node"
+	@echo "make images      the operator, Dynamo runtime, MPI engine, sandbox, NATS, etcd, LWS and storage images for the real node"
 	@echo "make node-tools  build the real node's kubelet, kube-proxy and containerd (first time: ~10 min)"
 
 # The development environment installs from a hashed lock (requirements-dev.lock, `make image-lock`): it runs
@@ -178,6 +178,8 @@ image: $(STAMP) node-deps
 
 images: image node-tools
 	$(PY) image/build.py runtime
+	$(PY) image/build.py mpi
+	$(PY) image/build.py helm-test
 	@for r in pause nats etcd lws local-path-provisioner; do $(PY) image/build.py $$r || exit 1; done
 
 # Regenerate the hashed wheel locks of the images and of the development environment (needs PyPI).

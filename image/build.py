@@ -3,13 +3,17 @@
 A root filesystem from Debian's packages (``mmdebstrap``, from the Debian sources this machine's apt uses),
 the Python wheels of a committed, hashed lock file installed into ``/opt/dynamo`` inside it, then packed as an
 OCI image by ``umoci`` and copied to a ``docker-archive`` by ``skopeo`` (for ``docker load``, ``kind load`` or
-``ctr images import``). Two recipes:
+``ctr images import``). Four recipes:
 
 - ``operator``: the operator and the install hooks (not the local cluster or the plugin); its runtime
   configuration (user, entrypoint, command, env, ports, labels, working directory) is read from
   ``operator/Dockerfile``, so the Dockerfile (for people with Docker) and this build describe one image.
 - ``runtime``: Dynamo's CPU runtime from PyPI (``ai-dynamo``: ``dynamo.frontend`` and the ``dynamo.mocker``
   engine), ``curl`` and ``jq`` for the frontend's readiness probe, and a tiny model generated at build time.
+- ``mpi``: Debian's OpenMPI, mpi4py and OpenSSH, as root, no wheels: a TensorRT-LLM-shaped multinode image
+  without the engine (``mpi_recipe``), for the real node's MPI-over-SSH test and its stub engine.
+- ``helm-test``: ``sh``, ``wget`` and ``nc`` from Debian's packages, the chart's ``helm test`` pod on the real
+  node (``helm_test_recipe``).
 
 Reproducible: ``SOURCE_DATE_EPOCH`` is the last commit time of the recipe's inputs; every mtime is clamped to
 it, .pyc files are hash-based (pip honours SOURCE_DATE_EPOCH) with a fixed hash seed, and the image config and
@@ -102,13 +106,14 @@ class Recipe:
     repository: str
     tag: str
     packages: tuple[str, ...]
-    lock: Path
+    lock: Path | None  # None: Debian's packages only (no virtualenv, no wheels)
     inputs: tuple[Path, ...]
-    user: User
+    user: User | None  # None: the image runs as root, a user Debian already has
     own_wheel: bool = False
     model: bool = False
     docker_archive: bool = True
     extra_config: dict = field(default_factory=dict)
+    finish: tuple[str, ...] = ()  # shell lines run last inside the root filesystem
 
     @property
     def ref(self) -> str:
@@ -185,7 +190,88 @@ def recipes() -> dict[str, Recipe]:
                 )
             },
         ),
+        "mpi": mpi_recipe(),
+        "helm-test": helm_test_recipe(),
     }
+
+
+def mpi_recipe() -> Recipe:
+    """A TensorRT-LLM-shaped engine image without the engine: what the operator's multinode launch needs
+    of one (``render/multinode.py``): ``bash``, ``sshd`` on the rendered port as root, ``ssh`` and
+    OpenMPI's ``mpirun``/``orted``, Python with mpi4py for a stub engine that really talks MPI. The sshd
+    host keys Debian generates at install are removed (random, and unused: the rendered sshd uses the
+    Secret's); PAM is off for sshd (its ``pam_loginuid`` needs CAP_AUDIT_CONTROL, which a pod lacks, and
+    refuses every login without it), as engine images that run sshd in pods do."""
+    return Recipe(
+        name="mpi",
+        repository="localhost/dynamo-platform/mpi-engine",
+        tag="openmpi-4.1",
+        packages=("python3", "python3-mpi4py", "openmpi-bin", "openssh-server", "openssh-client"),
+        lock=None,
+        inputs=(HERE / "build.py",),
+        user=None,
+        docker_archive=False,
+        finish=(
+            "rm -f /etc/ssh/ssh_host_*",
+            "mkdir -p /etc/ssh/sshd_config.d",
+            "echo 'UsePAM no' > /etc/ssh/sshd_config.d/00-container.conf",
+        ),
+        extra_config={
+            "config": ImageConfig(
+                user="0:0",
+                workdir="/root",
+                entrypoint=[],
+                cmd=["/bin/bash"],
+                env={
+                    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                    "HOME": "/root",
+                    "PYTHONUNBUFFERED": "1",
+                },
+                ports=["2222/tcp"],
+                labels={
+                    "org.opencontainers.image.title": "mpi-engine",
+                    "org.opencontainers.image.description": (
+                        "Debian's OpenMPI, mpi4py and OpenSSH: a TensorRT-LLM-shaped multinode engine image "
+                        "without the engine, for the local real node"
+                    ),
+                },
+            )
+        },
+    )
+
+
+def helm_test_recipe() -> Recipe:
+    """The chart's ``helm test`` pod on the real node (``tests.image``): a POSIX ``sh``, ``wget -qO-`` and
+    ``nc -z -w``, the commands the chart's test runs with the public busybox image. Debian's packages, not
+    Debian's static busybox: that one's ``nc`` is built without ``-z`` (it printed its usage and the helm
+    test failed on it, whatever it checked)."""
+    return Recipe(
+        name="helm-test",
+        repository="localhost/dynamo-platform/helm-test",
+        tag="bookworm",
+        packages=("wget", "netcat-openbsd"),
+        lock=None,
+        inputs=(HERE / "build.py",),
+        user=None,
+        docker_archive=False,
+        extra_config={
+            "config": ImageConfig(
+                user="65534:65534",
+                workdir="/",
+                entrypoint=[],
+                cmd=["/bin/sh"],
+                env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+                ports=[],
+                labels={
+                    "org.opencontainers.image.title": "helm-test",
+                    "org.opencontainers.image.description": (
+                        "sh, wget and nc from Debian's packages: the platform chart's helm test pod on the "
+                        "local real node"
+                    ),
+                },
+            )
+        },
+    )
 
 
 # ---- the Dockerfile as the source of the operator image's configuration ----------------------------------
@@ -386,11 +472,13 @@ class Builder:
 
     # -- payload: wheels, our own wheel, the install script ------------------------------------------------
     def prepare_payload(self) -> None:
-        wheels = self.payload / "wheels"
-        wheels.mkdir(parents=True)
-        for name in fetch_wheels(self.recipe.lock, self):
-            os.link(CACHE_ROOT / "wheels" / name, wheels / name)
-        shutil.copy2(self.recipe.lock, self.payload / "requirements.lock")
+        self.payload.mkdir(parents=True)
+        if self.recipe.lock is not None:
+            wheels = self.payload / "wheels"
+            wheels.mkdir()
+            for name in fetch_wheels(self.recipe.lock, self):
+                os.link(CACHE_ROOT / "wheels" / name, wheels / name)
+            shutil.copy2(self.recipe.lock, self.payload / "requirements.lock")
         if self.recipe.own_wheel:
             build_own_wheel(self.payload / "own", self)
         if self.recipe.model:
@@ -434,8 +522,8 @@ class Builder:
             "PYTHONHASHSEED": "0",
             "LC_ALL": "C.UTF-8",
         }
-        lock = self.recipe.lock.relative_to(REPO)
-        self.say(f"root filesystem: {', '.join(self.recipe.packages)} and {lock}")
+        lock = f" and {self.recipe.lock.relative_to(REPO)}" if self.recipe.lock else ""
+        self.say(f"root filesystem: {', '.join(self.recipe.packages)}{lock}")
         self.run(argv, "mmdebstrap", env)
         finish_rootfs(rootfs, self.epoch)
         (self.out / "packages.txt").write_text(dpkg_versions(rootfs))
@@ -627,26 +715,31 @@ def build_own_wheel(dest: Path, b: Builder) -> None:
 
 def install_script(recipe: Recipe, epoch: int) -> str:
     """Runs inside the new root filesystem (chroot): the virtualenv, the locked wheels, the user."""
-    u = recipe.user
     lines = [
         "set -eu",
         "export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 PYTHONHASHSEED=0",
         f"export SOURCE_DATE_EPOCH={epoch} PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_NO_INPUT=1",
-        f"python3 -m venv {VENV}",
-        f"{VENV}/bin/pip install --quiet --no-index --no-deps --require-hashes "
-        "--find-links /tmp/payload/wheels -r /tmp/payload/requirements.lock",
     ]
-    if recipe.own_wheel:
-        lines.append(f"{VENV}/bin/pip install --quiet --no-index --no-deps /tmp/payload/own/*.whl")
-    lines.append(f"{VENV}/bin/pip uninstall --quiet --yes pip setuptools")
+    if recipe.lock is not None:
+        lines += [
+            f"python3 -m venv {VENV}",
+            f"{VENV}/bin/pip install --quiet --no-index --no-deps --require-hashes "
+            "--find-links /tmp/payload/wheels -r /tmp/payload/requirements.lock",
+        ]
+        if recipe.own_wheel:
+            lines.append(f"{VENV}/bin/pip install --quiet --no-index --no-deps /tmp/payload/own/*.whl")
+        lines.append(f"{VENV}/bin/pip uninstall --quiet --yes pip setuptools")
     if recipe.model:
         lines.append(f"RAYON_NUM_THREADS=1 {VENV}/bin/python /tmp/payload/make_model.py /models/tiny")
-    lines += [
-        f"echo '{u.name}:x:{u.uid}:{u.uid}::{u.home}:/usr/sbin/nologin' >> /etc/passwd",
-        f"echo '{u.name}:x:{u.uid}:' >> /etc/group",
-    ]
-    if u.create_home:
-        lines.append(f"mkdir -p {u.home} && chown {u.uid}:{u.uid} {u.home}")
+    u = recipe.user
+    if u is not None:
+        lines += [
+            f"echo '{u.name}:x:{u.uid}:{u.uid}::{u.home}:/usr/sbin/nologin' >> /etc/passwd",
+            f"echo '{u.name}:x:{u.uid}:' >> /etc/group",
+        ]
+        if u.create_home:
+            lines.append(f"mkdir -p {u.home} && chown {u.uid}:{u.uid} {u.home}")
+    lines += recipe.finish
     return "\n".join(lines) + "\n"
 
 
@@ -836,7 +929,17 @@ def locked(path: Path) -> Iterator[None]:
         yield
 
 
-RECIPE_NAMES = ("operator", "runtime", "pause", "nats", "etcd", "lws", "local-path-provisioner")
+RECIPE_NAMES = (
+    "operator",
+    "runtime",
+    "mpi",
+    "helm-test",
+    "pause",
+    "nats",
+    "etcd",
+    "lws",
+    "local-path-provisioner",
+)
 
 
 def _plan(name: str, quiet: bool) -> tuple[str, Callable[[Path], dict]]:

@@ -1,11 +1,10 @@
-"""The dynamo-platform chart installs, passes `helm test` and uninstalls on the local cluster.
+"""The dynamo-platform chart on the local cluster: what the kwok nodes add to `ct install` on the real node.
 
-kwok makes every Pod Ready (and Job / helm-test Pods complete) without running containers, so this
-checks what Helm and the API server see: the chart is valid against a real Kubernetes 1.36 API
-(CRDs, RBAC, webhook configurations, hooks, Services), `helm install --wait` converges, and the
-chart's test Pod completes. One install per charts/platform/ci/*-values.yaml, as `ct install` does (`ct
-lint` runs with the chart checks: tests/unit/test_chart_lint.py). With grove.enabled (and Kai) the
-install brings the CRDs a PodCliqueSet needs: one the operator renders is accepted right after it.
+Every charts/platform/ci/*-values.yaml is installed, helm-tested and uninstalled by `ct install` with its
+workloads running for real on the real node (tests/realnode/test_01_ct_install.py); `ct lint` runs with the
+chart checks (tests/unit/test_chart_lint.py). Here: with grove.enabled (and Kai) the install brings the CRDs a
+PodCliqueSet needs (one the operator renders is accepted right after it), the metrics listeners as the chart
+lays them out, an install without NATS and etcd, and garbage values refused before anything is created.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "platform"
-CI_VALUES = sorted((CHART / "ci").glob("*-values.yaml"))
 
 
 def _run(
@@ -65,60 +63,18 @@ def _grove_crds_serve_a_rendered_podcliqueset(env: dict[str, str], namespace: st
     _kubectl_json(env, "get", "podcliqueset", pcs["metadata"]["name"], "-n", namespace)
 
 
-@pytest.mark.parametrize("values", CI_VALUES, ids=[p.name for p in CI_VALUES])
-def test_install_and_helm_test(kube_cluster, values: Path) -> None:
+def test_grove_and_kai_subcharts_bring_the_crds_a_podcliqueset_needs(kube_cluster) -> None:
+    """The cluster-wide CI values (grove and kai-scheduler enabled) on a cluster without their CRDs: the
+    install brings them, and a PodCliqueSet the operator renders is created with strict validation."""
     env = kube_cluster.env
     release = f"dp-{uuid.uuid4().hex[:6]}"
     namespace = f"{release}-ns"
-    grove = (yaml.safe_load(values.read_text()).get("grove") or {}).get("enabled", False)
-    if grove:
-        remove_third_party_crds(env)  # so only the chart can bring them
-    _run(
-        [
-            "helm",
-            "install",
-            release,
-            str(CHART),
-            "--namespace",
-            namespace,
-            "--create-namespace",
-            "--values",
-            str(values),
-            "--wait",
-            "--timeout",
-            "300s",
-        ],
-        env,
-    )
+    remove_third_party_crds(env)  # so only the chart can bring them
+    argv = ["helm", "install", release, str(CHART), "--namespace", namespace, "--create-namespace"]
+    argv += ["--values", str(CHART / "ci" / "cluster-wide-values.yaml"), "--wait", "--timeout", "300s"]
+    _run(argv, env)
     try:
-        deploy = _kubectl_json(
-            env, "-n", namespace, "get", "deployment", f"{release}-dynamo-operator-controller-manager"
-        )
-        assert deploy["status"].get("readyReplicas") == deploy["spec"]["replicas"]
-        container = deploy["spec"]["template"]["spec"]["containers"][0]
-        assert container["command"] == ["dynamo-operator"]
-        assert container["args"][:3] == ["run", "--config", "/etc/dynamo-operator/config.yaml"]
-
-        hooks = _kubectl_json(
-            env,
-            "get",
-            "validatingwebhookconfigurations,mutatingwebhookconfigurations",
-            "-l",
-            f"nvidia.com/dynamo-operator-namespace={namespace}",
-        )["items"]
-        assert len(hooks) == 2
-        injection = "nvidia.com/dynamo-webhook-cabundle-injection"
-        assert all(h["metadata"]["labels"].get(injection) == "true" for h in hooks)
-        svc = _kubectl_json(env, "-n", namespace, "get", "service", "dynamo-operator-webhook-service")
-        assert svc["spec"]["ports"][0]["port"] == 443
-
-        for sts in ("nats", "etcd"):
-            obj = _kubectl_json(env, "-n", namespace, "get", "statefulset", f"{release}-{sts}")
-            assert obj["status"].get("readyReplicas") == obj["spec"]["replicas"], sts
-
-        _run(["helm", "test", release, "--namespace", namespace, "--timeout", "300s"], env)
-        if grove:
-            _grove_crds_serve_a_rendered_podcliqueset(env, namespace)
+        _grove_crds_serve_a_rendered_podcliqueset(env, namespace)
     finally:
         subprocess.run(
             ["helm", "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "300s"],

@@ -7,7 +7,8 @@
   key they reference exists in the namespace. A multinode TensorRT-LLM graph gets its sshd
   NetworkPolicy, which the API server accepts and which the graph's deletion takes along; the chart's
   grant lets the operator's ServiceAccount write NetworkPolicies (SubjectAccessReview).
-  (That the hardened chart installs, with ``helm test``, is ``test_chart_install`` with the same file.)
+  (That the hardened chart installs and passes ``helm test`` for real is ``ct install`` on the real node:
+  tests/realnode/test_01_ct_install.py, with the same file.)
 * ``security.workloads.restrictedSecurityContext``: a graph's pods are admitted into a namespace that
   enforces the restricted Pod Security level (the API server's own admission; with the switch off they
   are not, which this test was seen to catch), and a pod without the injected settings is refused there.

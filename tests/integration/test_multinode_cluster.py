@@ -7,8 +7,8 @@
   can never become ready here, and the DGD status must say exactly that, naming the object.
 * The multinode TensorRT-LLM pods carry their namespace's MPI SSH key id on both pathways, and new keys
   change every such template (issue 30).
-* That ``helm install`` with ``grove.enabled=true`` brings these CRDs is checked by the chart's own install
-  test (test_chart_install.py).
+* That ``helm install`` with ``grove.enabled=true`` brings these CRDs is checked by
+  test_chart_install.py::test_grove_and_kai_subcharts_bring_the_crds_a_podcliqueset_needs.
 
 The module removes the third-party CRDs when it ends: operators in other modules auto-detect Grove.
 """

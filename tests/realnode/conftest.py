@@ -8,6 +8,7 @@ Makefile sets it) and the machine can run a node (root, kernel features, Debian 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -21,13 +22,17 @@ import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from dynamo_localcluster.realnode import storage
+from dynamo_localcluster.realnode.node import chart_values_args
 from realnode_helpers import NAMESPACE, Platform, kubectl
 from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 RELEASE = "dynamo-platform"
-VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
+# Images only the tier runs, besides the platform's: the LeaderWorkerSet controller, the MPI engine image.
+TIER_IMAGES = ("lws", "mpi")
+GPU = "nvidia.com/gpu"
+FAKE_GPUS = 4  # two multinode groups of 1 GPU a pod, one terminating while the next starts
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -87,7 +92,7 @@ def node(built_images, fresh_operator_build) -> Iterator[LocalCluster]:
     """The ``node`` profile with the operator and runtime images imported; its teardown must leave nothing."""
     from dynamo_localcluster.realnode.node import PLATFORM_IMAGES, built_image
 
-    images = [(built_image(r).ref, built_image(r).archive) for r in PLATFORM_IMAGES]
+    images = [(built_image(r).ref, built_image(r).archive) for r in (*PLATFORM_IMAGES, *TIER_IMAGES)]
     cluster = LocalCluster(CLUSTER_DIR, profile="node", nodes=2, node_images=images)
     cluster.start(timeout=300)
     try:
@@ -122,6 +127,30 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
                 time.sleep(0.2)  # not a wait: the Job watch thread's pause before re-opening its stream
 
 
+def _start_lws_controller(node: LocalCluster) -> None:
+    """The LeaderWorkerSet controller as a real Pod (realnode/lws.py), its admission answering (``lws.ready``)
+    before the operator starts (it detects LWS) and before any graph makes a LeaderWorkerSet."""
+    from dynamo_localcluster.realnode import lws
+    from dynamo_localcluster.realnode.node import built_image
+    from support.poll import wait_for
+
+    with node.api_client() as api:
+        lws.install(api, built_image("lws").ref)
+        wait_for(
+            lambda: lws.ready(api),
+            180,
+            lambda: (
+                "the LWS controller serving its admission\n"
+                + kubectl(node, "get", "pods", "-n", lws.NAMESPACE, check=False)
+                + kubectl(
+                    node, "logs", "-n", lws.NAMESPACE, f"deploy/{lws.DEPLOYMENT}", "--tail=30", check=False
+                )
+            ),
+            interval=1.0,
+            retry_on=(Exception,),
+        )
+
+
 @pytest.fixture(scope="session")
 def platform(node: LocalCluster) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
@@ -130,13 +159,14 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
         kubectl(node, "create", "-f", str(crd))
     for crd in LWS_CRD_FILES:
         wait_established(node.api_client(), yaml.safe_load(crd.read_text())["metadata"]["name"])
+    _start_lws_controller(node)
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
     watcher.start()
     started = time.monotonic()
     argv = ["helm", "install", RELEASE, str(REPO_ROOT / "charts" / "platform"), "-n", NAMESPACE]
-    argv += ["--create-namespace", "-f", str(VALUES), "--wait", "--timeout", "420s"]
+    argv += ["--create-namespace", *chart_values_args(), "--wait", "--timeout", "420s"]
     try:
         with node.api_client() as api:  # a claim that never binds fails the install at once, named
             r = storage.run_watching_claims(argv, node.env, api, NAMESPACE, timeout=480)
@@ -149,3 +179,24 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
         pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
         pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
     yield Platform(node, took, seen)
+
+
+@pytest.fixture(scope="session")
+def fake_gpus(node: LocalCluster) -> int:
+    """A stand-in, for the multinode launches that need a GPU count (vLLM, TensorRT-LLM): the real node
+    advertises ``FAKE_GPUS`` ``nvidia.com/gpu`` as an extended resource (a status patch, as the Kubernetes
+    documentation advertises one; no device plugin, and the kubelet's device manager leaves resources no
+    plugin registered alone), so the scheduler places pods that ask for them. No container touches a GPU."""
+    from dynamo_localcluster.realnode import layout
+    from support.poll import wait_for
+
+    status = {"capacity": {GPU: str(FAKE_GPUS)}, "allocatable": {GPU: str(FAKE_GPUS)}}
+    patch = json.dumps({"status": status})
+    kubectl(node, "patch", "node", layout.NODE_NAME, "--subresource=status", "--type=merge", "-p", patch)
+
+    def advertised() -> bool:
+        got = json.loads(kubectl(node, "get", "node", layout.NODE_NAME, "-o", "json"))["status"]
+        return got["allocatable"].get(GPU) == str(FAKE_GPUS)
+
+    wait_for(advertised, 30, f"the real node to advertise {FAKE_GPUS} {GPU}", interval=1.0)
+    return FAKE_GPUS

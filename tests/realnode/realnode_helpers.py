@@ -8,12 +8,14 @@ import subprocess
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
+from dynamo_localcluster.realnode import layout
+from support import graphs
 from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -186,6 +188,17 @@ def main_env(pod: dict) -> dict[str, str]:
     return {e["name"]: e.get("value", "") for e in main.get("env", [])}
 
 
+def operator_log(platform: Platform, mentioning: str, tail: int = 40) -> str:
+    """The operator pods' log lines that mention ``mentioning`` (a namespace, an object's name): why a child
+    was not created is said there (a refused create names the admission webhook or policy)."""
+    lines = []
+    for pod in operator_pods(platform):
+        name = pod["metadata"]["name"]
+        log = platform.kubectl("logs", "-n", NAMESPACE, name, check=False)
+        lines += [f"{name}: {line}" for line in log.splitlines() if mentioning in line]
+    return "\n".join(lines[-tail:])
+
+
 def pod_list(platform: Platform, ns: str, component: str, graph: str | None = None) -> list[dict]:
     selector = f"nvidia.com/dynamo-component={component}"
     if graph:
@@ -198,3 +211,76 @@ def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]
     wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **{**SLOW, "interval": 1})
     doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **{**SLOW, "interval": 2})
     return doc, url
+
+
+# ---- multinode graphs on the LeaderWorkerSet pathway ------------------------------------------------
+
+LWS_RESOURCE = "leaderworkersets.leaderworkerset.x-k8s.io"
+LWS_LABELS = "leaderworkerset.sigs.k8s.io"
+REAL_NODE = {"nodeSelector": dict(layout.NODE_SELECTOR), "tolerations": [dict(layout.TOLERATION)]}
+
+
+def stub_graph(
+    name: str,
+    backend: str,
+    worker: dict,
+    files: list[dict],
+    env: Sequence[dict] = (),
+    annotations: dict | None = None,
+) -> dict:
+    """A graph of one multinode ``worker`` on the real node (the LeaderWorkerSet pathway: no Grove) whose
+    engine is a stub: ConfigMap ``stub-engine``'s ``files`` (its items) mounted at ``/stub``, first on
+    PYTHONPATH, and ``env`` besides."""
+    pod = worker["podTemplate"]["spec"]
+    (main,) = pod["containers"]
+    main["imagePullPolicy"] = "Never"
+    main["env"] = [{"name": "PYTHONPATH", "value": "/stub"}, *env]
+    main["volumeMounts"] = [{"name": "stub-engine", "mountPath": "/stub", "readOnly": True}]
+    pod["volumes"] = [{"name": "stub-engine", "configMap": {"name": "stub-engine", "items": files}}]
+    pod.update(REAL_NODE)
+    metadata = {"annotations": {"nvidia.com/enable-grove": "false", **(annotations or {})}}
+    return graphs.dgd(worker, name=name, namespace=None, metadata=metadata, backendFramework=backend)
+
+
+def pod_json(platform: Platform, ns: str, name: str) -> dict:
+    return json.loads(platform.kubectl("get", "pod", "-n", ns, name, "-o", "json"))
+
+
+def main_log(platform: Platform, ns: str, name: str) -> str:
+    return platform.kubectl("logs", "-n", ns, name, "-c", "main", check=False)
+
+
+def apply_with_stub(platform: Platform, ns: str, graph: dict, stub: dict[str, str], tmp_path: Path) -> None:
+    """ConfigMap ``stub-engine`` (a stub engine's files, mounted by the graph's pods) and ``graph``."""
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "stub-engine"}, "data": stub}
+    for name, doc in (("stub.json", config_map), ("graph.json", graph)):
+        save(tmp_path / name, doc)
+        platform.kubectl("apply", "-n", ns, "-f", str(tmp_path / name))
+
+
+def operator_made_lws(platform: Platform, ns: str, lws_name: str) -> dict:
+    """The LeaderWorkerSet the operator created (the diagnosis names why not: a refused create is in the
+    operator's log and the namespace's Events)."""
+    return wait_for(
+        lambda: json.loads(platform.kubectl("get", LWS_RESOURCE, "-n", ns, lws_name, "-o", "json")),
+        120,
+        lambda: (
+            f"the operator to create LeaderWorkerSet {lws_name}\n{diagnosis(platform, ns)}\n"
+            f"the operator's log:\n{operator_log(platform, ns)}"
+        ),
+        **SLOW,
+    )
+
+
+def made_by_the_controller(platform: Platform, ns: str, lws: dict, pods: tuple[str, ...]) -> None:
+    """The pods are the LWS controller's, not anyone else's: labelled as it labels them, the leader's
+    StatefulSet owned by the LeaderWorkerSet."""
+    name = lws["metadata"]["name"]
+    for pod in pods:
+        labels = pod_json(platform, ns, pod)["metadata"]["labels"]
+        assert labels[f"{LWS_LABELS}/name"] == name and labels[f"{LWS_LABELS}/group-index"] == "0", labels
+    sets = json.loads(platform.kubectl("get", "statefulsets", "-n", ns, "-o", "json"))["items"]
+    owners = {
+        s["metadata"]["name"]: [o["uid"] for o in s["metadata"].get("ownerReferences", [])] for s in sets
+    }
+    assert lws["metadata"]["uid"] in owners.get(name, []), owners

@@ -1,7 +1,7 @@
 """What CI's chart-testing lint does (`ct lint --config ct.yaml`): the Chart.yaml schema (yamale), yamllint,
 `helm lint` and the helm unittest suites ct.yaml names. No cluster: the `tools` tier, run with the chart
-checks. The installs `ct install` would add (one per charts/platform/ci/*-values.yaml, `helm test`,
-uninstall) are tests/integration/test_chart_install.py::test_install_and_helm_test."""
+checks. `ct install` (one install per charts/platform/ci/*-values.yaml, `helm test`, uninstall) runs on
+the real node: tests/realnode/test_01_ct_install.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from support.imagebuild import image_build
 REPO = Path(__file__).resolve().parents[2]
 GOMOD = REPO / "tools" / "node" / "gomod"
 COMPONENTS = REPO / "charts" / "platform" / "components"
-REALNODE_VALUES = REPO / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
+REALNODE_VALUES = REPO / "tools" / "dynamo_localcluster" / "realnode" / "placement-values.yaml"
 
 # recipe -> (wrapper module directory, the Go module it builds, the pin's key)
 WRAPPERS = {

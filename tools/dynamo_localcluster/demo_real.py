@@ -24,10 +24,9 @@ from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 from .cluster import REPO_ROOT, LocalCluster
 from .demo import DEMO_NAMESPACE, NAMESPACE, RELEASE, Demo, DemoError, wait
 from .realnode import layout, storage
-from .realnode.node import PLATFORM_IMAGES, built_image
+from .realnode.node import PLATFORM_IMAGES, built_image, chart_values_args
 
 EXAMPLE = REPO_ROOT / "examples" / "mocker-etcd.yaml"
-VALUES = REPO_ROOT / "tools" / "dynamo_localcluster" / "realnode" / "chart-values.yaml"
 OPERATOR_SELECTOR = "app.kubernetes.io/name=dynamo-operator,app.kubernetes.io/component=manager"
 ETCD_SERVICE_NAME = f"{RELEASE}-etcd.{NAMESPACE}.svc"  # a name the etcd server's certificate carries
 REQUEST = {"model": "tiny", "messages": [{"role": "user", "content": "Hello!"}], "max_tokens": 8}
@@ -44,7 +43,7 @@ class RealDemo(Demo):
         self.say(f"State and logs live in {self.dir}.")
         cluster = self.start_cluster()
         env = cluster.env
-        chart_args = ["-n", NAMESPACE, "-f", str(VALUES)]
+        chart_args = ["-n", NAMESPACE, *chart_values_args()]
         self.preflight(env, chart_args)
         self.helm_install_real(cluster, chart_args)
         self.bundled_services(env)

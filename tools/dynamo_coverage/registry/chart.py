@@ -1039,5 +1039,17 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:platform/templates/tests/test-connection.yaml",
             "helm:platform/tests/platform_test.yaml::tests.image is the helm test pod's image (a mirror for air-gapped clusters)",
         ),
+        "tests.imagePullPolicy": acts(
+            "tpl:platform/templates/tests/test-connection.yaml",
+            "helm:platform/tests/platform_test.yaml::tests.nodeSelector, tests.tolerations and tests.imagePullPolicy place the helm test pod and pull its image",
+        ),
+        "tests.nodeSelector": acts(
+            "tpl:platform/templates/tests/test-connection.yaml",
+            "helm:platform/tests/platform_test.yaml::tests.nodeSelector, tests.tolerations and tests.imagePullPolicy place the helm test pod and pull its image",
+        ),
+        "tests.tolerations": acts(
+            "tpl:platform/templates/tests/test-connection.yaml",
+            "helm:platform/tests/platform_test.yaml::tests.nodeSelector, tests.tolerations and tests.imagePullPolicy place the helm test pod and pull its image",
+        ),
     },
 }

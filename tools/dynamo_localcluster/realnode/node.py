@@ -30,9 +30,19 @@ from . import cgroups, dns, kubelet, layout, network, preflight, runtime, storag
 # Images every node imports besides the caller's: the sandbox, the storage provisioner and its helper Pods'
 # shell (the operator image: Debian's /bin/sh and coreutils).
 OWN_IMAGES = ("pause", "local-path-provisioner", storage.HELPER_RECIPE)
-# Images the platform installed on the node runs (the chart with realnode/chart-values.yaml, the graphs of
-# examples/mocker-*.yaml): what the tier, the demo and `dynamo-localcluster up --profile node` import.
-PLATFORM_IMAGES = ("operator", "runtime", "nats", "etcd")
+# Images the platform installed on the node runs (the chart with ``chart_values_args``, its helm test pod,
+# the graphs of examples/mocker-*.yaml): what the tier, the demo and `dynamo-localcluster up --profile node`
+# import.
+PLATFORM_IMAGES = ("operator", "runtime", "nats", "etcd", "helm-test")
+# The chart's values on the node: where each workload runs and from which image (every install, ct's too),
+# then the tier's and the demo's own choices.
+PLACEMENT_VALUES = Path(__file__).parent / "placement-values.yaml"
+CHART_VALUES = Path(__file__).parent / "chart-values.yaml"
+
+
+def chart_values_args() -> list[str]:
+    """``helm install`` arguments of the platform installed on the node (the tier's and the demo's)."""
+    return ["-f", str(PLACEMENT_VALUES), "-f", str(CHART_VALUES)]
 
 
 class NodeError(RuntimeError):

@@ -1,9 +1,12 @@
-"""Stand-in for ``python3 -m dynamo.sglang`` on the real node (no GPU, no SGLang): mounted from a ConfigMap
-over the runtime image's ``dynamo`` package (PYTHONPATH), it runs the launch the operator rewrote for a
-multinode component and forms the group as SGLang's distributed init does. Rank 0 listens on the
-``--dist-init-addr`` port and serves the worker probes' ``/live`` and ``/health`` on ``DYN_SYSTEM_PORT``
-(healthy once every other rank joined); every other rank resolves the leader's address, connects, and says
-its rank. It prints its arguments first (one JSON line) so the test can compare them with the rendering.
+"""Stand-in for ``python3 -m dynamo.sglang`` and ``python3 -m dynamo.vllm`` on the real node (no GPU, no
+engine): mounted from a ConfigMap over the runtime image's ``dynamo`` package (PYTHONPATH) as both modules,
+it runs the launch the operator rewrote for a multinode component and forms the group as the engine's
+distributed init does: SGLang's ``--dist-init-addr host:port --nnodes N --node-rank R``, or vLLM's
+multiprocessing executor across nodes (``--master-addr host --master-port P --nnodes N --node-rank R``,
+``--headless`` on the workers). Rank 0 listens on the rendezvous port and serves the worker probes' ``/live``
+and ``/health`` on ``DYN_SYSTEM_PORT`` (healthy once every other rank joined); every other rank resolves the
+leader's address, connects, and says its rank. It prints its arguments first (one JSON line) so the test can
+compare them with the rendering.
 """
 
 from __future__ import annotations
@@ -20,14 +23,22 @@ import time
 JOIN_TIMEOUT = 180.0  # a rank without its leader after this long exits (the pod restarts)
 
 
-def parse() -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="dynamo.sglang (stub)")
-    p.add_argument("--model-path", required=True)
-    p.add_argument("--dist-init-addr", required=True)
+def parse() -> tuple[str, int, int, int]:
+    """(leader host, rendezvous port, nnodes, node rank) from SGLang's or vLLM's flags."""
+    p = argparse.ArgumentParser(prog="dynamo engine (stub)")
+    p.add_argument("--dist-init-addr")  # SGLang
+    p.add_argument("--master-addr")  # vLLM, mp executor
+    p.add_argument("--master-port", type=int)
+    p.add_argument("--distributed-executor-backend")
     p.add_argument("--nnodes", type=int, required=True)
     p.add_argument("--node-rank", type=int, required=True)
     args, _ = p.parse_known_args()
-    return args
+    if args.dist_init_addr:
+        host, _, port = args.dist_init_addr.rpartition(":")
+        return host, int(port), args.nnodes, args.node_rank
+    if args.distributed_executor_backend != "mp" or not args.master_addr or not args.master_port:
+        p.error("neither --dist-init-addr nor the mp executor's --master-addr/--master-port")
+    return args.master_addr, args.master_port, args.nnodes, args.node_rank
 
 
 def serve_health(joined: set[int], expected: int) -> None:
@@ -82,12 +93,11 @@ def follow(host: str, port: int, rank: int) -> None:
 
 def main() -> None:
     print(json.dumps({"argv": sys.argv[1:]}), flush=True)
-    args = parse()
-    host, _, port = args.dist_init_addr.rpartition(":")
-    if args.node_rank == 0:
-        lead(int(port), args.nnodes)
+    host, port, nnodes, rank = parse()
+    if rank == 0:
+        lead(port, nnodes)
     else:
-        follow(host, int(port), args.node_rank)
+        follow(host, port, rank)
 
 
 main()
