@@ -88,8 +88,9 @@ def test_a_lean_deployment_answers_status_as_the_whole_does(ready, unavailable):
         json.dumps(lean)
 
 
-def test_a_lean_pod_counts_as_the_whole_does():
-    pod = {
+def running_pod(labels: dict, **metadata) -> dict:
+    """A component's scheduled, running pod as the apiserver sends it (``labels`` beside the selector's)."""
+    return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -97,12 +98,17 @@ def test_a_lean_pod_counts_as_the_whole_does():
             "namespace": "ns",
             "uid": "u",
             "resourceVersion": "3",
-            "labels": {names.LABEL_SELECTOR: "g-decode", "other": "x"},
+            "labels": {names.LABEL_SELECTOR: "g-decode", "other": "x", **labels},
             **copy.deepcopy(MANAGED),
+            **metadata,
         },
         "spec": {"nodeName": "n1", "containers": [{"name": "main", "image": "i"}]},
         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
     }
+
+
+def test_a_lean_pod_counts_as_the_whole_does():
+    pod = running_pod({})
     lean = caches.TRANSFORMS[PODS](copy.deepcopy(pod))
     for p in (pod, lean):
         cache = Indexer()
@@ -120,19 +126,8 @@ def test_the_topology_controller_reads_a_lean_pod_as_the_whole():
     from dynamo_operator.render import kvtransfer
 
     copied = kvtransfer.LABEL_PREFIX + "rack"
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": "p",
-            "namespace": "ns",
-            "resourceVersion": "3",
-            "labels": {names.LABEL_SELECTOR: "g-decode", copied: "r1", "other": "x"},
-            "annotations": {kvtransfer.ANN_CLUSTER_TOPOLOGY: "topo", "unrelated": "y" * 100},
-        },
-        "spec": {"nodeName": "n1"},
-        "status": {"phase": "Running"},
-    }
+    annotations = {kvtransfer.ANN_CLUSTER_TOPOLOGY: "topo", "unrelated": "y" * 100}
+    pod = running_pod({copied: "r1"}, annotations=annotations)
     lean = caches.TRANSFORMS[PODS](copy.deepcopy(pod))
     assert topology.wants_labels(pod) and topology.wants_labels(lean)
     assert lean["metadata"]["annotations"] == {kvtransfer.ANN_CLUSTER_TOPOLOGY: "topo"}
