@@ -65,6 +65,16 @@ class FakeClient:
         self.writes.append(("apply", key[2]))
         return merged
 
+    def delete(self, res, name, namespace=None, preconditions=None):
+        key = self._key(res, name, namespace)
+        cur = self.objs.get(key)
+        if cur is None:
+            raise ApiException(status=404)
+        if preconditions and preconditions.get("uid") not in (None, cur["metadata"].get("uid")):
+            raise ApiException(status=409)
+        del self.objs[key]
+        self.writes.append(("delete", name))
+
     def replace(self, res, body, subresource=None):
         key = self._key(res, body["metadata"]["name"], body["metadata"].get("namespace"))
         cur = self.objs.get(key)

@@ -292,6 +292,29 @@ def read_secret(deps: Deps, cache: Indexer | None, namespace: str, name: str) ->
         raise
 
 
+def release_secret(deps: Deps, have: dict, owner_uid: str) -> bool:
+    """Drop ``owner_uid`` from the owners of the operator's per-namespace Secret ``have``; with the last owner
+    gone, delete it, by uid (a Secret made again meanwhile stays). True when this call deleted it; a Secret
+    already gone or changed meanwhile is left to the next pass."""
+    md = have["metadata"]
+    refs = md.get("ownerReferences") or []
+    rest = [r for r in refs if r.get("uid") != owner_uid]
+    if len(rest) == len(refs):
+        return False
+    try:
+        if rest:
+            body = {**have, "metadata": {**md, "ownerReferences": rest}}
+            body["metadata"].pop("managedFields", None)
+            deps.recent.remember(have, deps.client.replace(SECRETS, body))
+            return False
+        deps.client.delete(SECRETS, md["name"], md["namespace"], preconditions={"uid": md.get("uid")})
+    except ApiException as e:
+        if e.status not in (404, 409):
+            raise
+        return False
+    return True
+
+
 def replace_secret(deps: Deps, have: dict, body: dict) -> dict:
     """Write ``body`` over the Secret ``have`` (its resourceVersion guards the write) and remember the write
     for the cache; a concurrent change is a Conflict (the pass is retried)."""

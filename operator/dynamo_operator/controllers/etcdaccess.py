@@ -37,7 +37,7 @@ from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 from dynamo_operator.runtime.log import get_logger
 
-from .common import Deps, read_secret, replace_secret
+from .common import Deps, read_secret, release_secret, replace_secret
 from .sync import Conflict, owner_reference
 
 log = get_logger("etcd-access")
@@ -190,25 +190,11 @@ class EtcdAccessSync:
 
     def _release(self, owner: dict, namespace: str, name: str, ctx: RenderContext) -> None:
         have = self._get(namespace, name)
-        if have is None or not ea.is_ours(have):
-            return
-        uid = owner["metadata"]["uid"]
-        refs = have["metadata"].get("ownerReferences") or []
-        rest = [r for r in refs if r.get("uid") != uid]
-        if len(rest) == len(refs):
-            return
-        try:
-            if rest:
-                body = {**have, "metadata": {**have["metadata"], "ownerReferences": rest}}
-                body["metadata"].pop("managedFields", None)
-                self.deps.recent.remember(have, self.deps.client.replace(SECRETS, body))
-                return
-            self.deps.client.delete(
-                SECRETS, name, namespace, preconditions={"uid": have["metadata"].get("uid")}
-            )
-        except ApiException as e:
-            if e.status not in (404, 409):
-                raise
+        if (
+            have is None
+            or not ea.is_ours(have)
+            or not release_secret(self.deps, have, owner["metadata"]["uid"])
+        ):
             return
         self._event(owner, "DeleteSecret", f"Deleted Secret {namespace}/{name}: no graph here uses etcd")
         self.forget_namespace(namespace, ctx)

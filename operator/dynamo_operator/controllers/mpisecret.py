@@ -41,7 +41,7 @@ from dynamo_operator.render.mpisecret import (
 from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.sshkeys import MPI_SSH_KEYS, complete_keys
 
-from .common import Deps, read_secret, replace_secret
+from .common import Deps, read_secret, release_secret, replace_secret
 from .sync import owner_reference
 
 
@@ -146,22 +146,6 @@ class MPISecretSync:
 
     def _release(self, owner: dict, namespace: str, name: str) -> None:
         have = self._get(namespace, name)
-        if have is None or not is_ours(have):
+        if have is None or not is_ours(have) or not release_secret(self.deps, have, owner["metadata"]["uid"]):
             return
-        uid = owner["metadata"]["uid"]
-        refs = have["metadata"].get("ownerReferences") or []
-        rest = [r for r in refs if r.get("uid") != uid]
-        if len(rest) == len(refs):
-            return
-        md = have["metadata"]
-        try:
-            if rest:
-                body = {**have, "metadata": {**md, "ownerReferences": rest}}
-                body["metadata"].pop("managedFields", None)
-                self.deps.recent.remember(have, self.deps.client.replace(SECRETS, body))
-            else:
-                self.deps.client.delete(SECRETS, name, namespace, preconditions={"uid": md.get("uid")})
-                self.deps.recorder.normal(owner, "DeleteSecret", f"Deleted Secret {namespace}/{name}")
-        except ApiException as e:
-            if e.status not in (404, 409):
-                raise
+        self.deps.recorder.normal(owner, "DeleteSecret", f"Deleted Secret {namespace}/{name}")
