@@ -259,17 +259,11 @@ def chart_operator_identity(kube_cluster, prefix: str):
     import yaml
     from dynamo_localcluster.cluster import REPO_ROOT
 
+    from support.rbac import render
+
     env = kube_cluster.env
     release = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    r = subprocess.run(
-        ["helm", "template", release, str(REPO_ROOT / "charts" / "platform"), "-n", f"{release}-system"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    docs = render(env, REPO_ROOT / "charts" / "platform", release, f"{release}-system")
     crbs = [d for d in docs if d["kind"] == "ClusterRoleBinding"]
     (manager,) = [d for d in crbs if d["metadata"]["name"].endswith("-manager")]
     (subject,) = manager["subjects"]
