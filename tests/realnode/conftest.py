@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
+from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.realnode import storage
 from dynamo_localcluster.realnode.node import chart_values_args
 from realnode_helpers import NAMESPACE, Platform, kubectl
@@ -28,7 +29,6 @@ from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
 CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
-RELEASE = "dynamo-platform"
 # Images only the tier runs, besides the platform's: the LeaderWorkerSet controller, the MPI engine image.
 TIER_IMAGES = ("lws", "mpi")
 GPU = "nvidia.com/gpu"

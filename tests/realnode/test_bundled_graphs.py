@@ -9,6 +9,7 @@ import time
 import urllib.request
 
 import pytest
+from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.demo_real import etcd_keys
 from dynamo_operator.render.etcdaccess import PROXY_ADDRESS, key_root
 from realnode_helpers import (
@@ -27,7 +28,7 @@ from realnode_helpers import (
 )
 from support.poll import wait_for
 
-ETCD = "dynamo-platform-etcd"
+ETCD = f"{RELEASE}-etcd"  # the bundled etcd StatefulSet of the tier's release
 NATS = "dynamo-platform-nats"
 # The longest the etcd-discovery graph may go without answering while its etcd pod is deleted and replaced
 # (measured: it keeps answering throughout, 0 s: the frontend routes from what it already discovered, the
