@@ -93,6 +93,41 @@ def split_hosts(hosts: list[str]) -> tuple[list[str], list[str]]:
     return dns, ips
 
 
+def _issue(
+    ca_cert_pem: bytes,
+    ca_key_pem: bytes,
+    common_name: str,
+    validity: dt.timedelta,
+    now: dt.datetime | None,
+    extensions: list[tuple[x509.ExtensionType, bool]],
+) -> tuple[bytes, bytes]:
+    """A leaf certificate for a new key, signed by the CA, backdated by ``BACKDATE`` and never outliving the
+    CA, with ``extensions`` (value, critical) beside the basic constraints and the authority key id that
+    every leaf carries: (cert PEM, key PEM)."""
+    ca = x509.load_pem_x509_certificate(ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    key = _key()
+    start = (now or _now()) - BACKDATE
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(min(start + validity, ca.not_valid_after_utc))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.public_key()),  # type: ignore[arg-type]
+            critical=False,
+        )
+    )
+    for value, critical in extensions:
+        builder = builder.add_extension(value, critical=critical)
+    cert = builder.sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+    return _cert_pem(cert), _key_pem(key)
+
+
 def issue_serving(
     ca_cert_pem: bytes,
     ca_key_pem: bytes,
@@ -103,46 +138,26 @@ def issue_serving(
     """A serverAuth certificate for ``hosts`` (DNS names and IPs) signed by the CA, never outliving it."""
     if not hosts:
         raise ValueError("a serving certificate needs at least one host")
-    ca = x509.load_pem_x509_certificate(ca_cert_pem)
-    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
-    key = _key()
-    start = (now or _now()) - BACKDATE
-    end = min(start + validity, ca.not_valid_after_utc)
     dns, ips = split_hosts(hosts)
     sans: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
     sans += [x509.IPAddress(ipaddress.ip_address(i)) for i in ips]
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0][:64])]))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(end)
-        .add_extension(x509.SubjectAlternativeName(sans), critical=False)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=True,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.public_key()),  # type: ignore[arg-type]
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
+    usage = x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=True,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=False,
+        crl_sign=False,
+        encipher_only=False,
+        decipher_only=False,
     )
-    return _cert_pem(cert), _key_pem(key)
+    extensions: list[tuple[x509.ExtensionType, bool]] = [
+        (x509.SubjectAlternativeName(sans), False),
+        (usage, True),
+        (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), False),
+    ]
+    return _issue(ca_cert_pem, ca_key_pem, hosts[0][:64], validity, now, extensions)
 
 
 def issue_client(
@@ -154,27 +169,10 @@ def issue_client(
 ) -> tuple[bytes, bytes]:
     """A clientAuth certificate whose subject is ``common_name`` alone (etcd maps a client certificate to
     the user named by its Common Name), signed by the CA, never outliving it: (cert PEM, key PEM)."""
-    ca = x509.load_pem_x509_certificate(ca_cert_pem)
-    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
-    key = _key()
-    start = (now or _now()) - BACKDATE
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(start)
-        .not_valid_after(min(start + validity, ca.not_valid_after_utc))
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca.public_key()),  # type: ignore[arg-type]
-            critical=False,
-        )
-        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
-    )
-    return _cert_pem(cert), _key_pem(key)
+    extensions: list[tuple[x509.ExtensionType, bool]] = [
+        (x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+    ]
+    return _issue(ca_cert_pem, ca_key_pem, common_name, validity, now, extensions)
 
 
 def self_signed_serving(hosts: list[str], validity: dt.timedelta, common_name: str) -> tuple[bytes, bytes]:
