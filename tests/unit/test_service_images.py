@@ -64,4 +64,6 @@ def test_the_real_node_profile_sets_the_built_images_by_values():
     etcd = values["etcd"]["image"]
     assert f"{nats['repository']}:{nats['tag']}" == images["nats"].ref
     assert f"{etcd['repository']}:{etcd['tag']}" == images["etcd"].ref
+    # the graph pods' etcd grpc-proxy sidecar runs the same built etcd image
+    assert values["dynamo-operator"]["etcdAuth"]["proxyImage"] == images["etcd"].ref
     assert nats["pullPolicy"] == etcd["pullPolicy"] == "Never"  # imported; nothing is pulled on this machine
