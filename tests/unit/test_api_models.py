@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 
 import pytest
 from dynamo_operator.api import v1alpha1, v1beta1
@@ -219,3 +221,31 @@ def test_every_reference_type_has_a_model() -> None:
     assert len(v1alpha1.__all__) >= 83
     assert len(v1beta1.__all__) >= 65
     assert len(config_types.__all__) >= 32
+
+
+def test_resolved_fields_gives_types_where_an_unbuilt_model_holds_names():
+    """Models are built on first use (``defer_build``): until then a field typed with a class defined
+    further down its module holds a ForwardRef, which is why field readers go through ``resolved_fields``.
+    A fresh interpreter, since any test that validated the model has built it."""
+    code = (
+        "from dynamo_operator.api.meta import resolved_fields\n"
+        "from dynamo_operator.api.v1beta1 import DynamoComponentDeploymentSpec as M, MultinodeSpec\n"
+        "assert not M.__pydantic_complete__\n"
+        "print(repr(M.model_fields['multinode'].annotation))\n"
+        "assert resolved_fields(M)['multinode'].annotation == MultinodeSpec | None\n"
+        "assert M.__pydantic_complete__\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "ForwardRef" in out.stdout
+
+
+def test_configuration_types_are_attributes_of_api_config_on_first_use():
+    """``api.config`` loads its pydantic types only when one is asked for (``render`` without --config needs
+    none of them); asking works as an import of the name always did."""
+    from dynamo_operator.api import config
+
+    assert config.OperatorConfiguration is config_types.OperatorConfiguration
+    assert config.WebhookServer is config_types.WebhookServer
+    with pytest.raises(AttributeError, match="NoSuchType"):
+        _ = config.NoSuchType

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dynamo_operator.api import registry
+from dynamo_operator.api.meta import resolved_fields
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
@@ -33,7 +34,7 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _field(model: type[BaseModel], json_name: str) -> Any:
-    for name, info in model.model_fields.items():
+    for name, info in resolved_fields(model).items():
         if (info.alias or to_camel(name)) == json_name:
             return info.annotation
     raise KeyError(json_name)

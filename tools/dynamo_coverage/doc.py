@@ -117,6 +117,7 @@ def _schema_markers(row: Row) -> list[str]:
 def _field_info(row: Row) -> Any:
     from dynamo_operator.api import v1alpha1, v1beta1
     from dynamo_operator.api.config import types as config_types
+    from dynamo_operator.api.meta import resolved_fields
 
     from . import rows as rows_mod
 
@@ -126,7 +127,7 @@ def _field_info(row: Row) -> Any:
     for mod in candidates:
         model = getattr(mod, name, None)
         if model is not None and rows_mod.type_key(model) == row.type_key:
-            return model.model_fields.get(row.python)
+            return resolved_fields(model).get(row.python)
     return None
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from dynamo_operator.api import registry
 from dynamo_operator.api.config.types import OperatorConfiguration
-from dynamo_operator.api.meta import ApiModel, KubeModel, KubeResource
+from dynamo_operator.api.meta import ApiModel, KubeModel, KubeResource, resolved_fields
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
@@ -71,7 +71,7 @@ def _api_models(annotation: Any) -> list[type[ApiModel]]:
 
 def _own_fields(model: type[BaseModel]):
     """Fields of ``model`` except apiVersion/kind/metadata of a top-level kind (the apiserver's)."""
-    for name, info in model.model_fields.items():
+    for name, info in resolved_fields(model).items():
         if issubclass(model, KubeResource) and name in KubeResource.model_fields:
             continue
         yield name, info

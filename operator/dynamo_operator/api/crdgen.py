@@ -25,7 +25,7 @@ from pydantic import BaseModel, StringConstraints
 from pydantic.fields import FieldInfo
 
 from dynamo_operator.api import registry
-from dynamo_operator.api.meta import CrdSchema, KubeModel
+from dynamo_operator.api.meta import CrdSchema, KubeModel, resolved_fields
 
 HELM_KEEP = {"helm.sh/resource-policy": "keep"}
 
@@ -138,7 +138,7 @@ def schema_for_model(model: type[BaseModel]) -> dict[str, Any]:
         return dict(model.crd_schema)
     properties: dict[str, Any] = {}
     required: list[str] = []
-    for name, info in model.model_fields.items():
+    for name, info in resolved_fields(model).items():
         key = info.alias or name
         properties[key] = schema_for_field(info)
         if info.is_required():

@@ -18,10 +18,13 @@ pass-through schemas in the CRDs instead of the multi-megabyte expanded PodSpec 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
 
 __all__ = [
     "ApiModel",
@@ -48,7 +51,7 @@ __all__ = [
     "ResourceRequirements",
     "Time",
     "Toleration",
-    "rebuild_models",
+    "resolved_fields",
 ]
 
 PRESERVE: dict[str, Any] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
@@ -128,6 +131,10 @@ class ApiModel(BaseModel):
         extra="forbid",
         protected_namespaces=(),
         validate_assignment=False,
+        # built on first use, not at import: building every class's validator took most of the time
+        # ``dynamo-operator render`` spent importing the API (issue 34), for ~200 classes of which a render
+        # validates with two kinds; validation is the same either way (see ``resolved_fields``)
+        defer_build=True,
     )
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,17 +142,17 @@ class ApiModel(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def rebuild_models(namespace: dict[str, Any]) -> None:
-    """Resolve the forward references of every model a module defines; call it last, with ``globals()``.
+def resolved_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """``model.model_fields`` with every annotation resolved to its type.
 
-    Models name types defined further down their file (annotations are strings under ``from __future__
-    import annotations``); once the whole module exists, each model is rebuilt against it. Walking the
-    module rather than listing its models means a new model cannot be left out.
+    Why not ``model_fields`` itself: models are built on first use (``defer_build`` above), and until then a
+    field typed with a class defined further down its module (annotations are strings under ``from
+    __future__ import annotations``) still holds a ForwardRef. Code that reads field types (CRD generation,
+    the configuration's key suggestions, the coverage tools) reads them through here; building the model
+    also raises at once on a name its module does not define.
     """
-    module = namespace["__name__"]
-    for value in list(namespace.values()):
-        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == module:
-            value.model_rebuild()
+    model.model_rebuild()
+    return model.model_fields
 
 
 class KubeModel(ApiModel):

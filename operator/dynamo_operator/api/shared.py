@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from dynamo_operator.api.meta import ApiModel, Condition, rebuild_models
+from dynamo_operator.api.meta import ApiModel, Condition
 
 __all__ = [
     "CheckpointDeletionPolicy",
@@ -127,6 +127,3 @@ class DynamoComponentDeploymentStatusBase(ApiModel):
             "this component deployment."
         ),
     )
-
-
-rebuild_models(globals())

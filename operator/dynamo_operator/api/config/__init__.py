@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import copy
 import difflib
+import importlib
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import yaml
-from pydantic import ValidationError
 
 from dynamo_operator import __version__
-from dynamo_operator.api.config.types import *  # noqa: F403
-from dynamo_operator.api.config.types import CheckpointPVCConfig, OperatorConfiguration
 from dynamo_operator.api.config.unsupported import unsupported_errors
 from dynamo_operator.api.quantity import parse_quantity
+
+if TYPE_CHECKING:
+    from dynamo_operator.api.config.types import *  # noqa: F403
+    from dynamo_operator.api.config.types import CheckpointPVCConfig, OperatorConfiguration
 
 API_VERSION = "operator.config.dynamo.nvidia.com/v1alpha1"
 KIND = "OperatorConfiguration"
@@ -81,6 +83,16 @@ ISTIO_TLS_MODES = ("DISABLE", "SIMPLE", "ISTIO_MUTUAL", "MUTUAL")
 _DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def __getattr__(name: str) -> Any:
+    """The configuration's pydantic models (``types``), loaded on first use: building their classes costs
+    a measurable part of ``dynamo-operator render``'s start (issue 34), and rendering without ``--config``
+    needs only ``DEFAULTS``, ``effective`` and ``lookup`` from here."""
+    types = importlib.import_module(f"{__name__}.types")  # not ``from . import``: that asks __getattr__
+    if name in types.__all__:
+        return getattr(types, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(ValueError):
@@ -339,9 +351,12 @@ def _loc(loc: tuple[Any, ...]) -> str:
 
 def _model_at(path: list[str]) -> Any:
     """The pydantic model a dotted path of camelCase keys leads to (None past a leaf or a map)."""
+    from dynamo_operator.api.config.types import OperatorConfiguration
+    from dynamo_operator.api.meta import resolved_fields
+
     model: Any = OperatorConfiguration
     for key in path:
-        fields = {(f.alias or n): f for n, f in getattr(model, "model_fields", {}).items()}
+        fields = {(f.alias or n): f for n, f in resolved_fields(model).items()}
         field = fields.get(key)
         if field is None:
             return None
@@ -359,11 +374,13 @@ def _model_at(path: list[str]) -> Any:
 def _explain(error: Any) -> tuple[str, str]:
     """(field path, message with the fix) for one pydantic error: an unknown key gets the closest known
     key at that level; a wrong type says what was given."""
+    from dynamo_operator.api.meta import resolved_fields
+
     path = _loc(error["loc"])
     if error["type"] == "extra_forbidden":
         parts = path.split(".")
         model = _model_at(parts[:-1])
-        known = sorted((f.alias or n) for n, f in model.model_fields.items()) if model is not None else []
+        known = sorted((f.alias or n) for n, f in resolved_fields(model).items()) if model is not None else []
         close = difflib.get_close_matches(parts[-1], known, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"known keys here: {', '.join(known)}"
         return path, f"unknown key ({hint}); fix the spelling or remove it"
@@ -374,6 +391,10 @@ def _explain(error: Any) -> tuple[str, str]:
 
 def parse_operator_config(raw: dict[str, Any] | None) -> OperatorConfiguration:
     """Default and validate an already-parsed configuration document."""
+    from pydantic import ValidationError
+
+    from dynamo_operator.api.config.types import OperatorConfiguration
+
     if raw is not None and not isinstance(raw, Mapping):
         raise ConfigError([("<document>", f"must be a mapping of keys, not a {type(raw).__name__}")])
     raw = dict(raw or {})
@@ -434,10 +455,10 @@ def effective(config: OperatorConfiguration | Mapping[str, Any] | None) -> dict[
     None (defaults only)."""
     if config is None:
         raw: dict[str, Any] = {}
-    elif isinstance(config, OperatorConfiguration):
-        raw = config.model_dump(by_alias=True, exclude_none=True, mode="json")
-    else:
+    elif isinstance(config, Mapping):
         raw = {k: v for k, v in dict(config).items() if k not in ("apiVersion", "kind")}
+    else:  # the model (a pydantic model is no Mapping); checked without importing its module
+        raw = config.model_dump(by_alias=True, exclude_none=True, mode="json")
     return with_defaults(raw)
 
 

@@ -16,7 +16,6 @@ from dynamo_operator.api.meta import (
     ApiModel,
     Duration,
     KubeResource,
-    rebuild_models,
 )
 
 __all__ = [
@@ -951,6 +950,3 @@ class WebhookServer(Server):
             "Used to generate certificate SANs. Set by the Helm chart."
         ),
     )
-
-
-rebuild_models(globals())

@@ -30,7 +30,6 @@ from dynamo_operator.api.meta import (
     ResourceRequirements,
     Time,
     Toleration,
-    rebuild_models,
 )
 from dynamo_operator.api.shared import (
     CheckpointDeletionPolicy,
@@ -2279,6 +2278,3 @@ class DynamoComponentDeploymentStatus(DynamoComponentDeploymentStatusBase):
     service: ServiceReplicaStatus | None = Field(
         None, description="Service contains replica status information for this service."
     )
-
-
-rebuild_models(globals())

@@ -25,7 +25,6 @@ from dynamo_operator.api.meta import (
     Quantity,
     RawExtension,
     Time,
-    rebuild_models,
 )
 from dynamo_operator.api.shared import (
     CheckpointDeletionPolicy,
@@ -1725,6 +1724,3 @@ class DynamoComponentDeploymentStatus(DynamoComponentDeploymentStatusBase):
     component: ComponentReplicaStatus | None = Field(
         None, description="component contains replica status information for this component."
     )
-
-
-rebuild_models(globals())
