@@ -213,6 +213,9 @@ def run(**opts: Any) -> None:
     except Exception as e:
         log.error("setup failed", error=str(e))
         sys.exit(1)
+    from dynamo_operator.api.registry import build_models
+
+    build_models()
     code = mgr.run()
     log.info("exiting", exitCode=code, reason=mgr.stop_reason or None)
     sys.exit(code)

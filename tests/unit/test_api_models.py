@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from dynamo_operator.api import v1alpha1, v1beta1
@@ -249,3 +250,21 @@ def test_configuration_types_are_attributes_of_api_config_on_first_use():
     assert config.WebhookServer is config_types.WebhookServer
     with pytest.raises(AttributeError, match="NoSuchType"):
         _ = config.NoSuchType
+
+
+def test_the_operator_builds_every_served_model_before_it_serves():
+    """``dynamo-operator run`` calls ``build_models`` before its servers start, so no admission review or
+    conversion pays for building a validator (a fresh interpreter: models here are built on first use)."""
+    code = (
+        "from dynamo_operator.api.registry import KINDS, build_models\n"
+        "models = [m for info in KINDS.values() for m in info.models.values()]\n"
+        "assert not all(m.__pydantic_complete__ for m in models)\n"
+        "build_models()\n"
+        "missing = [f'{m.__module__}.{m.__name__}' for m in models if not m.__pydantic_complete__]\n"
+        "assert not missing, missing\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    cli = (Path(__file__).parents[2] / "operator" / "dynamo_operator" / "cli.py").read_text()
+    run = cli[cli.index("def run(") :]
+    assert run.index("build_models()") < run.index("mgr.run()"), "build_models runs before the manager"
