@@ -25,6 +25,7 @@ from realnode_helpers import (
     pod_list,
     pod_ready,
     scratch_namespace,
+    start,
 )
 from support.poll import wait_for
 
@@ -40,7 +41,10 @@ WATCH_AFTER_SECONDS = 30.0
 
 @pytest.fixture(scope="module")
 def graph_ns(platform: Platform):
-    yield from scratch_namespace(platform, "bundled")
+    """Both graphs start at once (``start``): each test then waits for its own."""
+    for ns in scratch_namespace(platform, "bundled"):
+        start(platform, ns, "mocker-etcd.yaml", "mocker-kv-router.yaml")
+        yield ns
 
 
 def test_a_graph_finds_its_worker_through_the_bundled_etcd(platform, graph_ns):

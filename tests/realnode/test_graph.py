@@ -27,13 +27,24 @@ from realnode_helpers import (
     save,
     scratch_namespace,
     service_url,
+    start,
 )
 from support.poll import wait_for
 
 
 @pytest.fixture(scope="module")
-def graph_ns(platform: Platform):
-    yield from scratch_namespace(platform, "graph")
+def disagg_ns(platform: Platform):
+    """mocker-disagg's own namespace: its workers would add to the DynamoWorkerMetadata agg's tests count."""
+    yield from scratch_namespace(platform, "disagg")
+
+
+@pytest.fixture(scope="module")
+def graph_ns(platform: Platform, disagg_ns):
+    """mocker-agg's namespace; both graphs start at once (``start``), each test then waits for its own."""
+    for ns in scratch_namespace(platform, "graph"):
+        start(platform, ns, "mocker-agg.yaml")
+        start(platform, disagg_ns, "mocker-disagg.yaml")
+        yield ns
 
 
 def test_mocker_agg_answers_a_chat_completion(platform, graph_ns, record_property):
@@ -103,13 +114,13 @@ def test_a_worker_scaled_to_two_serves_from_both(platform, graph_ns):
     wait_for(served_by_both, 120, "requests served by both workers", **{**SLOW, "interval": 1})
 
 
-def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns):
-    name, _ = deploy(platform, graph_ns, "mocker-disagg.yaml")
-    doc, _ = first_completion(platform, graph_ns, name)
+def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns, disagg_ns):
+    name, _ = deploy(platform, disagg_ns, "mocker-disagg.yaml")
+    doc, _ = first_completion(platform, disagg_ns, name)
     assert is_completion(doc), doc
     for component in ("MockerPrefillWorker", "MockerDecodeWorker"):
-        (pod,) = pod_list(platform, graph_ns, component)
-        assert _served(platform, graph_ns, pod["metadata"]["name"]), component
+        (pod,) = pod_list(platform, disagg_ns, component)
+        assert _served(platform, disagg_ns, pod["metadata"]["name"]), component
 
 
 # The negative control's wrong port: nothing in the runtime image listens there (the worker serves its
