@@ -24,7 +24,7 @@ from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.realnode import storage
 from dynamo_localcluster.realnode.node import chart_values_args
-from realnode_helpers import NAMESPACE, Platform, kubectl
+from realnode_helpers import NAMESPACE, Platform, drop_ahead, kubectl, start_ahead
 from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
@@ -152,7 +152,7 @@ def _start_lws_controller(node: LocalCluster) -> None:
 
 
 @pytest.fixture(scope="session")
-def platform(node: LocalCluster) -> Iterator[Platform]:
+def platform(node: LocalCluster, request: pytest.FixtureRequest) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
     image, the hook Jobs run as Jobs."""
     for crd in LWS_CRD_FILES:
@@ -178,7 +178,14 @@ def platform(node: LocalCluster) -> Iterator[Platform]:
     if r.returncode != 0:
         pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
         pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
-    yield Platform(node, took, seen)
+    platform = Platform(node, took, seen)
+    # the graphs of the modules this session runs start now, side by side (realnode_helpers.start_ahead)
+    modules = {item.module for item in request.session.items}
+    start_ahead(platform, {k: v for m in modules for k, v in getattr(m, "AHEAD", {}).items()})
+    try:
+        yield platform
+    finally:
+        drop_ahead(platform)
 
 
 @pytest.fixture(scope="session")

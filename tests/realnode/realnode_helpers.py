@@ -45,12 +45,43 @@ def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: floa
     return r.stdout
 
 
-def scratch_namespace(platform: Platform, prefix: str) -> Iterator[str]:
-    """A fresh namespace ``<prefix>-<random>`` for a fixture to yield; deleted (not waited for) after."""
+# prefix -> the namespace ``start_ahead`` made for it and started graphs in, until a fixture takes it
+_AHEAD: dict[str, str] = {}
+
+
+def _new_namespace(platform: Platform, prefix: str) -> str:
     ns = f"{prefix}-{uuid.uuid4().hex[:6]}"
     platform.kubectl("create", "namespace", ns)
+    return ns
+
+
+def scratch_namespace(platform: Platform, prefix: str) -> Iterator[str]:
+    """A fresh namespace ``<prefix>-<random>`` for a fixture to yield (the one ``start_ahead`` made for
+    ``prefix``, its graphs already starting, if any); deleted (not waited for) after."""
+    ns = _AHEAD.pop(prefix, None) or _new_namespace(platform, prefix)
     yield ns
     platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def start_ahead(platform: Platform, plans: dict[str, Sequence[str]]) -> None:
+    """Starts graphs for modules that run later: ``{namespace prefix: examples}`` (a module's ``AHEAD``).
+
+    Why: every graph's frontend waits a minute for its first readiness probe (``start``); started together
+    as soon as the platform is installed, the graphs of every module wait that minute side by side, while
+    the modules before them run. The module's fixture gets the namespace from ``scratch_namespace`` and its
+    tests ``deploy`` as before (an unchanged re-apply, then the wait).
+    """
+    for prefix, examples in plans.items():
+        assert prefix not in _AHEAD, f"two modules start graphs ahead under the prefix {prefix!r}"
+        _AHEAD[prefix] = _new_namespace(platform, prefix)
+        start(platform, _AHEAD[prefix], *examples)
+
+
+def drop_ahead(platform: Platform) -> None:
+    """Deletes the namespaces ``start_ahead`` made that no fixture took (a module that did not run)."""
+    while _AHEAD:
+        _, ns = _AHEAD.popitem()
+        platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
 def platform_service_ip(platform: Platform, service: str) -> str:

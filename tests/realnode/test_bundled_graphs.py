@@ -39,6 +39,10 @@ OUTAGE_BOUND_SECONDS = 15.0
 WATCH_AFTER_SECONDS = 30.0
 
 
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"bundled": ["mocker-etcd.yaml", "mocker-kv-router.yaml"]}
+
+
 @pytest.fixture(scope="module")
 def graph_ns(platform: Platform):
     """Both graphs start at once (``start``): each test then waits for its own."""

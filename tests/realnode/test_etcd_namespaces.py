@@ -40,6 +40,10 @@ SECRET = "dynamo-etcd-client"  # etcdAuth.secretName's default
 GRAPH = "mocker-etcd.yaml"
 
 
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"etcd-a": [GRAPH], "etcd-b": [GRAPH]}
+
+
 @pytest.fixture(scope="module")
 def team_a(platform: Platform):
     yield from scratch_namespace(platform, "etcd-a")

@@ -31,6 +31,9 @@ from realnode_helpers import (
 )
 from support.poll import wait_for
 
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"graph": ["mocker-agg.yaml"], "disagg": ["mocker-disagg.yaml"]}
+
 
 @pytest.fixture(scope="module")
 def disagg_ns(platform: Platform):
