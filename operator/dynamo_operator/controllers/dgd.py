@@ -23,6 +23,7 @@ from dynamo_operator.render import (
     RenderError,
     etcdaccess,
     names,
+    natsaccess,
     render_graph_parts,
 )
 from dynamo_operator.render import graph_checkpoint as rgc
@@ -62,6 +63,7 @@ from .epp import EppSync
 from .etcdaccess import EtcdAccessSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .mpisecret import MPISecretSync
+from .natsaccess import NatsAccessSync
 from .netpol import NetworkPolicySync
 from .notices import NoticeEvents
 from .pvc import PVCSync
@@ -177,6 +179,7 @@ class DGDReconciler:
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
         self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
         self.etcd_access = EtcdAccessSync(deps)  # the namespace's own etcd user, key root and certificate
+        self.nats_access = NatsAccessSync(deps)  # the namespace's own NATS account and certificate
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
         self.notices = NoticeEvents(deps.recorder)
         self.checkpoint_claim = CheckpointClaim.from_deps(
@@ -206,9 +209,10 @@ class DGDReconciler:
         keys = self._mpi_keys(req, live, internal, old, ctx)
         if keys is not None:  # new MPI SSH keys: the next pass renders the pods with them
             return keys
-        access = self._etcd_access(req, live, internal, old, ctx)
-        if access is not None:  # the pods mount the namespace's etcd certificate: not applied without it
-            return access
+        for sync in (self.etcd_access, self.nats_access):
+            access = self._access(sync, req, live, internal, old, ctx)
+            if access is not None:  # the pods mount the namespace's certificates: not applied without them
+                return access
         if restart is not None:
             return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, parts)
@@ -372,12 +376,13 @@ class DGDReconciler:
             return self._apply_failed(req, live, old, e)
         return None
 
-    def _etcd_access(
-        self, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
+    def _access(
+        self, sync, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
     ) -> Result | None:
-        """The namespace's etcd access (``controllers/etcdaccess.py``), before any child is applied."""
+        """The namespace's etcd access or NATS account (``controllers/etcdaccess.py``, ``natsaccess.py``),
+        before any child is applied."""
         try:
-            self.etcd_access.apply(live, internal, ctx)
+            sync.apply(live, internal, ctx)
         except Conflict:
             return Result(requeue=True)
         except Exception as e:
@@ -677,6 +682,32 @@ def _forget_etcd_access(w: Wiring, dgds):
     return on_delete
 
 
+def _forget_nats_account(w: Wiring, dgds):
+    """On the delete of a namespace's NATS client Secret: when no graph is left there (the garbage collector
+    took it after the last one), the namespace's account leaves the accounts file, on a thread of its own."""
+    access = NatsAccessSync(w.deps)
+
+    def on_delete(obj: dict) -> None:
+        md = obj.get("metadata") or {}
+        namespace = md.get("namespace") or ""
+        issued_for = (md.get("annotations") or {}).get(natsaccess.ANN_ISSUED_FOR)
+        if not natsaccess.is_ours(obj) or issued_for != namespace:
+            return
+        if dgds.list(namespace):
+            return  # deleted by hand while graphs are there: their next pass issues a new one
+        ctx = w.deps.render_context(namespace)
+
+        def forget() -> None:
+            try:
+                access.forget_namespace(namespace, ctx)
+            except Exception as e:  # logged; the account stays listed until a later delete retries
+                log.warning("could not remove a namespace's NATS account", namespace=namespace, error=str(e))
+
+        threading.Thread(target=forget, name=f"nats-forget-{namespace}", daemon=True).start()
+
+    return on_delete
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
@@ -717,6 +748,10 @@ def register(w: Wiring) -> Controller:
         dgds = informers[store.DGD].store
         ctl.watch(w.etcd_clients, lambda obj: _graphs_in(dgds, obj))
         w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds))
+    if w.nats_clients is not None:  # likewise for the namespace's NATS certificate and account
+        dgds = informers[store.DGD].store
+        ctl.watch(w.nats_clients, lambda obj: _graphs_in(dgds, obj))
+        w.nats_clients.add_event_handler(on_delete=_forget_nats_account(w, dgds))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

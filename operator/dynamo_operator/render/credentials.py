@@ -18,6 +18,7 @@ are 0440 (root and the pod's fsGroup, 1000 by default).
 
 from __future__ import annotations
 
+from . import natsaccess
 from .context import RenderContext
 
 NATS_AUTH_VOLUME = "dynamo-nats-auth"
@@ -51,6 +52,8 @@ def nats_env(ctx: RenderContext) -> list[dict]:
         env.append(_secret_env("NATS_AUTH_TOKEN", secret, "token"))
     elif method == "credentialsFile":
         env.append(_value("NATS_AUTH_CREDENTIALS_FILE", f"{NATS_AUTH_DIR}/{NATS_CREDS_KEY}"))
+    elif method == natsaccess.METHOD:
+        return natsaccess.env() if natsaccess.enabled(ctx) else []
     if ctx.config("infrastructure", "natsTLS", "secretName"):
         env.append(_value("NATS_TLS_CA_CERT_PATH", f"{NATS_TLS_DIR}/{CA_KEY}"))
         if ctx.config("infrastructure", "natsTLS", "clientCertificate"):
@@ -103,6 +106,8 @@ def credential_volumes(ctx: RenderContext) -> tuple[list[dict], list[dict]]:
         secret = ctx.config("infrastructure", "natsAuth", "secretName")
         volumes.append(_secret_volume(NATS_AUTH_VOLUME, secret, [(NATS_CREDS_KEY, PRIVATE_MODE)]))
         mounts.append({"name": NATS_AUTH_VOLUME, "mountPath": NATS_AUTH_DIR, "readOnly": True})
+    if natsaccess.enabled(ctx):  # the namespace's own certificate (natsaccess.py); no shared TLS Secret
+        return [natsaccess.volume(ctx)], [natsaccess.mount()]
     secret = ctx.config("infrastructure", "natsTLS", "secretName")
     if secret:
         items = [(CA_KEY, PUBLIC_MODE)]
