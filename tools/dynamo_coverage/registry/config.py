@@ -282,6 +282,18 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.NATSAuthConfiguration": {
+        "accountsConfigMap": acts(
+            "render.natsaccess:accounts_config_map",
+            "tests/unit/test_nats_access.py::test_the_first_graph_of_a_namespace_adds_its_account_then_its_certificate",
+        ),
+        "adminSecretName": acts(
+            "render.natsaccess:admin_secret",
+            "tests/unit/test_nats_access.py::test_the_first_graph_of_a_namespace_adds_its_account_then_its_certificate",
+        ),
+        "adminSecretNamespace": acts(
+            "render.natsaccess:admin_secret",
+            "tests/unit/test_nats_access.py::test_the_first_graph_of_a_namespace_adds_its_account_then_its_certificate",
+        ),
         "method": acts(
             "render.credentials:nats_env",
             (
