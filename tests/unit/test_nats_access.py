@@ -22,6 +22,7 @@ from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render import natsaccess as na
 from dynamo_operator.runtime.client import CONFIGMAPS, SECRETS
+from kubernetes.client.exceptions import ApiException
 from support.fakecerts import FakeClient
 
 GRAPH = yaml.safe_load((REPO_ROOT / "examples" / "mocker-kv-router.yaml").read_text())
@@ -228,3 +229,47 @@ def test_a_secret_of_that_name_the_operator_did_not_make_is_left_alone(cluster) 
     cluster.client.writes.clear()
     NatsAccessSync(cluster.deps).apply(graph("team-a"), {}, context())
     assert cluster.client.writes == [("replace", "dp-nats-accounts")]
+
+
+def test_a_refused_accounts_write_is_tried_again_and_no_certificate_comes_before_it(cluster) -> None:
+    """An admission policy or RBAC refusing the ConfigMap's update fails the pass before the certificate is
+    issued; the next pass tries the account again (nothing is remembered as listed that was not written)."""
+    real = cluster.client.replace
+
+    def refuse(res, body, subresource=None):
+        raise ApiException(status=403, reason="Forbidden")
+
+    cluster.client.replace = refuse
+    sync = NatsAccessSync(cluster.deps)
+    with pytest.raises(Exception, match="403"):
+        sync.apply(graph("team-a"), {}, context())
+    cluster.client.replace = real
+    with pytest.raises(Exception, match="404"):
+        cluster.client.get(SECRETS, "dynamo-nats-client", "team-a")
+    sync.apply(graph("team-a"), {}, context())
+    assert accounts(cluster.client) == {"team-a"}
+
+
+def test_a_new_account_holds_the_pods_until_the_server_serves_it(cluster, monkeypatch) -> None:
+    """With monitorURL (the chart sets it) the first graph's pass asks for a requeue until /accountz serves
+    the namespace's account, then never asks again; past the bound it goes on (the pods retry)."""
+    from dynamo_operator.controllers import natsaccess
+
+    served: set[str] = set()
+    asked: list[str] = []
+
+    def loaded(monitor: str, namespace: str) -> bool:
+        asked.append(f"{monitor} {namespace}")
+        return namespace in served
+
+    monkeypatch.setattr(natsaccess, "account_loaded", loaded)
+    ctx = context(monitorURL="http://dp-nats.dynamo-system.svc.cluster.local:8222/")
+    sync = NatsAccessSync(cluster.deps)
+    assert sync.apply(graph("team-a"), {}, ctx) == natsaccess.LOAD_POLL
+    assert asked == ["http://dp-nats.dynamo-system.svc.cluster.local:8222 team-a"]
+    served.add("team-a")
+    assert sync.apply(graph("team-a"), {}, ctx) is None
+    assert sync.apply(graph("team-a", "g2"), {}, ctx) is None and len(asked) == 2  # remembered
+    assert NatsAccessSync(cluster.deps).apply(graph("team-b"), {}, context()) is None  # no monitor: no wait
+    monkeypatch.setattr(natsaccess, "LOAD_WAIT", 0.0)
+    assert sync.apply(graph("team-c"), {}, ctx) is None  # never served: the bound passed, the pods go on

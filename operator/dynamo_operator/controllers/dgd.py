@@ -380,14 +380,15 @@ class DGDReconciler:
         self, sync, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
     ) -> Result | None:
         """The namespace's etcd access or NATS account (``controllers/etcdaccess.py``, ``natsaccess.py``),
-        before any child is applied."""
+        before any child is applied; a number from ``apply`` is the seconds to wait before the children (a
+        NATS account written but not yet loaded by the server)."""
         try:
-            sync.apply(live, internal, ctx)
+            wait = sync.apply(live, internal, ctx)
         except Conflict:
             return Result(requeue=True)
         except Exception as e:
             return self._apply_failed(req, live, old, e)
-        return None
+        return Result(requeue_after=wait) if wait else None
 
     def _apply_failed(self, req: Request, live: dict, old: dict, e: Exception) -> Result:
         """A write of the pass failed: nothing to do in a terminating namespace; otherwise a Warning Event and
@@ -653,11 +654,10 @@ def _graphs_in(dgds, obj: dict) -> list[Request]:
     return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
 
 
-def _forget_etcd_access(w: Wiring, dgds):
+def _forget_etcd_access(w: Wiring, dgds, access: EtcdAccessSync):
     """On the delete of a namespace's etcd client Secret: when no graph there uses etcd any more (the
     garbage collector took it after the last one), the namespace's etcd user, role and keys go too, on a
     thread of their own (the informer's must not wait on etcd)."""
-    access = EtcdAccessSync(w.deps)
 
     def on_delete(obj: dict) -> None:
         md = obj.get("metadata") or {}
@@ -682,10 +682,9 @@ def _forget_etcd_access(w: Wiring, dgds):
     return on_delete
 
 
-def _forget_nats_account(w: Wiring, dgds):
+def _forget_nats_account(w: Wiring, dgds, access: NatsAccessSync):
     """On the delete of a namespace's NATS client Secret: when no graph is left there (the garbage collector
     took it after the last one), the namespace's account leaves the accounts file, on a thread of its own."""
-    access = NatsAccessSync(w.deps)
 
     def on_delete(obj: dict) -> None:
         md = obj.get("metadata") or {}
@@ -725,11 +724,14 @@ def register(w: Wiring) -> Controller:
         owns.append((INFERENCEPOOLS, MANAGED_SELECTOR))
     if w.destination_rules_served:
         owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
+    # one reconciler, whose etcd and NATS syncs the Secret caches' delete handlers share: what a handler
+    # forgets (a namespace's etcd user, its NATS account) the next graph's pass must not remember as done
+    reconciler = DGDReconciler(w.deps)
     coalesce = w.tunables.graph_coalesce_seconds
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DGD,
-        reconcile=DGDReconciler(w.deps),
+        reconcile=reconciler,
         owns=owns,
         workers=w.tunables.graph_workers,
         resource_type=names.DGD_KIND,
@@ -747,11 +749,11 @@ def register(w: Wiring) -> Controller:
     if w.etcd_clients is not None:  # a certificate deleted or edited is issued again; the last one gone
         dgds = informers[store.DGD].store
         ctl.watch(w.etcd_clients, lambda obj: _graphs_in(dgds, obj))
-        w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds))
+        w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds, reconciler.etcd_access))
     if w.nats_clients is not None:  # likewise for the namespace's NATS certificate and account
         dgds = informers[store.DGD].store
         ctl.watch(w.nats_clients, lambda obj: _graphs_in(dgds, obj))
-        w.nats_clients.add_event_handler(on_delete=_forget_nats_account(w, dgds))
+        w.nats_clients.add_event_handler(on_delete=_forget_nats_account(w, dgds, reconciler.nats_access))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

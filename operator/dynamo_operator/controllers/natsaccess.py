@@ -17,6 +17,9 @@ appear and go without a restart, and the connections already open stay.
 from __future__ import annotations
 
 import threading
+import time
+import urllib.error
+import urllib.request
 
 from kubernetes.client.exceptions import ApiException
 
@@ -31,6 +34,21 @@ from .sync import Conflict
 
 log = get_logger("nats-access")
 SERVICE = clientcert.Service("NATS", na.ANN_ISSUED_FOR, na.common_name, na.is_ours)
+# How long a namespace's first graph waits for its new account to be loaded (the kubelet's update of the
+# mounted ConfigMap takes up to its sync period, a minute by default, then the reloader signals); past it
+# the pods are created anyway and retry until the account is there. And how often it looks.
+LOAD_WAIT, LOAD_POLL = 90.0, 2.0
+
+
+def account_loaded(monitor: str, namespace: str) -> bool:
+    """The server's monitoring endpoint serves the namespace's account (``/accountz?acc=``: 200 with its
+    detail once loaded, 400 "does not exist" before)."""
+    url = f"{monitor}/accountz?acc={na.account_name(namespace)}"
+    try:
+        with urllib.request.urlopen(url, timeout=3) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
 
 
 class NatsAccessSync:
@@ -38,6 +56,8 @@ class NatsAccessSync:
         self.deps = deps
         self.secrets = clientcert.ClientSecrets(deps, SERVICE, lambda: deps.nats_clients)
         self._listed: set[str] = set()  # namespaces this process saw in the accounts file
+        self._loaded: set[str] = set()  # ... and saw served by NATS (or stopped waiting for)
+        self._waiting: dict[str, float] = {}  # namespace -> when its pass first found the account not loaded
         self._lock = threading.Lock()
 
     # -- the accounts file -----------------------------------------------------------------------------
@@ -49,9 +69,8 @@ class NatsAccessSync:
         cm = self.deps.client.get(CONFIGMAPS, name, namespace)
         have = na.listed_namespaces(((cm.get("data") or {}).get(na.ACCOUNTS_KEY)) or "")
         want = change(set(have))
-        with self._lock:
-            self._listed = set(want)
         if want == have:
+            self._remember(want)
             return False
         md = {k: v for k, v in cm["metadata"].items() if k != "managedFields"}
         data = {**(cm.get("data") or {}), na.ACCOUNTS_KEY: na.accounts_conf(want)}
@@ -62,7 +81,12 @@ class NatsAccessSync:
             if e.status == 409:
                 raise Conflict("the accounts ConfigMap changed meanwhile") from e
             raise
+        self._remember(want)  # only what is written: a refused write is tried again on the next pass
         return True
+
+    def _remember(self, listed: set[str]) -> None:
+        with self._lock:
+            self._listed = set(listed)
 
     def _list(self, namespace: str, ctx: RenderContext) -> None:
         with self._lock:
@@ -73,6 +97,7 @@ class NatsAccessSync:
 
     def forget_namespace(self, namespace: str, ctx: RenderContext) -> None:
         """The namespace's account out of the accounts file (its last graph is gone)."""
+        self._loaded.discard(namespace)
         if self._update_accounts(ctx, lambda have: have - {namespace}):
             log.info("removed a namespace's NATS account", namespace=namespace)
 
@@ -82,11 +107,33 @@ class NatsAccessSync:
         namespace, name = na.admin_secret(ctx)
         return self.deps.client.get(SECRETS, name, namespace)
 
-    def apply(self, live: dict, internal: dict, ctx: RenderContext) -> None:
+    def apply(self, live: dict, internal: dict, ctx: RenderContext) -> float | None:
         """The account and certificate the graph ``live`` (stored form) needs in its namespace: every
-        graph's components talk to NATS (``NATS_SERVER`` goes into each)."""
+        graph's components talk to NATS (``NATS_SERVER`` goes into each). Seconds to wait before the pods
+        while the server has not loaded a new account yet (the runtime gives up on a refused login)."""
         if not na.enabled(ctx):
-            return
+            return None
         namespace = live["metadata"]["namespace"]
         self._list(namespace, ctx)
         self.secrets.ensure(live, na.client_secret(namespace, ctx), lambda: self._admin_secret(ctx))
+        return self._load_wait(namespace, ctx)
+
+    def _load_wait(self, namespace: str, ctx: RenderContext) -> float | None:
+        monitor = na.monitor_url(ctx)
+        if not monitor or namespace in self._loaded:
+            return None
+        if account_loaded(monitor, namespace):
+            self._loaded.add(namespace)
+            self._waiting.pop(namespace, None)
+            return None
+        since = self._waiting.setdefault(namespace, time.monotonic())
+        if time.monotonic() - since < LOAD_WAIT:
+            return LOAD_POLL
+        log.warning(
+            "the NATS account is not served yet; creating the pods anyway (they retry)",
+            namespace=namespace,
+            monitor=monitor,
+            waited=LOAD_WAIT,
+        )
+        self._loaded.add(namespace)
+        return None

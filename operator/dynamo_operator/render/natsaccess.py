@@ -73,6 +73,11 @@ def accounts_config_map(ctx: RenderContext) -> tuple[str, str]:
     return str(ctx.config(*auth, "adminSecretNamespace")), str(ctx.config(*auth, "accountsConfigMap"))
 
 
+def monitor_url(ctx: RenderContext) -> str:
+    """The NATS server's monitoring endpoint ("" when not configured): where an account's load is seen."""
+    return str(ctx.config("infrastructure", "natsAuth", "monitorURL") or "").rstrip("/")
+
+
 def secret_name(ctx: RenderContext) -> str:
     return str(ctx.config("infrastructure", "natsAuth", "secretName"))
 

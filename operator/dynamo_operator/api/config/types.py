@@ -854,6 +854,15 @@ class NATSAuthConfiguration(ApiModel):
             "accounts.conf the NATS server includes: one account per graph namespace, kept by the operator"
         ),
     )
+    monitor_url: str | None = Field(
+        None,
+        alias="monitorURL",
+        description=(
+            "MonitorURL (namespaceAccount) is the NATS server's monitoring endpoint (http://host:8222):\n"
+            "a namespace's first graph waits there, up to a minute and a half, until its new account is\n"
+            "loaded (empty: no wait; the pods retry until it is)"
+        ),
+    )
 
 
 class NATSTLSConfiguration(ApiModel):

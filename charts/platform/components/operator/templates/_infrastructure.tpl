@@ -71,6 +71,7 @@ natsAuth:
   adminSecretName: {{ printf "%s-nats-admin" .Release.Name }}
   adminSecretNamespace: {{ .Release.Namespace }}
   accountsConfigMap: {{ printf "%s-nats-accounts" .Release.Name }}
+  monitorURL: {{ printf "http://%s-nats.%s.svc.%s:8222" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain | quote }}
 {{- else if $natsMethod }}
 natsAuth:
   method: {{ $natsMethod }}
