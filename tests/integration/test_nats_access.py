@@ -35,7 +35,7 @@ import pytest
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator.api.config import parse_operator_config
-from dynamo_operator.controllers.natsaccess import NatsAccessSync
+from dynamo_operator.controllers.natsaccess import NatsAccessSync, account_loaded
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.natsreload import watch
 from dynamo_operator.render import RenderContext
@@ -207,6 +207,10 @@ def test_a_new_namespace_joins_by_reload_and_open_connections_stay(bed: Bed) -> 
     )
     c = bed.certificate("team-c")
     assert _refused(lambda: bed.client_of(c)), "no account for team-c yet"
+    monitor = f"http://127.0.0.1:{bed.monitor}"
+    assert account_loaded(monitor, "team-c") is False  # what holds the namespace's first pods back
+    assert account_loaded(monitor, "team-a") is True
+    assert account_loaded(f"http://127.0.0.1:{free_port()}", "team-a") is None  # no server: unknown
     with bed.client_of(a) as ca:
         ca.subscribe("namespace.>")
         bed.graph_in("team-c")  # the controller lists it; the reloader sees the file change
@@ -219,6 +223,7 @@ def test_a_new_namespace_joins_by_reload_and_open_connections_stay(bed: Bed) -> 
             return True
 
         wait_for(joined, 20, bed.log)
+        assert account_loaded(monitor, "team-c") is True
         assert "Reloaded server configuration" in bed.log()
         ca.ping()  # opened before the reload, still there
         with bed.client_of(a) as ca2:

@@ -252,15 +252,16 @@ def test_a_refused_accounts_write_is_tried_again_and_no_certificate_comes_before
 
 def test_a_new_account_holds_the_pods_until_the_server_serves_it(cluster, monkeypatch) -> None:
     """With monitorURL (the chart sets it) the first graph's pass asks for a requeue until /accountz serves
-    the namespace's account, then never asks again; past the bound it goes on (the pods retry)."""
+    the namespace's account, then never asks again; past the bound, or with a monitor that does not answer
+    (no NATS pod: the kwok clusters), it goes on (the pods retry)."""
     from dynamo_operator.controllers import natsaccess
 
     served: set[str] = set()
     asked: list[str] = []
 
-    def loaded(monitor: str, namespace: str) -> bool:
+    def loaded(monitor: str, namespace: str) -> bool | None:
         asked.append(f"{monitor} {namespace}")
-        return namespace in served
+        return None if namespace == "team-d" else namespace in served
 
     monkeypatch.setattr(natsaccess, "account_loaded", loaded)
     ctx = context(monitorURL="http://dp-nats.dynamo-system.svc.cluster.local:8222/")
@@ -271,5 +272,6 @@ def test_a_new_account_holds_the_pods_until_the_server_serves_it(cluster, monkey
     assert sync.apply(graph("team-a"), {}, ctx) is None
     assert sync.apply(graph("team-a", "g2"), {}, ctx) is None and len(asked) == 2  # remembered
     assert NatsAccessSync(cluster.deps).apply(graph("team-b"), {}, context()) is None  # no monitor: no wait
+    assert sync.apply(graph("team-d"), {}, ctx) is None  # a monitor that does not answer: no wait either
     monkeypatch.setattr(natsaccess, "LOAD_WAIT", 0.0)
     assert sync.apply(graph("team-c"), {}, ctx) is None  # never served: the bound passed, the pods go on

@@ -40,15 +40,18 @@ SERVICE = clientcert.Service("NATS", na.ANN_ISSUED_FOR, na.common_name, na.is_ou
 LOAD_WAIT, LOAD_POLL = 90.0, 2.0
 
 
-def account_loaded(monitor: str, namespace: str) -> bool:
-    """The server's monitoring endpoint serves the namespace's account (``/accountz?acc=``: 200 with its
-    detail once loaded, 400 "does not exist" before)."""
+def account_loaded(monitor: str, namespace: str) -> bool | None:
+    """Whether the server's monitoring endpoint serves the namespace's account (``/accountz?acc=``: 200
+    with its detail once loaded, 400 "does not exist" before); None when the endpoint does not answer (no
+    NATS pod yet, a network between): then nothing is known and nothing is waited for."""
     url = f"{monitor}/accountz?acc={na.account_name(namespace)}"
     try:
         with urllib.request.urlopen(url, timeout=3) as r:
             return r.status == 200
+    except urllib.error.HTTPError as e:
+        return False if e.code == 400 else None
     except (urllib.error.URLError, OSError):
-        return False
+        return None
 
 
 class NatsAccessSync:
@@ -122,7 +125,10 @@ class NatsAccessSync:
         monitor = na.monitor_url(ctx)
         if not monitor or namespace in self._loaded:
             return None
-        if account_loaded(monitor, namespace):
+        loaded = account_loaded(monitor, namespace)
+        if loaded is None:
+            log.info("the NATS monitor does not answer; not waiting for the account", monitor=monitor)
+        if loaded is not False:
             self._loaded.add(namespace)
             self._waiting.pop(namespace, None)
             return None
