@@ -131,11 +131,12 @@ def test_each_namespace_talks_to_nats_in_its_own_account(
     b = _client_tls(platform, team_b, tmp_path / "team-b")
     with (
         Nats(ip, 4222).connect(tls=a, server_name=SERVICE_NAME) as ca,  # the negative control: same path
+        Nats(ip, 4222).connect(tls=a, server_name=SERVICE_NAME) as ca2,
         Nats(ip, 4222).connect(tls=b, server_name=SERVICE_NAME) as cb,
     ):
         ca.subscribe("probe.>")
         cb.publish("probe.x", b"from team-b")
-        ca.publish("probe.x", b"from team-a")
+        ca2.publish("probe.x", b"from team-a")  # another connection: a publisher's own PING reads its echo
         assert ca.messages(1.0) == [("probe.x", b"from team-a")]
 
 
