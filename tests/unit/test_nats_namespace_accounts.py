@@ -275,3 +275,17 @@ def test_a_new_account_holds_the_pods_until_the_server_serves_it(cluster, monkey
     assert sync.apply(graph("team-d"), {}, ctx) is None  # a monitor that does not answer: no wait either
     monkeypatch.setattr(natsaccess, "LOAD_WAIT", 0.0)
     assert sync.apply(graph("team-c"), {}, ctx) is None  # never served: the bound passed, the pods go on
+
+
+def test_the_operator_reads_the_admin_secret_and_accounts_config_map_the_configuration_names(cluster) -> None:
+    """``natsAuth.adminSecretName`` / ``adminSecretNamespace`` name the CA the certificates are signed with,
+    ``accountsConfigMap`` the accounts file: named otherwise, the pass reads those (here missing: 404)."""
+    sync = NatsAccessSync(cluster.deps)
+    with pytest.raises(ApiException, match="404"):
+        sync.apply(graph("team-a"), {}, context(accountsConfigMap="elsewhere"))
+    with pytest.raises(ApiException, match="404"):
+        sync.apply(graph("team-a"), {}, context(adminSecretName="another-admin"))
+    with pytest.raises(ApiException, match="404"):
+        NatsAccessSync(cluster.deps).apply(graph("team-b"), {}, context(adminSecretNamespace="other-ns"))
+    sync.apply(graph("team-a"), {}, context())  # the names the chart writes
+    assert cluster.client.get(SECRETS, "dynamo-nats-client", "team-a")["type"] == "kubernetes.io/tls"
