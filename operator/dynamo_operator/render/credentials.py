@@ -5,8 +5,9 @@ The variable names are the Dynamo runtime's own (``lib/runtime/src/config/enviro
 
 * NATS: ``NATS_AUTH_USERNAME`` + ``NATS_AUTH_PASSWORD``, ``NATS_AUTH_TOKEN`` or
   ``NATS_AUTH_CREDENTIALS_FILE`` (a path); TLS: ``NATS_TLS_CA_CERT_PATH``, ``NATS_TLS_CLIENT_CERT_PATH``,
-  ``NATS_TLS_CLIENT_KEY_PATH`` (paths). ``NATS_SERVER`` keeps its ``nats://`` form: the client upgrades
-  when the server requires TLS.
+  ``NATS_TLS_CLIENT_KEY_PATH`` (paths). With TLS ``NATS_SERVER`` gets the ``tls://`` scheme (``env.py``):
+  the runtime 1.6.1 refuses TLS files with a ``nats://`` address. Each namespace's own NATS account
+  (``natsaccess.py``, method ``namespaceAccount``) mounts the namespace's certificate instead.
 * etcd: ``ETCD_AUTH_USERNAME`` + ``ETCD_AUTH_PASSWORD``, or ``ETCD_AUTH_CA`` + ``ETCD_AUTH_CLIENT_CERT`` +
   ``ETCD_AUTH_CLIENT_KEY``, which the runtime's etcd client parses as PEM *text* (``Certificate::from_pem``
   on the variable's value), so they come from the Secret's keys directly, not as file paths.
