@@ -27,6 +27,7 @@ class _Commands(click.Group):
         "render": ("dynamo_operator.render.cli", "render_command"),
         "publish-profiling-output": ("dynamo_operator.copier", "command"),  # the DGDR Job's output-copier
         "etcd-tunnel": ("dynamo_operator.etcdtunnel", "command"),  # graph pods: TLS to etcd (etcdAuth)
+        "nats-reload": ("dynamo_operator.natsreload", "command"),  # the NATS pod: accounts file -> SIGHUP
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

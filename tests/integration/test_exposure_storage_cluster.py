@@ -102,6 +102,10 @@ def chart(kube_cluster) -> Iterator[dict]:
         d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-operator-config")
     )
     rbac = [d for d in docs if d["kind"] in RBAC_KINDS + POLICY_KINDS]
+    # what the operator reads for each graph namespace's NATS account (the chart's default): the NATS CA and
+    # the accounts file, as `helm install` would create them
+    nats = [f"{release}-nats-admin", f"{release}-nats-accounts"]
+    rbac += [d for d in docs if d["kind"] in ("Secret", "ConfigMap") and d["metadata"]["name"] in nats]
     created = []  # only the namespaces this fixture made are deleted (never kube-system)
     for ns in sorted({d["metadata"].get("namespace") for d in rbac} - {None}):
         if (

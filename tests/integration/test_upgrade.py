@@ -7,10 +7,12 @@ the new one after. What must hold:
 
 * every child of every graph keeps its UID, and no Deployment's pod template (nor its generation) moves:
   the upgrade changed nothing the operator renders, when the values keep the previous version's etcd
-  mode (plain, no authentication: ``KEEP_ETCD_MODE``);
-* then upgraded onto this version's defaults (etcd with mutual TLS and each graph namespace's own access),
-  the one change to those graphs, all on Kubernetes discovery, is the ``ETCD_ENDPOINTS`` they no longer
-  get (a one-time roll, docs/upgrades.md); every child keeps its UID;
+  and NATS modes (plain, no authentication: ``KEEP_PREVIOUS_MODES``);
+* then upgraded onto this version's defaults (etcd with mutual TLS and each graph namespace's own access,
+  NATS with each namespace's own account), the changes to those graphs, all on Kubernetes discovery, are
+  the ``ETCD_ENDPOINTS`` they no longer get and their namespace's NATS certificate (mounted, the
+  ``NATS_TLS_*`` paths, ``tls://`` in ``NATS_SERVER``): a one-time roll (docs/upgrades.md); every child
+  keeps its UID;
 * the CRDs of this version applied over the old ones (Helm never upgrades `crds/`, so that is the
   documented upgrade step) and a storage-version migration (every object read and written back at the
   storage version, then `status.storedVersions` trimmed to it) leave every stored object readable at both
@@ -24,6 +26,7 @@ import json
 import pytest
 import yaml
 from dynamo_operator.controllers import store
+from dynamo_operator.render import natsaccess as na
 from dynamo_operator.runtime.client import custom
 from dynamo_operator.webhooks.certs import CRDS
 from support.dgd import wait_successful
@@ -35,14 +38,17 @@ pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 NS_PREFIX = "upgrade"
 EXAMPLES = ["vllm-agg.yaml", "sglang-agg-v1alpha1.yaml"]
 CHILD_KINDS = "deployments,services,configmaps,serviceaccounts,dynamocomponentdeployments.nvidia.com"
-# the previous version's etcd mode, kept by values (docs/security-network.md, "Opting out")
-KEEP_ETCD_MODE = tuple(
+# the previous version's etcd and NATS modes, kept by values (docs/security-network.md, "Opting out",
+# "Upgrading")
+KEEP_PREVIOUS_MODES = tuple(
     arg
     for value in (
         "etcd.auth.client.secureTransport=false",
         "etcd.auth.client.enableAuthentication=false",
         "etcd.auth.rbac.create=false",
         "dynamo-operator.etcdAuth.method=none",
+        "nats.auth.enabled=false",
+        "dynamo-operator.natsAuth.method=none",
     )
     for arg in ("--set", value)
 )
@@ -131,7 +137,7 @@ def test_upgrade_from_the_previous_chart_keeps_every_child(kube_cluster, client,
         assert any(k.startswith("Deployment/") for k in before), before
 
         rel.stop_operator()
-        rel.upgrade(CHART, *KEEP_ETCD_MODE)
+        rel.upgrade(CHART, *KEEP_PREVIOUS_MODES)
         new = json.loads(run(env, "helm", "list", "-n", rel.namespace, "-o", "json").stdout)[0]
         assert new["chart"].startswith("dynamo-platform-") and new["chart"] != "dynamo-platform-0.1.0"
         assert new["revision"] == "2"
@@ -158,38 +164,61 @@ def test_upgrade_from_the_previous_chart_keeps_every_child(kube_cluster, client,
         _readable_at_both_versions(client, ns)
         assert _children(env, ns) == before
         rel.stop_operator()
-        _onto_the_new_etcd_defaults(rel, client, ns, before)
+        _onto_the_new_defaults(rel, client, ns, before)
 
 
-def _without_etcd_endpoints(children: dict[str, dict]) -> dict[str, tuple]:
-    """kind/name -> (uid, pod template without ETCD_ENDPOINTS)."""
+NATS_WIRING = {e["name"] for e in na.env()}  # what each namespace's NATS account adds to a container
+
+
+def _previous_form(children: dict[str, dict]) -> dict[str, tuple]:
+    """kind/name -> (uid, pod template without ETCD_ENDPOINTS and with the NATS account's wiring taken
+    back: its variables, its volume and mount, and ``nats://`` for ``tls://``)."""
     out = {}
     for key, child in children.items():
         template = json.loads(child["template"]) if child["template"] else None
-        for container in (template or {}).get("spec", {}).get("containers", []):
-            container["env"] = [e for e in container.get("env", []) if e["name"] != "ETCD_ENDPOINTS"]
+        spec = (template or {}).get("spec", {})
+        for container in spec.get("containers", []):
+            env = [e for e in container.get("env", []) if e["name"] != "ETCD_ENDPOINTS"]
+            env = [e for e in env if e["name"] not in NATS_WIRING]
+            for e in env:
+                if e["name"] == "NATS_SERVER":
+                    e["value"] = e["value"].replace("tls://", "nats://", 1)
+            container["env"] = env
+            mounts = [m for m in container.get("volumeMounts", []) if m["name"] != na.TLS_VOLUME]
+            if "volumeMounts" in container:
+                container["volumeMounts"] = mounts
+        if "volumes" in spec:
+            spec["volumes"] = [v for v in spec["volumes"] if v["name"] != na.TLS_VOLUME]
         out[key] = (child["uid"], json.dumps(template, sort_keys=True) if template else None)
     return out
 
 
-def _onto_the_new_etcd_defaults(rel, client, ns: str, before: dict[str, dict]) -> None:
+def _onto_the_new_defaults(rel, client, ns: str, before: dict[str, dict]) -> None:
     env = rel.env
     assert any("ETCD_ENDPOINTS" in (c["template"] or "") for c in before.values())  # they had it
     rel.upgrade(CHART)
-    assert "namespaceCertificate" in rel.operator_config().read_text()
+    config = rel.operator_config().read_text()
+    assert "namespaceCertificate" in config and "namespaceAccount" in config
     rel.start_operator()
     for example in EXAMPLES:
         wait_successful(client, ns, _names(example), timeout=120)
-    want = _without_etcd_endpoints(before)
+    want = _previous_form(before)
+
+    def rolled_once() -> bool:
+        now = _children(env, ns)
+        templates = [c["template"] for c in now.values() if c["template"]]
+        return (
+            _previous_form(now) == want
+            and not any("ETCD_ENDPOINTS" in t for t in templates)
+            and all(na.TLS_VOLUME in t and "tls://" in t for t in templates)
+        )
+
     wait_for(
-        lambda: (
-            _without_etcd_endpoints(_children(env, ns)) == want
-            and not any("ETCD_ENDPOINTS" in (c["template"] or "") for c in _children(env, ns).values())
-        ),
+        rolled_once,
         60,
         lambda: "\n".join(
             f"{k}: {want.get(k)} -> {v}"
-            for k, v in _without_etcd_endpoints(_children(env, ns)).items()
+            for k, v in _previous_form(_children(env, ns)).items()
             if want.get(k) != v
         ),
         interval=1.0,

@@ -79,7 +79,8 @@ def test_the_kv_router_routes_on_kv_events_over_the_bundled_nats(platform, graph
     doc, url = first_completion(platform, graph_ns, name)
     assert is_completion(doc), doc
     (frontend,) = pod_list(platform, graph_ns, "Frontend", name)
-    assert main_env(frontend)["NATS_SERVER"].startswith(f"nats://{NATS}."), main_env(frontend)
+    # the chart's defaults: the namespace's own NATS account over TLS (test_nats_namespaces)
+    assert main_env(frontend)["NATS_SERVER"].startswith(f"tls://{NATS}."), main_env(frontend)
     before = _nats_monitor(platform, "/varz")["in_msgs"]
     prompt = "The same long prefix, so the router sees the cache the first request left. " * 4
     for _ in range(3):

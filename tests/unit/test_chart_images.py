@@ -123,6 +123,7 @@ def test_a_digest_in_any_image_value_reaches_the_rendered_objects(tmp_path):
         f"tests.image=busybox:1.37@{DIGEST}",
         f"dynamo-operator.checkpoint.cleanupImage=busybox:1.36@{DIGEST}",
         f"dynamo-operator.etcdAuth.proxyImage=quay.io/coreos/etcd:v3.5.21@{DIGEST}",
+        f"nats.auth.reloader.image.tag=0.1.0@{DIGEST}",
         "grove.enabled=true",
         "kai-scheduler.enabled=true",
     ]

@@ -121,7 +121,10 @@ def test_each_bundled_store_alone_gives_only_its_address(tmp_path) -> None:
 
     no_etcd = template(tmp_path, None, "etcd.enabled=false")
     only_nats = _operator_config(no_etcd)["infrastructure"]
-    assert only_nats == {"natsAddress": "nats://dp-nats.dynamo-system.svc.cluster.local:4222"}
+    # the bundled NATS's defaults: each graph namespace's own account (its natsAuth)
+    assert only_nats["natsAddress"] == "nats://dp-nats.dynamo-system.svc.cluster.local:4222"
+    assert set(only_nats) == {"natsAddress", "natsAuth"}, only_nats
+    assert only_nats["natsAuth"]["method"] == "namespaceAccount"
     assert statefulsets(no_etcd) == {"dp-nats"}
     no_nats = template(tmp_path, None, "nats.enabled=false")
     only_etcd = _operator_config(no_nats)["infrastructure"]

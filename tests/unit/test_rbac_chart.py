@@ -21,6 +21,7 @@ from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.render.context import INTEGRATION_GROUPS, INTEGRATION_KINDS
 from dynamo_operator.render.etcdaccess import LABEL_ETCD_CLIENT
 from dynamo_operator.render.mpisecret import LABEL_MPI_SSH
+from dynamo_operator.render.natsaccess import LABEL_NATS_CLIENT
 from dynamo_operator.sshkeys import MPI_SSH_KEYS
 
 pytestmark = pytest.mark.tools  # helm template
@@ -60,6 +61,8 @@ NEVER = {
 }
 MPI_SECRET = "mpi-run-ssh-secret"
 ETCD_CLIENT_SECRET = "dynamo-etcd-client"  # etcdAuth.secretName's default (namespaceCertificate)
+NATS_CLIENT_SECRET = "dynamo-nats-client"  # natsAuth.secretName's default (namespaceAccount)
+CLIENT_SECRETS = {"etcd": ETCD_CLIENT_SECRET, "nats": NATS_CLIENT_SECRET}
 OPERATOR_USER = "system:serviceaccount:dynamo-system:dp-dynamo-operator-controller-manager"
 
 
@@ -125,22 +128,25 @@ def test_secrets_leases_and_webhooks_by_name(variant: str) -> None:
         where = f"{role['kind']} {ns}/{role['metadata']['name']}"
         for rule, resource, verb in _cells(role):
             named = bool(rule.get("resourceNames"))
-            copies, etcd = _is_mpi_copy_role(role), _is_etcd_access_role(role)
+            copies, client = _is_mpi_copy_role(role), _client_access_service(role)
             if resource == "secrets" and not named:
                 allowed = {"list", "watch"} | (
-                    {"create"} if variant == "no-install-hooks" or copies or etcd else set()
+                    {"create"} if variant == "no-install-hooks" or copies or client else set()
                 )
                 assert verb in allowed, (where, rule)
                 if verb == "create" and copies:
                     assert _mpi_copy_policy(docs), f"{where}: create on Secrets without the admission bound"
-                elif verb == "create" and etcd:
-                    assert _etcd_access_policy(docs), (
+                elif verb == "create" and client:
+                    assert _operator_policies(docs).get(f"{client}-access"), (
                         f"{where}: create on Secrets without the admission bound"
                     )
                 elif verb == "create":
                     assert role["kind"] == "Role" and ns == "dynamo-system", where
-            if resource == "secrets" and named and (copies or etcd):
-                assert rule["resourceNames"] == [MPI_SECRET if copies else ETCD_CLIENT_SECRET], (where, rule)
+            if resource == "secrets" and named and (copies or client):
+                assert rule["resourceNames"] == [MPI_SECRET if copies else CLIENT_SECRETS[client]], (
+                    where,
+                    rule,
+                )
                 assert verb in ("list", "watch", "update", "delete"), (where, rule)
             elif resource == "secrets" and named:
                 assert role["kind"] == "Role" and ns == "dynamo-system", where
@@ -156,12 +162,10 @@ def _is_mpi_copy_role(role: dict) -> bool:
     return role["metadata"]["name"].endswith("-mpi-ssh-copies")
 
 
-def _is_etcd_access_role(role: dict) -> bool:
-    return role["metadata"]["name"].endswith("-etcd-access")
-
-
-def _etcd_access_policy(docs: list[dict]) -> dict | None:
-    return _operator_policies(docs).get("etcd-access")
+def _client_access_service(role: dict) -> str:
+    """ "etcd" / "nats" for the roles granting a service's per-namespace client Secrets, else ""."""
+    name = role["metadata"]["name"]
+    return next((svc for svc in CLIENT_SECRETS if name.endswith(f"-{svc}-access")), "")
 
 
 def _mpi_copy_policy(docs: list[dict]) -> dict | None:
@@ -187,12 +191,13 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
     assert rule["resources"] == ["secrets"] and set(rule["operations"]) == {"CREATE", "UPDATE", "DELETE"}
     assert spec["matchConditions"][0]["expression"] == f'request.userInfo.username == "{OPERATOR_USER}"'
     exceptions = [c["expression"] for c in spec["matchConditions"][1:]]
-    etcd = f'request.name != "{ETCD_CLIENT_SECRET}"'  # the etcd client Secrets' own policy (below)
+    # the etcd and NATS client Secrets' own policies (below)
+    clients = [f'request.name != "{ETCD_CLIENT_SECRET}"', f'request.name != "{NATS_CLIENT_SECRET}"']
     if variant == "cert-manager":
-        assert exceptions == [etcd]
+        assert exceptions == clients
     else:
         assert exceptions == [
-            etcd,
+            *clients,
             '!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")',
         ]
     checks = " ".join(v["expression"] for v in spec["validations"])
@@ -207,33 +212,60 @@ def test_mpi_secret_copies_are_bounded_by_an_admission_policy(variant: str) -> N
 
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_etcd_client_secrets_are_bounded_by_an_admission_policy(variant: str) -> None:
-    """The per-namespace etcd certificates (etcdAuth namespaceCertificate, the default with the bundled
-    etcd): create on Secrets is granted with a policy that matches every Secret write of the operator but
-    the webhook certificate's and the MPI SSH Secrets' (bounded elsewhere), fails closed and admits only
+@pytest.mark.parametrize(
+    ("svc", "label", "admin", "other"),
+    [
+        ("etcd", LABEL_ETCD_CLIENT, "dp-etcd-admin", NATS_CLIENT_SECRET),
+        ("nats", LABEL_NATS_CLIENT, "dp-nats-admin", ETCD_CLIENT_SECRET),
+    ],
+)
+def test_client_secrets_are_bounded_by_an_admission_policy(
+    variant: str, svc: str, label: str, admin: str, other: str
+) -> None:
+    """The per-namespace etcd certificates (etcdAuth namespaceCertificate) and NATS certificates (natsAuth
+    namespaceAccount), the defaults with the bundled etcd and NATS: create on Secrets is granted with a
+    policy that matches every Secret write of the operator but the webhook certificate's, the MPI SSH
+    Secrets' and the other service's client Secrets' (bounded elsewhere), fails closed and admits only
     kubernetes.io/tls Secrets of that name with the operator's labels (before an update too) and the keys
     ca.crt, tls.crt, tls.key; the admin Secret is read by name only."""
     docs = _render(variant)
-    assert any(_is_etcd_access_role(r) for r in _ours(docs)), variant
-    spec = _etcd_access_policy(docs)["spec"]
+    assert any(_client_access_service(r) == svc for r in _ours(docs)), variant
+    spec = _operator_policies(docs)[f"{svc}-access"]["spec"]
     assert spec["failurePolicy"] == "Fail"
     conditions = [c["expression"] for c in spec["matchConditions"]]
-    # every Secret write of the operator but its two other Secrets' (a token Secret is refused here too,
+    # every Secret write of the operator but its other Secrets' (a token Secret is refused here too,
     # also where no MPI policy is rendered)
     others = [f'request.name != "{MPI_SECRET}"'] if _mpi_copy_policy(docs) else []
+    others.append(f'request.name != "{other}"')
     if variant != "cert-manager":
         others.append('!(request.namespace == "dynamo-system" && request.name == "webhook-server-cert")')
     assert conditions == [f'request.userInfo.username == "{OPERATOR_USER}"', *others]
-    assert spec["validations"][0]["expression"] == f'variables.secret.metadata.name == "{ETCD_CLIENT_SECRET}"'
+    expected = f'variables.secret.metadata.name == "{CLIENT_SECRETS[svc]}"'
+    assert spec["validations"][0]["expression"] == expected
     checks = " ".join(v["expression"] for v in spec["validations"])
     assert "oldObject.metadata.labels" in checks and '"kubernetes.io/tls"' in checks
     assert '["ca.crt", "tls.crt", "tls.key"]' in checks
     labels = {v["name"]: v["expression"] for v in spec["variables"]}["ours"]
-    assert f'"{LABEL_ETCD_CLIENT}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
-    admin = [r for r in _ours(docs) if r["metadata"]["name"].endswith("-etcd-admin")]
-    assert [rule for a in admin for rule in a["rules"]] == [
-        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["dp-etcd-admin"], "verbs": ["get"]}
-    ]
+    assert f'"{label}": "true"' in labels and f'"{LABEL_MANAGED_BY}": "{MANAGED_BY}"' in labels
+    roles = [r for r in _ours(docs) if r["metadata"]["name"].endswith(f"-{svc}-admin")]
+    rules = [rule for a in roles for rule in a["rules"]]
+    assert rules[0] == {
+        "apiGroups": [""],
+        "resources": ["secrets"],
+        "resourceNames": [admin],
+        "verbs": ["get"],
+    }
+    if svc == "nats":  # and the accounts file NATS includes, by name
+        assert rules[1:] == [
+            {
+                "apiGroups": [""],
+                "resources": ["configmaps"],
+                "resourceNames": ["dp-nats-accounts"],
+                "verbs": ["get", "update"],
+            }
+        ]
+    else:
+        assert rules[1:] == []
 
 
 def test_the_operator_holds_no_role_on_the_release_namespaces_mpi_secret() -> None:

@@ -67,3 +67,15 @@ def test_the_real_node_profile_sets_the_built_images_by_values():
     # the graph pods' etcd grpc-proxy sidecar runs the same built etcd image
     assert values["dynamo-operator"]["etcdAuth"]["proxyImage"] == images["etcd"].ref
     assert nats["pullPolicy"] == etcd["pullPolicy"] == "Never"  # imported; nothing is pulled on this machine
+
+
+def test_the_nats_reloader_runs_the_operator_image_the_chart_deploys():
+    """The bundled NATS's accounts reloader (``dynamo-operator nats-reload``) names the operator image by
+    default: the one the operator chart deploys (its appVersion) and ``image/build.py operator`` builds, so
+    the real node runs it from the imported image (pull policy Never there)."""
+    build = image_build()
+    reloader = yaml.safe_load((COMPONENTS / "nats" / "values.yaml").read_text())["auth"]["reloader"]["image"]
+    assert f"{reloader['repository']}:{reloader['tag']}" == build.recipes()["operator"].ref
+    assert reloader["tag"] == build.chart_app_version()
+    values = yaml.safe_load(REALNODE_VALUES.read_text())
+    assert values["nats"]["auth"]["reloader"]["image"] == {"pullPolicy": "Never"}

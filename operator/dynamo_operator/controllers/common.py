@@ -48,6 +48,9 @@ class Deps:
     # the cache of the per-namespace etcd client Secret's name (``wiring.etcd_clients``), when the operator
     # issues each namespace its own etcd access (``etcdAuth.method: namespaceCertificate``)
     etcd_clients: Indexer | None = None
+    # the cache of the per-namespace NATS client Secret's name (``wiring.nats_clients``), when the operator
+    # gives each namespace its own NATS account (``natsAuth.method: namespaceAccount``)
+    nats_clients: Indexer | None = None
 
     def render_context(self, namespace: str | None) -> RenderContext:
         secrets = self.secrets.list(namespace) if (self.secrets is not None and namespace) else []

@@ -23,6 +23,7 @@ from dynamo_operator.render import (
     RenderError,
     etcdaccess,
     names,
+    natsaccess,
     render_graph_parts,
 )
 from dynamo_operator.render import graph_checkpoint as rgc
@@ -62,6 +63,7 @@ from .epp import EppSync
 from .etcdaccess import EtcdAccessSync
 from .gms import DGD_REASON_DEVICE_CLASS, REASON_DEVICE_CLASS, missing_device_classes, owners_of_class
 from .mpisecret import MPISecretSync
+from .natsaccess import NatsAccessSync
 from .netpol import NetworkPolicySync
 from .notices import NoticeEvents
 from .pvc import PVCSync
@@ -177,6 +179,7 @@ class DGDReconciler:
         self.pvcs = PVCSync(deps)  # spec.pvcs with create: true (never deleted, never owned)
         self.mpi_secrets = MPISecretSync(deps)  # the namespace's own MPI SSH keys
         self.etcd_access = EtcdAccessSync(deps)  # the namespace's own etcd user, key root and certificate
+        self.nats_access = NatsAccessSync(deps)  # the namespace's own NATS account and certificate
         self.epp = EppSync(deps)  # an EPP's InferencePool and DestinationRule
         self.notices = NoticeEvents(deps.recorder)
         self.checkpoint_claim = CheckpointClaim.from_deps(
@@ -206,9 +209,10 @@ class DGDReconciler:
         keys = self._mpi_keys(req, live, internal, old, ctx)
         if keys is not None:  # new MPI SSH keys: the next pass renders the pods with them
             return keys
-        access = self._etcd_access(req, live, internal, old, ctx)
-        if access is not None:  # the pods mount the namespace's etcd certificate: not applied without it
-            return access
+        for sync in (self.etcd_access, self.nats_access):
+            access = self._access(sync, req, live, internal, old, ctx)
+            if access is not None:  # the pods mount the namespace's certificates: not applied without them
+                return access
         if restart is not None:
             return self._reconcile_grove(req, live, internal, gen, old, parts, restart.step)
         return self._reconcile_dcds(req, live, internal, gen, old, parts)
@@ -372,17 +376,19 @@ class DGDReconciler:
             return self._apply_failed(req, live, old, e)
         return None
 
-    def _etcd_access(
-        self, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
+    def _access(
+        self, sync, req: Request, live: dict, internal: dict, old: dict, ctx: RenderContext
     ) -> Result | None:
-        """The namespace's etcd access (``controllers/etcdaccess.py``), before any child is applied."""
+        """The namespace's etcd access or NATS account (``controllers/etcdaccess.py``, ``natsaccess.py``),
+        before any child is applied; a number from ``apply`` is the seconds to wait before the children (a
+        NATS account written but not yet loaded by the server)."""
         try:
-            self.etcd_access.apply(live, internal, ctx)
+            wait = sync.apply(live, internal, ctx)
         except Conflict:
             return Result(requeue=True)
         except Exception as e:
             return self._apply_failed(req, live, old, e)
-        return None
+        return Result(requeue_after=wait) if wait else None
 
     def _apply_failed(self, req: Request, live: dict, old: dict, e: Exception) -> Result:
         """A write of the pass failed: nothing to do in a terminating namespace; otherwise a Warning Event and
@@ -648,11 +654,10 @@ def _graphs_in(dgds, obj: dict) -> list[Request]:
     return [Request(ns, (d.get("metadata") or {}).get("name") or "") for d in dgds.list(ns)]
 
 
-def _forget_etcd_access(w: Wiring, dgds):
+def _forget_etcd_access(w: Wiring, dgds, access: EtcdAccessSync):
     """On the delete of a namespace's etcd client Secret: when no graph there uses etcd any more (the
     garbage collector took it after the last one), the namespace's etcd user, role and keys go too, on a
     thread of their own (the informer's must not wait on etcd)."""
-    access = EtcdAccessSync(w.deps)
 
     def on_delete(obj: dict) -> None:
         md = obj.get("metadata") or {}
@@ -677,6 +682,31 @@ def _forget_etcd_access(w: Wiring, dgds):
     return on_delete
 
 
+def _forget_nats_account(w: Wiring, dgds, access: NatsAccessSync):
+    """On the delete of a namespace's NATS client Secret: when no graph is left there (the garbage collector
+    took it after the last one), the namespace's account leaves the accounts file, on a thread of its own."""
+
+    def on_delete(obj: dict) -> None:
+        md = obj.get("metadata") or {}
+        namespace = md.get("namespace") or ""
+        issued_for = (md.get("annotations") or {}).get(natsaccess.ANN_ISSUED_FOR)
+        if not natsaccess.is_ours(obj) or issued_for != namespace:
+            return
+        if dgds.list(namespace):
+            return  # deleted by hand while graphs are there: their next pass issues a new one
+        ctx = w.deps.render_context(namespace)
+
+        def forget() -> None:
+            try:
+                access.forget_namespace(namespace, ctx)
+            except Exception as e:  # logged; the account stays listed until a later delete retries
+                log.warning("could not remove a namespace's NATS account", namespace=namespace, error=str(e))
+
+        threading.Thread(target=forget, name=f"nats-forget-{namespace}", daemon=True).start()
+
+    return on_delete
+
+
 def register(w: Wiring) -> Controller:
     """Primary DGDs; owns DCDs and adapters, or on the Grove pathway its PodCliqueSet and the components'
     Services and ConfigMaps; reacts to its components' Deployments and Grove's PodCliques /
@@ -694,11 +724,14 @@ def register(w: Wiring) -> Controller:
         owns.append((INFERENCEPOOLS, MANAGED_SELECTOR))
     if w.destination_rules_served:
         owns.append((DESTINATIONRULES, MANAGED_SELECTOR))
+    # one reconciler, whose etcd and NATS syncs the Secret caches' delete handlers share: what a handler
+    # forgets (a namespace's etcd user, its NATS account) the next graph's pass must not remember as done
+    reconciler = DGDReconciler(w.deps)
     coalesce = w.tunables.graph_coalesce_seconds
     ctl = w.manager.add_controller(
         CONTROLLER,
         primary=store.DGD,
-        reconcile=DGDReconciler(w.deps),
+        reconcile=reconciler,
         owns=owns,
         workers=w.tunables.graph_workers,
         resource_type=names.DGD_KIND,
@@ -716,7 +749,11 @@ def register(w: Wiring) -> Controller:
     if w.etcd_clients is not None:  # a certificate deleted or edited is issued again; the last one gone
         dgds = informers[store.DGD].store
         ctl.watch(w.etcd_clients, lambda obj: _graphs_in(dgds, obj))
-        w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds))
+        w.etcd_clients.add_event_handler(on_delete=_forget_etcd_access(w, dgds, reconciler.etcd_access))
+    if w.nats_clients is not None:  # likewise for the namespace's NATS certificate and account
+        dgds = informers[store.DGD].store
+        ctl.watch(w.nats_clients, lambda obj: _graphs_in(dgds, obj))
+        w.nats_clients.add_event_handler(on_delete=_forget_nats_account(w, dgds, reconciler.nats_access))
     if w.grove_served:
         for res in (PODCLIQUES, PODCLIQUESCALINGGROUPS):
             ctl.watch(informers[res], _grove_graph_of(informers[PODCLIQUESETS].store))

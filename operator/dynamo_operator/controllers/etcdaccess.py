@@ -22,62 +22,32 @@ expires (etcd has no revocation list): to cut it off at once, rotate the CA (doc
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import threading
 
-from cryptography import x509
-from cryptography.x509.oid import NameOID
-from kubernetes.client.exceptions import ApiException
-
-from dynamo_operator import pki
 from dynamo_operator.render import RenderContext
 from dynamo_operator.render import etcdaccess as ea
 from dynamo_operator.runtime.client import SECRETS
 from dynamo_operator.runtime.etcdadmin import AdminCredentials, EtcdAdmin
 from dynamo_operator.runtime.log import get_logger
 
-from .common import Deps, read_secret, release_secret, replace_secret
-from .sync import Conflict, owner_reference
+from . import clientcert
+from .clientcert import data as _data
+from .common import Deps
 
 log = get_logger("etcd-access")
-VALIDITY = dt.timedelta(days=90)
-RENEW_BEFORE = VALIDITY / 3
-
-
-def _data(secret: dict, key: str) -> bytes:
-    value = ((secret or {}).get("data") or {}).get(key)
-    return base64.b64decode(value) if value else b""
-
-
-def _encode(values: dict[str, bytes]) -> dict[str, str]:
-    return {k: base64.b64encode(v).decode("ascii") for k, v in sorted(values.items())}
+SERVICE = clientcert.Service("etcd", ea.ANN_ISSUED_FOR, ea.user_name, ea.is_ours)
 
 
 def renewal_reason(secret: dict, namespace: str, ca: bytes, now: dt.datetime | None = None) -> str:
-    """Why the operator's Secret needs a new certificate ("" when it does not)."""
-    md = secret.get("metadata") or {}
-    if (md.get("annotations") or {}).get(ea.ANN_ISSUED_FOR) != namespace:
-        return f"the certificate was not issued for {namespace}"
-    if _data(secret, "ca.crt") != ca:
-        return "the etcd CA changed"
-    try:
-        cert = x509.load_pem_x509_certificate(_data(secret, "tls.crt"))
-    except ValueError:
-        return "the certificate is missing or unreadable"
-    if not _data(secret, "tls.key"):
-        return "the key is missing"
-    names = cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
-    if not names or names[0].value != ea.user_name(namespace):
-        return f"the certificate does not name the user {ea.user_name(namespace)}"
-    if cert.not_valid_after_utc - (now or dt.datetime.now(dt.UTC)) < RENEW_BEFORE:
-        return f"the certificate expires on {cert.not_valid_after_utc:%Y-%m-%d}"
-    return ""
+    """Why the operator's Secret needs a new certificate ("" when it does not): ``clientcert``'s rule."""
+    return clientcert.renewal_reason(SERVICE, secret, namespace, ca, now)
 
 
 class EtcdAccessSync:
     def __init__(self, deps: Deps):
         self.deps = deps
+        self.secrets = clientcert.ClientSecrets(deps, SERVICE, lambda: deps.etcd_clients)
         self._admin: EtcdAdmin | None = None
         self._granted: set[str] = set()  # namespaces whose user and role this process has ensured
         self._lock = threading.Lock()
@@ -123,9 +93,6 @@ class EtcdAccessSync:
 
     # -- the Secret ------------------------------------------------------------------------------------
 
-    def _get(self, namespace: str, name: str) -> dict | None:
-        return read_secret(self.deps, self.deps.etcd_clients, namespace, name)
-
     def apply(self, live: dict, internal: dict, ctx: RenderContext) -> None:
         """Provide the access the graph ``live`` (stored form; ``internal``: v1beta1) needs in its
         namespace, or let go of it when it needs none."""
@@ -133,68 +100,9 @@ class EtcdAccessSync:
             return
         namespace = live["metadata"]["namespace"]
         desired = ea.client_secret(namespace, ctx)
-        name = desired["metadata"]["name"]
         if not ea.graph_uses_etcd(internal, ctx):
-            self._release(live, namespace, name, ctx)
+            if self.secrets.release(live, namespace, desired["metadata"]["name"]):
+                self.forget_namespace(namespace, ctx)
             return
         self._grant(namespace, ctx)
-        have = self._get(namespace, name)
-        if have is not None and not ea.is_ours(have):
-            return  # the user's Secret of that name: theirs to keep
-        ca_secret = self._admin_secret(ctx)
-        ca, ca_key = _data(ca_secret, "ca.crt"), _data(ca_secret, "ca.key")
-        why = renewal_reason(have, namespace, ca) if have is not None else "new"
-        self._write(live, desired, have, (ca, ca_key) if why else None, why)
-
-    def _issue(self, namespace: str, ca: bytes, ca_key: bytes) -> dict[str, str]:
-        cert, key = pki.issue_client(ca, ca_key, ea.user_name(namespace), VALIDITY)
-        return _encode({"ca.crt": ca, "tls.crt": cert, "tls.key": key})
-
-    def _write(self, owner: dict, desired: dict, have: dict | None, ca: tuple | None, why: str) -> None:
-        md = desired["metadata"]
-        ref = owner_reference(owner, controller=False)
-        if have is None:
-            body = {
-                **desired,
-                "metadata": {**md, "ownerReferences": [ref]},
-                "data": self._issue(md["namespace"], *ca),
-            }
-            try:
-                self.deps.client.create(SECRETS, body, md["namespace"])
-            except ApiException as e:
-                if e.status != 409:
-                    raise
-                raise Conflict("made meanwhile") from e
-            self._event(
-                owner, "SuccessfulCreate", f"Created Secret {md['namespace']}/{md['name']}: etcd access"
-            )
-            return
-        refs = have["metadata"].get("ownerReferences") or []
-        if ca is None and any(r.get("uid") == ref["uid"] for r in refs):
-            return
-        meta = {
-            **have["metadata"],
-            "annotations": {**(have["metadata"].get("annotations") or {}), **md["annotations"]},
-        }
-        meta["ownerReferences"] = [*(r for r in refs if r.get("uid") != ref["uid"]), ref]
-        meta.pop("managedFields", None)
-        data = self._issue(md["namespace"], *ca) if ca is not None else have.get("data")
-        replace_secret(self.deps, have, {**have, "metadata": meta, "data": data})
-        if ca is not None:
-            self._event(
-                owner, "UpdateSecret", f"Secret {md['namespace']}/{md['name']}: new certificate ({why})"
-            )
-
-    def _event(self, owner: dict, reason: str, message: str) -> None:
-        self.deps.recorder.normal(owner, reason, message)
-
-    def _release(self, owner: dict, namespace: str, name: str, ctx: RenderContext) -> None:
-        have = self._get(namespace, name)
-        if (
-            have is None
-            or not ea.is_ours(have)
-            or not release_secret(self.deps, have, owner["metadata"]["uid"])
-        ):
-            return
-        self._event(owner, "DeleteSecret", f"Deleted Secret {namespace}/{name}: no graph here uses etcd")
-        self.forget_namespace(namespace, ctx)
+        self.secrets.ensure(live, desired, lambda: self._admin_secret(ctx))

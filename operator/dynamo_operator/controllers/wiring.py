@@ -17,7 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from dynamo_operator.api.config import effective, lookup
-from dynamo_operator.render import RenderContext, etcdaccess, names
+from dynamo_operator.render import RenderContext, etcdaccess, names, natsaccess
 from dynamo_operator.render.context import DRA, GROVE, INFERENCE_POOL, ISTIO_DESTINATION_RULE
 from dynamo_operator.render.mpisecret import mpi_secret_home
 from dynamo_operator.render.pullsecrets import DOCKERCONFIGJSON
@@ -203,6 +203,15 @@ class Wiring:
         return self.manager.informer(SECRETS, field_selector=f"metadata.name={name}")
 
     @cached_property
+    def nats_clients(self) -> Informer | None:
+        """The cache of the per-namespace NATS client Secret's name (``render/natsaccess.py``), by name so the
+        grant can name it; None unless the operator gives each namespace its own NATS account."""
+        ctx = RenderContext(operator_config=self.config)
+        if not natsaccess.enabled(ctx):
+            return None
+        return self.manager.informer(SECRETS, field_selector=f"metadata.name={natsaccess.secret_name(ctx)}")
+
+    @cached_property
     def pull_secrets(self) -> Informer | None:
         """``kubernetes.io/dockerconfigjson`` Secrets (by a field selector on ``type``), kept without their
         data (``caches.pull_secret``); None when the discovery is off: no Secret is read."""
@@ -217,7 +226,7 @@ class Wiring:
         """What the DGD, DCD and adapter reconcilers share (built once, on first use)."""
         informers = self.graph_informers
         recent = RecentWrites()
-        mpi = [i for i in (self.mpi_secrets, self.etcd_clients) if i is not None]
+        mpi = [i for i in (self.mpi_secrets, self.etcd_clients, self.nats_clients) if i is not None]
         for inf in [*informers.values(), *mpi]:  # entries for our own writes live until the cache shows them
             inf.add_event_handler(
                 on_add=recent.observe, on_update=lambda old, new: recent.observe(new), on_delete=recent.forget
@@ -234,4 +243,5 @@ class Wiring:
             tunables=self.tunables,
             mpi_secrets=self.mpi_secrets.store if self.mpi_secrets is not None else None,
             etcd_clients=self.etcd_clients.store if self.etcd_clients is not None else None,
+            nats_clients=self.nats_clients.store if self.nats_clients is not None else None,
         )

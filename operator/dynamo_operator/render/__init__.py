@@ -32,7 +32,7 @@ from collections.abc import Mapping
 
 from dynamo_operator.api.conversion import convert
 
-from . import checkpoint, etcdaccess, names
+from . import checkpoint, etcdaccess, names, natsaccess
 from .checkpoint_storage import claim_for
 from .component import render_dcd_children
 from .context import RenderContext
@@ -126,13 +126,16 @@ def render_all(obj: dict, ctx: RenderContext | None = None) -> list[dict]:
                 out.extend(render_component(child, ctx))
         graph = to_v1beta1(obj)
         # what the DGD controller applies besides: the sshd policy, the claims, the namespace's MPI SSH
-        # Secret (shown without the keys it generates) and etcd client Secret, the checkpoint claim, the
-        # EPP's InferencePool / DestinationRule
+        # Secret (shown without the keys it generates), etcd and NATS client Secrets, the checkpoint
+        # claim, the EPP's InferencePool / DestinationRule
         extra = [mpi_ssh_network_policy(graph, ctx), *graph_pvcs(graph, ctx), mpi_ssh_secret(graph, ctx)]
         if etcdaccess.enabled(ctx) and etcdaccess.graph_uses_etcd(graph, ctx):
             # the namespace's etcd client Secret, shown without the certificate the controller issues
             namespace = (graph.get("metadata") or {}).get("namespace") or "default"
             extra.append(etcdaccess.client_secret(namespace, ctx))
+        if natsaccess.enabled(ctx):  # the namespace's NATS client Secret, likewise without its certificate
+            namespace = (graph.get("metadata") or {}).get("namespace") or "default"
+            extra.append(natsaccess.client_secret(namespace, ctx))
         extra.append(claim_for(graph, graph["spec"]["components"], ctx.config("checkpoint")))
         out.extend(o for o in extra if o is not None)
         out.extend(epp_graph_objects(graph, ctx))

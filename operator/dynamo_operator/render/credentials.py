@@ -5,8 +5,9 @@ The variable names are the Dynamo runtime's own (``lib/runtime/src/config/enviro
 
 * NATS: ``NATS_AUTH_USERNAME`` + ``NATS_AUTH_PASSWORD``, ``NATS_AUTH_TOKEN`` or
   ``NATS_AUTH_CREDENTIALS_FILE`` (a path); TLS: ``NATS_TLS_CA_CERT_PATH``, ``NATS_TLS_CLIENT_CERT_PATH``,
-  ``NATS_TLS_CLIENT_KEY_PATH`` (paths). ``NATS_SERVER`` keeps its ``nats://`` form: the client upgrades
-  when the server requires TLS.
+  ``NATS_TLS_CLIENT_KEY_PATH`` (paths). With TLS ``NATS_SERVER`` gets the ``tls://`` scheme (``env.py``):
+  the runtime 1.6.1 refuses TLS files with a ``nats://`` address. Each namespace's own NATS account
+  (``natsaccess.py``, method ``namespaceAccount``) mounts the namespace's certificate instead.
 * etcd: ``ETCD_AUTH_USERNAME`` + ``ETCD_AUTH_PASSWORD``, or ``ETCD_AUTH_CA`` + ``ETCD_AUTH_CLIENT_CERT`` +
   ``ETCD_AUTH_CLIENT_KEY``, which the runtime's etcd client parses as PEM *text* (``Certificate::from_pem``
   on the variable's value), so they come from the Secret's keys directly, not as file paths.
@@ -18,6 +19,7 @@ are 0440 (root and the pod's fsGroup, 1000 by default).
 
 from __future__ import annotations
 
+from . import natsaccess
 from .context import RenderContext
 
 NATS_AUTH_VOLUME = "dynamo-nats-auth"
@@ -51,6 +53,8 @@ def nats_env(ctx: RenderContext) -> list[dict]:
         env.append(_secret_env("NATS_AUTH_TOKEN", secret, "token"))
     elif method == "credentialsFile":
         env.append(_value("NATS_AUTH_CREDENTIALS_FILE", f"{NATS_AUTH_DIR}/{NATS_CREDS_KEY}"))
+    elif method == natsaccess.METHOD:
+        return natsaccess.env() if natsaccess.enabled(ctx) else []
     if ctx.config("infrastructure", "natsTLS", "secretName"):
         env.append(_value("NATS_TLS_CA_CERT_PATH", f"{NATS_TLS_DIR}/{CA_KEY}"))
         if ctx.config("infrastructure", "natsTLS", "clientCertificate"):
@@ -103,6 +107,8 @@ def credential_volumes(ctx: RenderContext) -> tuple[list[dict], list[dict]]:
         secret = ctx.config("infrastructure", "natsAuth", "secretName")
         volumes.append(_secret_volume(NATS_AUTH_VOLUME, secret, [(NATS_CREDS_KEY, PRIVATE_MODE)]))
         mounts.append({"name": NATS_AUTH_VOLUME, "mountPath": NATS_AUTH_DIR, "readOnly": True})
+    if natsaccess.enabled(ctx):  # the namespace's own certificate (natsaccess.py); no shared TLS Secret
+        return [natsaccess.volume(ctx)], [natsaccess.mount()]
     secret = ctx.config("infrastructure", "natsTLS", "secretName")
     if secret:
         items = [(CA_KEY, PUBLIC_MODE)]

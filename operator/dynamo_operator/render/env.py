@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import etcdaccess, names
+from . import etcdaccess, names, natsaccess
 from .context import RenderContext
 from .credentials import credential_env
 from .info import ComponentInfo, vllm_multinode_mode
@@ -59,10 +59,17 @@ INFRASTRUCTURE_ENV = (
 )
 
 
+def _nats_tls(ctx: RenderContext) -> bool:
+    """The runtime speaks TLS to NATS (its own namespace's certificate, or ``natsTLS``): it then needs the
+    ``tls://`` scheme in ``NATS_SERVER`` (the runtime 1.6.1 refuses TLS files with ``nats://``)."""
+    return natsaccess.enabled(ctx) or bool(ctx.config("infrastructure", "natsTLS", "secretName"))
+
+
 def infrastructure_env(ctx: RenderContext, info: ComponentInfo) -> list[dict]:
     """Injected into every component when the OperatorConfiguration configures the service, followed by
     the NATS / etcd credentials when configured (``credentials.py``). With per-namespace etcd access
-    (``etcdaccess.py``) etcd is the pod's own proxy, for graphs on etcd discovery only."""
+    (``etcdaccess.py``) etcd is the pod's own proxy, for graphs on etcd discovery only; NATS over TLS is
+    addressed ``tls://`` (``natsaccess.server_address``)."""
     env = []
     per_namespace = etcdaccess.enabled(ctx)
     for var, key in INFRASTRUCTURE_ENV:
@@ -70,6 +77,8 @@ def infrastructure_env(ctx: RenderContext, info: ComponentInfo) -> list[dict]:
         if value and var == "ETCD_ENDPOINTS" and per_namespace:
             if etcdaccess.uses_etcd(info.discovery_backend):
                 env.append(_v(var, etcdaccess.PROXY_ADDRESS))
+        elif value and var == "NATS_SERVER" and _nats_tls(ctx):
+            env.append(_v(var, natsaccess.server_address(str(value))))
         elif value:
             env.append(_v(var, str(value)))
     return env + credential_env(ctx)

@@ -329,6 +329,22 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::token authentication from an existing Secret generates nothing",
         ),
+        "auth.reloader.image.pullPolicy": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::auth.reloader image and resources reach the accounts reloader",
+        ),
+        "auth.reloader.image.repository": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::auth.reloader image and resources reach the accounts reloader",
+        ),
+        "auth.reloader.image.tag": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::auth.reloader image and resources reach the accounts reloader",
+        ),
+        "auth.reloader.resources": acts(
+            "tpl:nats/templates/statefulset.yaml",
+            "helm:nats/tests/values_test.yaml::auth.reloader image and resources reach the accounts reloader",
+        ),
         "config.cluster.enabled": acts(
             "tpl:nats/templates/_helpers.tpl",
             "helm:nats/tests/nats_test.yaml::cluster mode runs the route mesh",

@@ -282,12 +282,28 @@ TYPES: dict[str, dict[str, Status]] = {
         ),
     },
     "config.NATSAuthConfiguration": {
+        "accountsConfigMap": acts(
+            "render.natsaccess:accounts_config_map",
+            "tests/unit/test_nats_namespace_accounts.py::test_the_operator_reads_the_admin_secret_and_accounts_config_map_the_configuration_names",
+        ),
+        "adminSecretName": acts(
+            "render.natsaccess:admin_secret",
+            "tests/unit/test_nats_namespace_accounts.py::test_the_operator_reads_the_admin_secret_and_accounts_config_map_the_configuration_names",
+        ),
+        "adminSecretNamespace": acts(
+            "render.natsaccess:admin_secret",
+            "tests/unit/test_nats_namespace_accounts.py::test_the_operator_reads_the_admin_secret_and_accounts_config_map_the_configuration_names",
+        ),
         "method": acts(
             "render.credentials:nats_env",
             (
                 "tests/unit/test_render_credentials.py::test_other_nats_methods",
                 "tests/unit/test_render_credentials.py::test_user_password_for_nats_and_client_certificates_for_etcd",
             ),
+        ),
+        "monitorURL": acts(
+            "render.natsaccess:monitor_url",
+            "tests/unit/test_nats_namespace_accounts.py::test_a_new_account_holds_the_pods_until_the_server_serves_it",
         ),
         "secretName": acts(
             "render.credentials:nats_env", "tests/unit/test_render_credentials.py::test_other_nats_methods"

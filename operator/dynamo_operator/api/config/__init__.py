@@ -323,7 +323,38 @@ def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
             errors.append((f"{path}.method", f"is required with secretName {name!r}: say how to use it"))
         if name and not _DNS_SUBDOMAIN.match(name):
             errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
-    return errors + _namespace_certificate_errors(infra.etcd_auth if infra else None)
+    return (
+        errors
+        + _namespace_certificate_errors(infra.etcd_auth if infra else None)
+        + _namespace_account_errors(infra.nats_auth if infra else None, infra.nats_tls if infra else None)
+    )
+
+
+def _namespace_account_errors(nats: Any, tls: Any) -> list[tuple[str, str]]:
+    """natsAuth namespaceAccount needs what the operator issues from and the accounts file it keeps; the
+    namespace's certificate is the pods' TLS material, so a shared natsTLS Secret beside it is refused."""
+    if nats is None or nats.method != "namespaceAccount":
+        return []
+    path = "infrastructure.natsAuth"
+    needed = (
+        ("adminSecretName", nats.admin_secret_name, "the Secret with the NATS CA (ca.crt, ca.key)"),
+        ("adminSecretNamespace", nats.admin_secret_namespace, "the namespace of adminSecretName"),
+        ("accountsConfigMap", nats.accounts_config_map, "the ConfigMap whose accounts.conf NATS includes"),
+    )
+    errors = [
+        (f"{path}.{key}", f"is required with method namespaceAccount: {what}")
+        for key, v, what in needed
+        if not v
+    ]
+    if tls is not None and tls.secret_name:
+        errors.append(
+            (
+                "infrastructure.natsTLS.secretName",
+                "must be empty with natsAuth.method namespaceAccount: each namespace's own Secret holds the"
+                " CA and its certificate",
+            )
+        )
+    return errors
 
 
 def _namespace_certificate_errors(etcd: Any) -> list[tuple[str, str]]:

@@ -70,7 +70,7 @@ DiscoveryBackend = Literal["kubernetes", "etcd"]
 
 # dynamo-platform extensions (not in the upstream reference): how workloads authenticate to NATS and
 # etcd. Each method is one way the Dynamo runtime reads credentials from its environment.
-NATSAuthMethod = Literal["userPassword", "token", "credentialsFile"]
+NATSAuthMethod = Literal["userPassword", "token", "credentialsFile", "namespaceAccount"]
 ETCDAuthMethod = Literal["userPassword", "clientCertificate", "namespaceCertificate"]
 # dynamo-platform extensions: what admission does with a pod template that asks for host access or
 # privileges, and the kinds of request that may pass without a word (docs/security.md)
@@ -817,16 +817,50 @@ class NATSAuthConfiguration(ApiModel):
 
     ``userPassword``: NATS_AUTH_USERNAME / NATS_AUTH_PASSWORD from the Secret's ``username`` and
     ``password`` keys; ``token``: NATS_AUTH_TOKEN from ``token``; ``credentialsFile``: the Secret mounted
-    read-only and NATS_AUTH_CREDENTIALS_FILE pointing at its ``nats.creds`` key.
+    read-only and NATS_AUTH_CREDENTIALS_FILE pointing at its ``nats.creds`` key. ``namespaceAccount``: each
+    graph namespace gets its own NATS account and a certificate mapped to it, issued by the operator and
+    mounted as files (``render/natsaccess.py``).
     """
 
     method: NATSAuthMethod | None = Field(
         None,
-        description="Method is userPassword, token or credentialsFile",
+        description="Method is userPassword, token, credentialsFile or namespaceAccount",
     )
     secret_name: str | None = Field(
         None,
-        description="SecretName is the Secret, in each workload namespace, holding the credentials",
+        description=(
+            "SecretName is the Secret, in each workload namespace, holding the credentials (with\n"
+            "namespaceAccount: the Secret the operator writes there)"
+        ),
+    )
+    admin_secret_name: str | None = Field(
+        None,
+        description=(
+            "AdminSecretName (namespaceAccount) is the Secret, in adminSecretNamespace, with the NATS CA\n"
+            "that signs each namespace's certificate (ca.crt, ca.key)"
+        ),
+    )
+    admin_secret_namespace: str | None = Field(
+        None,
+        description=(
+            "AdminSecretNamespace is the namespace of adminSecretName and accountsConfigMap (the\nplatform's)"
+        ),
+    )
+    accounts_config_map: str | None = Field(
+        None,
+        description=(
+            "AccountsConfigMap (namespaceAccount) is the ConfigMap, in adminSecretNamespace, whose\n"
+            "accounts.conf the NATS server includes: one account per graph namespace, kept by the operator"
+        ),
+    )
+    monitor_url: str | None = Field(
+        None,
+        alias="monitorURL",
+        description=(
+            "MonitorURL (namespaceAccount) is the NATS server's monitoring endpoint (http://host:8222):\n"
+            "a namespace's first graph waits there, up to a minute and a half, until its new account is\n"
+            "loaded (empty: no wait; the pods retry until it is)"
+        ),
     )
 
 

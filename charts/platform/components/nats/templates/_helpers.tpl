@@ -30,9 +30,31 @@ app.kubernetes.io/part-of: dynamo-platform
 {{- default (printf "%s-server-tls" (include "nats.fullname" .)) .Values.config.nats.tls.secretName }}
 {{- end }}
 {{- define "nats.tlsDir" -}}/etc/nats-tls{{- end }}
+{{/* auth.method accounts: each graph namespace its own account and operator-issued certificate. */}}
+{{- define "nats.accounts" -}}
+{{- if and .Values.auth.enabled (eq .Values.auth.method "accounts") }}true{{ end }}
+{{- end }}
+{{/* The operator's: the NATS CA with its key (it signs each namespace's certificate). */}}
+{{- define "nats.adminSecret" -}}
+{{- printf "%s-admin" (include "nats.fullname" .) }}
+{{- end }}
+{{/* The accounts file the operator keeps (one account per graph namespace), included by nats.conf. */}}
+{{- define "nats.accountsConfigMap" -}}
+{{- printf "%s-accounts" (include "nats.fullname" .) }}
+{{- end }}
+{{/* The server certificate: TLS on (config.nats.tls), or the accounts mode's own. */}}
+{{- define "nats.tls" -}}
+{{- if or .Values.config.nats.tls.enabled (include "nats.accounts" .) }}true{{ end }}
+{{- end }}
 {{- define "nats.validate" -}}
-{{- if and .Values.auth.enabled (not (has .Values.auth.method (list "userPassword" "token"))) }}
-{{- fail (printf "nats.auth.method=%q: use userPassword or token (the bundled NATS has no JWT/NKEY accounts; point dynamo-operator.natsAddr at a NATS that does)" .Values.auth.method) }}
+{{- if and .Values.auth.enabled (not (has .Values.auth.method (list "accounts" "userPassword" "token"))) }}
+{{- fail (printf "nats.auth.method=%q: use accounts (the default), userPassword or token (the bundled NATS has no JWT/NKEY operator mode; point dynamo-operator.natsAddr at a NATS that does)" .Values.auth.method) }}
+{{- end }}
+{{- if and (include "nats.accounts" .) .Values.config.nats.tls.enabled }}
+{{- fail "nats.auth.method=accounts brings its own TLS (a CA of the chart's, mutual TLS mapping each certificate to its namespace's account): set nats.config.nats.tls.enabled=false, or choose nats.auth.method=userPassword or token to use your own TLS settings" }}
+{{- end }}
+{{- if and (include "nats.accounts" .) .Values.auth.existingSecret }}
+{{- fail "nats.auth.existingSecret is for userPassword/token: with nats.auth.method=accounts the operator issues each namespace its own certificate; clear existingSecret" }}
 {{- end }}
 {{- if and .Values.config.nats.tls.verifyClients (not .Values.config.nats.tls.enabled) }}
 {{- fail "nats.config.nats.tls.verifyClients=true needs TLS: set nats.config.nats.tls.enabled=true too" }}
@@ -66,7 +88,19 @@ jetstream {
   {{- end }}
 }
 {{- end }}
-{{- if .Values.auth.enabled }}
+{{- if include "nats.accounts" . }}
+# per-namespace accounts: the client certificate's subject (CN=ns:<namespace>) is the user, of its
+# namespace's account; the Dynamo operator keeps the accounts file (the reloader SIGHUPs the server)
+tls {
+  cert_file: "{{ include "nats.tlsDir" . }}/tls.crt"
+  key_file: "{{ include "nats.tlsDir" . }}/tls.key"
+  ca_file: "{{ include "nats.tlsDir" . }}/ca.crt"
+  verify: true
+  verify_and_map: true
+}
+system_account: SYS
+include accounts.conf
+{{- else if .Values.auth.enabled }}
 # credentials from the Secret through the environment (nats-server resolves $NAMES there)
 authorization {
   {{- if eq .Values.auth.method "token" }}
@@ -100,4 +134,11 @@ cluster {
 {{- range $k, $v := $c.merge }}
 {{ $k }}: {{ toJson $v }}
 {{- end }}
+{{- end }}
+{{/* The accounts file before any graph: the system account alone (render/natsaccess.py accounts_conf([])). */}}
+{{- define "nats.initialAccounts" -}}
+# written by the Dynamo operator (render/natsaccess.py): one account per graph namespace
+accounts: {
+  SYS: {}
+}
 {{- end }}

@@ -12,6 +12,20 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- end }}
 {{- end }}
 
+{{/* natsAuth.method as it acts: "" is namespaceAccount with the bundled NATS, none is nothing. */}}
+{{- define "dynamo-operator.natsAuthMethod" -}}
+{{- $m := .Values.natsAuth.method | default "" }}
+{{- if eq $m "none" }}
+{{- else if $m }}{{ $m }}
+{{- else if include "dynamo-operator.natsBundled" . }}namespaceAccount
+{{- end }}
+{{- end }}
+
+{{/* The Secret the operator writes in each graph namespace with namespaceAccount. */}}
+{{- define "dynamo-operator.natsClientSecret" -}}
+{{- .Values.natsAuth.secretName | default "dynamo-nats-client" }}
+{{- end }}
+
 {{/* The Secret the operator writes in each graph namespace with namespaceCertificate. */}}
 {{- define "dynamo-operator.etcdClientSecret" -}}
 {{- .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
@@ -43,9 +57,24 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 
 {{/* The infrastructure credential sections of the OperatorConfiguration (indented under infrastructure). */}}
 {{- define "dynamo-operator.infrastructureCredentials" -}}
-{{- if .Values.natsAuth.method }}
+{{- $natsMethod := include "dynamo-operator.natsAuthMethod" . }}
+{{- if eq $natsMethod "namespaceAccount" }}
+{{- if not (include "dynamo-operator.natsBundled" .) }}
+{{- fail "dynamo-operator.natsAuth.method=namespaceAccount needs the bundled NATS (the operator keeps its accounts file); with natsAddr use userPassword, token or credentialsFile" }}
+{{- end }}
+{{- if .Values.natsTLS.enabled }}
+{{- fail "dynamo-operator.natsTLS.enabled=true with natsAuth.method namespaceAccount: each namespace's own Secret holds the CA and its certificate; set natsTLS.enabled=false (or choose another natsAuth.method)" }}
+{{- end }}
 natsAuth:
-  method: {{ .Values.natsAuth.method }}
+  method: namespaceAccount
+  secretName: {{ include "dynamo-operator.natsClientSecret" . }}
+  adminSecretName: {{ printf "%s-nats-admin" .Release.Name }}
+  adminSecretNamespace: {{ .Release.Namespace }}
+  accountsConfigMap: {{ printf "%s-nats-accounts" .Release.Name }}
+  monitorURL: {{ printf "http://%s-nats.%s.svc.%s:8222" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain | quote }}
+{{- else if $natsMethod }}
+natsAuth:
+  method: {{ $natsMethod }}
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsAuth "natsAuth" (include "dynamo-operator.natsBundled" .) "nats-client") }}
 {{- end }}
 {{- if .Values.natsTLS.enabled }}
