@@ -48,6 +48,10 @@ GRAPH = "mocker-kv-router.yaml"
 SERVICE_NAME = f"{NATS}.dynamo-system.svc.cluster.local"  # what the operator puts in NATS_SERVER
 
 
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"nats-a": [GRAPH], "nats-b": [GRAPH]}
+
+
 @pytest.fixture(scope="module")
 def team_a(platform: Platform):
     yield from scratch_namespace(platform, "nats-a")
