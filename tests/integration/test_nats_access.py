@@ -43,7 +43,7 @@ from dynamo_operator.render import natsaccess as na
 from dynamo_operator.runtime.client import CONFIGMAPS, SECRETS
 from support import chart
 from support.fakecerts import FakeClient
-from support.natsproto import Nats, NatsError
+from support.natsproto import Nats, NatsError, refused
 from support.poll import wait_for
 
 pytestmark = pytest.mark.api
@@ -177,14 +177,6 @@ def bed(tmp_path: Path):
     b.close()
 
 
-def _refused(attempt) -> bool:
-    try:
-        attempt().close()
-    except (NatsError, ssl.SSLError, OSError):
-        return True
-    return False
-
-
 def test_each_namespace_logs_in_to_its_own_account(bed: Bed) -> None:
     a, b = bed.certificate("team-a"), bed.certificate("team-b")
     with bed.client_of(a) as ca, bed.client_of(a) as ca2, bed.client_of(b) as cb:
@@ -195,7 +187,7 @@ def test_each_namespace_logs_in_to_its_own_account(bed: Bed) -> None:
         seen = {(c.get("account"), c.get("authorized_user")) for c in bed.connections()}
     assert got == [("namespace.dynamo.backend.generate", b"from team-a")], got
     assert seen == {("ns-team-a", "CN=ns:team-a"), ("ns-team-b", "CN=ns:team-b")}, seen
-    assert _refused(lambda: bed.client_of(None)), "a client without a certificate"
+    assert refused(lambda: bed.client_of(None)), "a client without a certificate"
 
 
 def test_a_new_namespace_joins_by_reload_and_open_connections_stay(bed: Bed) -> None:
@@ -206,7 +198,7 @@ def test_a_new_namespace_joins_by_reload_and_open_connections_stay(bed: Bed) -> 
         lambda: bed.client.get(SECRETS, f"{RELEASE}-nats-admin", NAMESPACE),
     )
     c = bed.certificate("team-c")
-    assert _refused(lambda: bed.client_of(c)), "no account for team-c yet"
+    assert refused(lambda: bed.client_of(c)), "no account for team-c yet"
     monitor = f"http://127.0.0.1:{bed.monitor}"
     assert account_loaded(monitor, "team-c") is False  # what holds the namespace's first pods back
     assert account_loaded(monitor, "team-a") is True

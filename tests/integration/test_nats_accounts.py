@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from dynamo_localcluster.cluster import REPO_ROOT, free_port
 from dynamo_operator import pki
-from support.natsproto import Nats, NatsError
+from support.natsproto import Nats, NatsError, refused
 from support.poll import wait_for
 
 pytestmark = pytest.mark.api
@@ -115,14 +115,6 @@ def server(tmp_path: Path):
     s.stop()
 
 
-def _refused(attempt) -> bool:
-    try:
-        attempt().close()
-    except (NatsError, ssl.SSLError, OSError):
-        return True
-    return False
-
-
 def test_each_namespace_is_an_account_of_its_own(server: Server) -> None:
     with server.client("team-a") as a, server.client("team-a") as a2, server.client("team-b") as b:
         a.subscribe("namespace.dynamo.>")
@@ -135,8 +127,8 @@ def test_each_namespace_is_an_account_of_its_own(server: Server) -> None:
         assert "error" not in made, made
         assert a.request("$JS.API.STREAM.NAMES", b"").get("streams") == ["KV_team"]
         assert not b.request("$JS.API.STREAM.NAMES", b"").get("streams")
-    assert _refused(lambda: server.client("none", certificate=False))
-    assert _refused(lambda: server.client("team-c"))  # no account yet
+    assert refused(lambda: server.client("none", certificate=False))
+    assert refused(lambda: server.client("team-c"))  # no account yet
 
 
 def test_an_account_added_by_reload_keeps_the_open_connections(server: Server) -> None:

@@ -9,6 +9,7 @@ import json
 import socket
 import ssl
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -134,3 +135,13 @@ class Nats:
                 return
             if line.startswith("-ERR"):
                 raise NatsError(line)
+
+
+def refused(connect: Callable[[], Nats]) -> bool:
+    """Whether the server refuses the connection ``connect`` makes (at the TLS handshake or at CONNECT);
+    a connection it accepts is closed again."""
+    try:
+        connect().close()
+    except (NatsError, ssl.SSLError, OSError):
+        return True
+    return False
