@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import ssl
 import subprocess
 import time
 import urllib.request
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import yaml
 from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster
+from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.realnode import layout
 from support import graphs
 from support.poll import wait_for
@@ -327,3 +330,23 @@ def made_by_the_controller(platform: Platform, ns: str, lws: dict, pods: tuple[s
         s["metadata"]["name"]: [o["uid"] for o in s["metadata"].get("ownerReferences", [])] for s in sets
     }
     assert lws["metadata"]["uid"] in owners.get(name, []), owners
+
+
+# ---- the bundled NATS with per-namespace accounts (the chart's default) -------------------------------
+
+NATS_CLIENT_SECRET = "dynamo-nats-client"  # natsAuth.secretName's default
+NATS_SERVER_NAME = f"{RELEASE}-nats.{NAMESPACE}.svc.cluster.local"  # what NATS_SERVER names
+
+
+def nats_client_tls(platform: Platform, ns: str, directory: Path) -> ssl.SSLContext:
+    """A TLS context with the namespace's NATS certificate, from the Secret the operator wrote there: a
+    client logged in with it is in the namespace's account."""
+    secret = json.loads(platform.kubectl("get", "secret", NATS_CLIENT_SECRET, "-n", ns, "-o", "json"))
+    assert secret["type"] == "kubernetes.io/tls", secret["type"]
+    directory.mkdir(parents=True)
+    for key in ("ca.crt", "tls.crt", "tls.key"):
+        (directory / key).write_bytes(base64.b64decode(secret["data"][key]))
+        (directory / key).chmod(0o600)
+    ctx = ssl.create_default_context(cafile=str(directory / "ca.crt"))
+    ctx.load_cert_chain(directory / "tls.crt", directory / "tls.key")
+    return ctx

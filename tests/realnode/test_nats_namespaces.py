@@ -28,6 +28,8 @@ import pytest
 from dynamo_localcluster.demo import RELEASE
 from dynamo_operator.render import natsaccess as na
 from realnode_helpers import (
+    NATS_CLIENT_SECRET,
+    NATS_SERVER_NAME,
     SLOW,
     Platform,
     chat_completion,
@@ -35,6 +37,7 @@ from realnode_helpers import (
     first_completion,
     is_completion,
     main_env,
+    nats_client_tls,
     platform_service_ip,
     pod_list,
     scratch_namespace,
@@ -43,9 +46,7 @@ from support.natsproto import Nats, NatsError
 from support.poll import wait_for
 
 NATS = f"{RELEASE}-nats"
-SECRET = "dynamo-nats-client"  # natsAuth.secretName's default
 GRAPH = "mocker-kv-router.yaml"
-SERVICE_NAME = f"{NATS}.dynamo-system.svc.cluster.local"  # what the operator puts in NATS_SERVER
 
 
 # started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
@@ -67,19 +68,6 @@ def _monitor(platform: Platform, path: str) -> dict:
         return json.loads(r.read())
 
 
-def _client_tls(platform: Platform, ns: str, directory: Path) -> ssl.SSLContext:
-    """A TLS context with the namespace's certificate, from the Secret the operator wrote there."""
-    secret = json.loads(platform.kubectl("get", "secret", SECRET, "-n", ns, "-o", "json"))
-    assert secret["type"] == "kubernetes.io/tls", secret["type"]
-    directory.mkdir(parents=True)
-    for key in ("ca.crt", "tls.crt", "tls.key"):
-        (directory / key).write_bytes(base64.b64decode(secret["data"][key]))
-        (directory / key).chmod(0o600)
-    ctx = ssl.create_default_context(cafile=str(directory / "ca.crt"))
-    ctx.load_cert_chain(directory / "tls.crt", directory / "tls.key")
-    return ctx
-
-
 def _graph_answers_over_its_account(platform: Platform, ns: str) -> str:
     name, _ = deploy(platform, ns, GRAPH)
     doc, url = first_completion(platform, ns, name)
@@ -90,7 +78,7 @@ def _graph_answers_over_its_account(platform: Platform, ns: str) -> str:
     for component in ("Frontend", "MockerWorker"):
         for pod in pod_list(platform, ns, component, name):
             env = main_env(pod)
-            assert env["NATS_SERVER"] == f"tls://{SERVICE_NAME}:4222", env
+            assert env["NATS_SERVER"] == f"tls://{NATS_SERVER_NAME}:4222", env
             assert env["NATS_TLS_CLIENT_CERT_PATH"] == f"{na.TLS_DIR}/tls.crt", env
             (main,) = [c for c in pod["spec"]["containers"] if c["name"] == "main"]
             refs = [e["name"] for e in main.get("env", []) if "valueFrom" in e and "NATS" in e["name"]]
@@ -126,17 +114,17 @@ def test_each_namespace_talks_to_nats_in_its_own_account(
     ip = platform_service_ip(platform, NATS)
     anonymous = ssl.create_default_context(cafile=str(_ca_file(platform, team_a, tmp_path)))
     try:
-        Nats(ip, 4222).connect(tls=anonymous, server_name=SERVICE_NAME).close()
+        Nats(ip, 4222).connect(tls=anonymous, server_name=NATS_SERVER_NAME).close()
         refused = False
     except (NatsError, ssl.SSLError, OSError):
         refused = True
     assert refused, "a client without a certificate connected"
-    a = _client_tls(platform, team_a, tmp_path / "team-a")
-    b = _client_tls(platform, team_b, tmp_path / "team-b")
+    a = nats_client_tls(platform, team_a, tmp_path / "team-a")
+    b = nats_client_tls(platform, team_b, tmp_path / "team-b")
     with (
-        Nats(ip, 4222).connect(tls=a, server_name=SERVICE_NAME) as ca,  # the negative control: same path
-        Nats(ip, 4222).connect(tls=a, server_name=SERVICE_NAME) as ca2,
-        Nats(ip, 4222).connect(tls=b, server_name=SERVICE_NAME) as cb,
+        Nats(ip, 4222).connect(tls=a, server_name=NATS_SERVER_NAME) as ca,  # the negative control: same path
+        Nats(ip, 4222).connect(tls=a, server_name=NATS_SERVER_NAME) as ca2,
+        Nats(ip, 4222).connect(tls=b, server_name=NATS_SERVER_NAME) as cb,
     ):
         ca.subscribe("probe.>")
         cb.publish("probe.x", b"from team-b")
@@ -145,7 +133,7 @@ def test_each_namespace_talks_to_nats_in_its_own_account(
 
 
 def _ca_file(platform: Platform, ns: str, tmp_path: Path) -> Path:
-    secret = json.loads(platform.kubectl("get", "secret", SECRET, "-n", ns, "-o", "json"))
+    secret = json.loads(platform.kubectl("get", "secret", NATS_CLIENT_SECRET, "-n", ns, "-o", "json"))
     path = tmp_path / "ca.crt"
     path.write_bytes(base64.b64decode(secret["data"]["ca.crt"]))
     return path

@@ -12,7 +12,17 @@ import uuid
 import pytest
 from dynamo_localcluster.demo_real import etcd_admin
 from dynamo_localcluster.realnode import layout, storage
-from realnode_helpers import NAMESPACE, SLOW, config_digest, platform_service_ip, pod_ready
+from realnode_helpers import (
+    NAMESPACE,
+    NATS_SERVER_NAME,
+    SLOW,
+    config_digest,
+    deploy,
+    nats_client_tls,
+    platform_service_ip,
+    pod_ready,
+    scratch_namespace,
+)
 from support.natsproto import Nats
 from support.poll import wait_for
 
@@ -44,7 +54,8 @@ def test_the_bundled_service_runs_from_our_image_on_a_bound_claim(platform, serv
 
     pod = _pod(platform, f"{SERVICES[service]}-0")
     assert pod["spec"]["nodeName"] == layout.NODE_NAME
-    (status,) = pod["status"]["containerStatuses"]
+    # the server's container (NATS's pod also runs the accounts reloader, from the operator's image)
+    (status,) = [s for s in pod["status"]["containerStatuses"] if s["name"] == service]
     assert status["ready"] and status["restartCount"] == 0, status
     assert status["imageID"] == config_digest(built_image(service)), status["imageID"]
     claim = json.loads(
@@ -73,10 +84,28 @@ def test_etcd_data_survives_deleting_its_pod(platform):
     assert base64.b64decode(kvs[0]["value"]).decode() == value, (kvs, took)
 
 
-def test_nats_jetstream_data_survives_deleting_its_pod(platform):
+# a graph, so that the operator gives its namespace a NATS account (started with the platform: AHEAD)
+AHEAD = {"jetstream": ["mocker-agg.yaml"]}
+
+
+@pytest.fixture(scope="module")
+def account_ns(platform):
+    yield from scratch_namespace(platform, "jetstream")
+
+
+def test_nats_jetstream_data_survives_deleting_its_pod(platform, account_ns, tmp_path):
+    """In a graph namespace's own account (the chart's default: a client logs in with its namespace's
+    certificate; JetStream is on in every namespace's account), a stream written before the pod's deletion
+    is listed with its message after: the server's store and the accounts file both outlive the pod."""
+    deploy(platform, account_ns, "mocker-agg.yaml")  # its pods connected: the account is served
     host = platform_service_ip(platform, SERVICES["nats"])
+    tls = nats_client_tls(platform, account_ns, tmp_path / "tls")
+
+    def connect() -> Nats:
+        return Nats(host).connect(tls=tls, server_name=NATS_SERVER_NAME)
+
     stream = f"REALNODE{uuid.uuid4().hex[:8].upper()}"
-    with Nats(host).connect() as nc:
+    with connect() as nc:
         made = nc.request(f"$JS.API.STREAM.CREATE.{stream}", {"name": stream, "subjects": [f"{stream}.>"]})
         assert made.get("config", {}).get("storage") == "file", made
         ack = nc.request(f"{stream}.one", b"kept across restarts")
@@ -84,7 +113,7 @@ def test_nats_jetstream_data_survives_deleting_its_pod(platform):
     _restart(platform, f"{SERVICES['nats']}-0")
 
     def info() -> dict:
-        with Nats(host).connect() as nc:
+        with connect() as nc:
             return nc.request(f"$JS.API.STREAM.INFO.{stream}", b"")
 
     state = wait_for(lambda: info().get("state"), 120, "JetStream to list the stream again", **SLOW)
