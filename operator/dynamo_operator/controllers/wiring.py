@@ -192,24 +192,22 @@ class Wiring:
         Secrets of their namespace that match their images' registries."""
         return bool(lookup(self.config, "security.workloads.imagePullSecretDiscovery", True))
 
+    def _client_secrets(self, access) -> Informer | None:
+        """The cache of one per-namespace client Secret's name (``access``: ``render/etcdaccess.py`` or
+        ``render/natsaccess.py``), by name so the grant can name it; None unless the operator issues each
+        namespace its own credentials for that service."""
+        ctx = RenderContext(operator_config=self.config)
+        if not access.enabled(ctx):
+            return None
+        return self.manager.informer(SECRETS, field_selector=f"metadata.name={access.secret_name(ctx)}")
+
     @cached_property
     def etcd_clients(self) -> Informer | None:
-        """The cache of the per-namespace etcd client Secret's name (``render/etcdaccess.py``), by name so the
-        grant can name it; None unless the operator issues each namespace its own etcd access."""
-        ctx = RenderContext(operator_config=self.config)
-        if not etcdaccess.enabled(ctx):
-            return None
-        name = ctx.config("infrastructure", "etcdAuth", "secretName")
-        return self.manager.informer(SECRETS, field_selector=f"metadata.name={name}")
+        return self._client_secrets(etcdaccess)
 
     @cached_property
     def nats_clients(self) -> Informer | None:
-        """The cache of the per-namespace NATS client Secret's name (``render/natsaccess.py``), by name so the
-        grant can name it; None unless the operator gives each namespace its own NATS account."""
-        ctx = RenderContext(operator_config=self.config)
-        if not natsaccess.enabled(ctx):
-            return None
-        return self.manager.informer(SECRETS, field_selector=f"metadata.name={natsaccess.secret_name(ctx)}")
+        return self._client_secrets(natsaccess)
 
     @cached_property
     def pull_secrets(self) -> Informer | None:

@@ -91,13 +91,18 @@ def graph_uses_etcd(dgd: dict, ctx: RenderContext) -> bool:
     return False
 
 
+def secret_name(ctx: RenderContext) -> str:
+    """``etcdAuth.secretName``: the client Secret's name in every graph namespace."""
+    return str(ctx.config("infrastructure", "etcdAuth", "secretName"))
+
+
 def client_secret(namespace: str, ctx: RenderContext) -> dict:
     """The Secret the operator keeps in ``namespace`` (without data: the controller issues it)."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
-            "name": str(ctx.config("infrastructure", "etcdAuth", "secretName")),
+            "name": secret_name(ctx),
             "namespace": namespace,
             "labels": {LABEL_ETCD_CLIENT: "true", names.LABEL_MANAGED_BY: names.MANAGED_BY},
             "annotations": {ANN_ISSUED_FOR: namespace, names.ANN_OPERATOR_VERSION: ctx.operator_version},
@@ -127,7 +132,7 @@ def upstream(ctx: RenderContext, dcd: dict) -> tuple[str, str]:
 
 
 def _tls_volume(ctx: RenderContext) -> dict:
-    secret = str(ctx.config("infrastructure", "etcdAuth", "secretName"))
+    secret = secret_name(ctx)
     items = [("ca.crt", 0o444), ("tls.crt", 0o444), ("tls.key", 0o440)]
     return {
         "name": TLS_VOLUME,
