@@ -309,6 +309,8 @@ class OperatorMetrics:
         self.registry = registry or CollectorRegistry(auto_describe=True)
         for attr, kind, name, doc, labels, extra in (*_OPERATOR_METRICS, *_RUNTIME_METRICS):
             setattr(self, attr, kind(name, doc, list(labels), registry=self.registry, **extra))
+        # each review's children, looked up once: ``labels()`` takes a lock and builds a key every call
+        self._webhook_children: dict[tuple[str, str, bool], tuple[Any, Any]] = {}
 
     def queue(self, name: str) -> WorkQueueMetrics:
         return WorkQueueMetrics(self, name)
@@ -335,8 +337,16 @@ class OperatorMetrics:
         seconds: float,
         denial_reason: str | None = None,
     ) -> None:
-        self.webhook_duration.labels(resource_type, operation).observe(seconds)
-        self.webhook_requests.labels(resource_type, operation, "allowed" if allowed else "denied").inc()
+        key = (resource_type, operation, allowed)
+        children = self._webhook_children.get(key)
+        if children is None:  # bounded: the webhook's kinds x operations x allowed
+            outcome = "allowed" if allowed else "denied"
+            children = self._webhook_children[key] = (
+                self.webhook_duration.labels(resource_type, operation),
+                self.webhook_requests.labels(resource_type, operation, outcome),
+            )
+        children[0].observe(seconds)
+        children[1].inc()
         if not allowed:
             self.webhook_denials.labels(resource_type, operation, denial_reason or "validation").inc()
 

@@ -51,6 +51,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_core import from_json
+
 from dynamo_operator.api import conversion
 from dynamo_operator.api.config import DEFAULT_PROFILER_IMAGE
 from dynamo_operator.api.registry import GROUP, KINDS
@@ -418,7 +420,16 @@ def _deny(code: int, reason: str, message: str) -> dict:
     }
 
 
-def _parse(body: bytes) -> Any:
+def _parse(body: bytes | bytearray) -> Any:
+    """The body's JSON. pydantic's parser (jiter, in Rust) reads a review in about half ``json.loads``'s
+    time, and every text it accepts reads the same as with ``json.loads``; what it refuses (a UTF-8 BOM,
+    UTF-16/32, lone surrogate escapes, nesting past its limit, bad JSON) goes to ``json.loads``, so what is
+    accepted, and the error a bad body gets, stay ``json.loads``'s. No string cache: it would keep the
+    values of past reviews."""
+    try:
+        return from_json(body, cache_strings=False)
+    except ValueError:
+        pass
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as e:
