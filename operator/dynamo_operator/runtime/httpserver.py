@@ -353,6 +353,8 @@ class _Conn(asyncio.Protocol):
                 return None
             got += self._append(chunk)
             self._count_record(len(chunk))
+            if not self.incoming.pending and not self.tls.pending():
+                break  # nothing left to decrypt: a further read would only raise SSLWantReadError
         self._flush()
         if just_done and not got and not self.buf:
             self._enter(IDLE, self.srv.limits.idle_timeout)  # a handshake and no request yet: idle

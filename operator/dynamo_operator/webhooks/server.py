@@ -213,7 +213,7 @@ class WebhookApp:
         at a time (``streaming``): one object's tree in memory at once, the GIL free between objects."""
         if path.split("?", 1)[0] != CONVERT_PATH:
             status, payload = self.handle(path, body)
-            text = json.dumps(payload, separators=(",", ":"))
+            text = _COMPACT.encode(payload)
             del payload  # the tree goes before the bytes are made
             return status, text.encode()
         try:
@@ -405,8 +405,12 @@ def _failure(desired: str, error: Exception) -> dict:
     return {"status": "Failure", "message": f"conversion to {desired} failed: {error}"}
 
 
+# json.dumps(value, separators=(",", ":")), without making an encoder for every answer
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def _encode(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":")).encode()
+    return _COMPACT.encode(value).encode()
 
 
 def not_found(path: str) -> dict:

@@ -78,6 +78,8 @@ def _check_components(
     old_by_name = {d(x).get("name"): x for x in lst(old_spec.get("components"))}
     seen: dict[str, int] = {}
     epp_at: list[int] = []
+    # on CREATE every component is judged in the same scope: made once, not once per component
+    created = None if old is not None else _scope(spec, annotations, grove, ctx, None, None)
     for i, comp in enumerate(comps):
         base = ("spec", "components", i)
         if not isinstance(comp, dict):
@@ -99,24 +101,30 @@ def _check_components(
             seen[name.lower()] = i
         if comp.get("type") == "epp":
             epp_at.append(i)
-        old_launch = (
-            (old_spec.get("backendFramework"), annotations_of(old), old_by_name.get(name))
-            if old is not None
-            else None
-        )
-        scope = ComponentScope(
-            True,
-            grove,
-            spec.get("backendFramework"),
-            annotations,
-            old_launch,
-            ctx.dra_enabled,
-            ctx.inference_pool_served,
-            checkpoint_enabled=ctx.checkpoint_enabled,
-            old_component=d(old_by_name.get(name)) if old is not None else None,
-        )
+        if created is not None:
+            scope = created
+        else:
+            old_launch = (old_spec.get("backendFramework"), annotations_of(old), old_by_name.get(name))
+            scope = _scope(spec, annotations, grove, ctx, old_launch, d(old_by_name.get(name)))
         check_component(c, comp, base, scope)
     return epp_at
+
+
+def _scope(
+    spec: dict, annotations: dict, grove: bool, ctx: Context, old_launch: tuple | None, old_comp: dict | None
+) -> ComponentScope:
+    """Where a graph's component is judged; ``old_launch``/``old_comp`` from the old object (UPDATE)."""
+    return ComponentScope(
+        True,
+        grove,
+        spec.get("backendFramework"),
+        annotations,
+        old_launch,
+        ctx.dra_enabled,
+        ctx.inference_pool_served,
+        checkpoint_enabled=ctx.checkpoint_enabled,
+        old_component=old_comp,
+    )
 
 
 def _check_restart(c: ErrorList, spec: dict, old: dict | None) -> None:

@@ -299,28 +299,30 @@ def _check_containers(c: ErrorList, comp: dict, base: Path) -> list[str]:
     names: list[str] = []
     if containers is not None and not isinstance(containers, list):
         c.add((*base, "podTemplate", "spec", "containers"), INVALID, "must be a list of containers")
-    for j, ctr in enumerate(lst(containers)):
-        path = (*base, "podTemplate", "spec", "containers", j)
+    for j, ctr in enumerate(lst(containers)):  # a container's path is built only for an error
         if not isinstance(ctr, dict):
-            c.add(path, INVALID, "must be a container object")
+            c.add((*base, "podTemplate", "spec", "containers", j), INVALID, "must be a container object")
             continue
         name = ctr.get("name")
         if isinstance(name, str) and name:
             names.append(name)
         else:
-            c.add((*path, "name"), REQUIRED, 'every container needs a name; use "main" for the main one')
+            c.add(
+                (*base, "podTemplate", "spec", "containers", j, "name"),
+                REQUIRED,
+                'every container needs a name; use "main" for the main one',
+            )
             continue
         if name != MAIN_CONTAINER and not ctr.get("image"):
             c.add(
-                (*path, "image"),
+                (*base, "podTemplate", "spec", "containers", j, "image"),
                 REQUIRED,
                 f'container "{name}" is not "main", so the operator does not fill it in; set its image',
             )
     for j, ctr in enumerate(lst(pod_spec.get("initContainers"))):
-        path = (*base, "podTemplate", "spec", "initContainers", j)
         if isinstance(ctr, dict) and not ctr.get("image"):
             c.add(
-                (*path, "image"),
+                (*base, "podTemplate", "spec", "initContainers", j, "image"),
                 REQUIRED,
                 f'init container "{ctr.get("name") or j}" is not filled in by the operator; set its image',
             )
