@@ -146,6 +146,77 @@ def test_metrics_are_observed():
     )
 
 
+def test_metrics_count_every_review_after_the_first():
+    """The label children are looked up once: later reviews of the same kind, operation and outcome
+    must still be counted (a cache keyed too loosely would count a denial as an allowance)."""
+    from dynamo_operator.runtime.metrics import OperatorMetrics
+
+    m = OperatorMetrics()
+    app = WebhookApp(AdmissionSettings(metrics=m))
+    for _ in range(3):
+        app_call(app, VALIDATE, review(dgd([{"name": "w"}])))
+    app_call(app, VALIDATE, review(dgd([])))
+    app_call(app, VALIDATE, review(dgd([{"name": "w"}]), operation="UPDATE", old=dgd([{"name": "w"}])))
+    sample = m.registry.get_sample_value
+    create = {"resource_type": "DynamoGraphDeployment", "operation": "create"}
+    assert sample("dynamo_operator_webhook_requests_total", {**create, "result": "allowed"}) == 3
+    assert sample("dynamo_operator_webhook_requests_total", {**create, "result": "denied"}) == 1
+    assert sample("dynamo_operator_webhook_duration_seconds_count", create) == 4
+    update = {"resource_type": "DynamoGraphDeployment", "operation": "update", "result": "allowed"}
+    assert sample("dynamo_operator_webhook_requests_total", update) == 1
+
+
+def test_a_review_is_parsed_without_json_loads(monkeypatch):
+    """Reviews are read by pydantic's parser (half json.loads's time a review); json.loads only sees what
+    that parser refuses."""
+    from dynamo_operator.webhooks import server as webhook_server
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("json.loads called for a review pydantic's parser reads")
+
+    monkeypatch.setattr(webhook_server.json, "loads", refuse)
+    code, body = WebhookApp().respond(VALIDATE, json.dumps(review(dgd([{"name": "w"}]))).encode())
+    assert code == 200 and b'"allowed":true' in body
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(review(dgd([{"name": "w", "replicas": 2}]))).encode(),
+        b'{"a": NaN, "b": Infinity, "c": -Infinity, "d": 1e400, "e": -0.0, "f": 5e-324}',
+        b'{"big": 123456789012345678901234567890, "dup": 1, "dup": 2, "f": 0.1, "g": 1.7976931348623157e308}',
+        b'{"s": "\\u00e9\\ud83d\\ude00 \\/ \\u0000", "raw": "\xc3\xa9", "ctl": "\x7f"}',
+        b'\xef\xbb\xbf{"bom": true}',  # UTF-8 BOM: json.loads takes it, jiter does not
+        '{"utf16": [1, 2]}'.encode("utf-16"),
+        b'{"lone": "\\ud800"}',  # a lone surrogate escape: json.loads keeps it
+        b"[" * 300 + b"]" * 300,  # deeper than jiter's nesting limit
+    ],
+)
+def test_review_bodies_read_as_json_loads_reads_them(text):
+    """Whatever parser reads a body, the tree is json.loads's (values and types), so no rule sees other
+    input than before."""
+    from dynamo_operator.webhooks.server import _parse
+
+    got, want = _parse(text), json.loads(text)
+    assert repr(got) == repr(want)  # values, int or float, key order (NaN compares unequal to itself)
+
+
+@pytest.mark.parametrize(
+    "text", [b"{not json", b"[1] x", b"", b"\xff\xfe", b'{"a": tru}', b'{"a": "\xff"}', b"[1,]"]
+)
+def test_bad_bodies_get_json_loads_error(text):
+    from dynamo_operator.webhooks.server import BadRequest, _parse
+
+    with pytest.raises(BadRequest) as got:
+        _parse(text)
+    try:
+        json.loads(text)
+    except (ValueError, UnicodeDecodeError) as e:
+        assert str(got.value) == f"body is not JSON: {e}"
+    else:
+        pytest.fail(f"json.loads accepts {text!r}")
+
+
 def conversion_review(objects, desired="nvidia.com/v1beta1"):
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
