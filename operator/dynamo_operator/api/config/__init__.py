@@ -325,9 +325,42 @@ def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
             errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
     return (
         errors
+        + _credentials_without_address(cfg)
         + _namespace_certificate_errors(infra.etcd_auth if infra else None)
         + _namespace_account_errors(infra.nats_auth if infra else None, infra.nats_tls if infra else None)
     )
+
+
+# credential section -> (the address it is for, the variable the workloads get it in, the service)
+_CREDENTIAL_ADDRESS = (
+    ("natsAuth", "nats_auth", "natsAddress", "nats_address", "NATS_SERVER", "NATS"),
+    ("natsTLS", "nats_tls", "natsAddress", "nats_address", "NATS_SERVER", "NATS"),
+    ("etcdAuth", "etcd_auth", "etcdAddress", "etcd_address", "ETCD_ENDPOINTS", "etcd"),
+)
+
+
+def _credentials_without_address(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """Credentials for a server the workloads are not pointed at are inert (the per-namespace methods issue
+    nothing at all without the address: ``natsaccess.enabled``, ``etcdaccess.enabled``), which no one
+    configuring them means: refused, naming the missing address. There is no warning channel here on
+    purpose: a warning in a pod's start-up log is as easy to miss as silence."""
+    infra = cfg.infrastructure
+    if infra is None:
+        return []
+    errors = []
+    for key, attr, address_key, address_attr, var, service in _CREDENTIAL_ADDRESS:
+        section = getattr(infra, attr)
+        if section is None or not section.model_dump(exclude_none=True) or getattr(infra, address_attr):
+            continue
+        errors.append(
+            (
+                f"infrastructure.{key}",
+                f"is set but infrastructure.{address_key} is empty: the workloads get no {var}, so nothing"
+                f" would use it; set infrastructure.{address_key} to the {service} server the graphs use,"
+                f" or remove infrastructure.{key}",
+            )
+        )
+    return errors
 
 
 def _namespace_account_errors(nats: Any, tls: Any) -> list[tuple[str, str]]:
