@@ -31,6 +31,19 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
 {{- end }}
 
+{{/* The etcd-proxy sidecar's image: etcdAuth.proxyImage, else the bundled etcd's (imported from the etcd
+     chart: Chart.yaml import-values), else refused naming the value. */}}
+{{- define "dynamo-operator.etcdProxyImage" -}}
+{{- $bundled := dig "etcdImage" dict (.Values.bundled | default dict) }}
+{{- if .Values.etcdAuth.proxyImage }}
+{{- .Values.etcdAuth.proxyImage }}
+{{- else if and (include "dynamo-operator.etcdBundled" .) $bundled.repository $bundled.tag }}
+{{- printf "%s:%s" $bundled.repository $bundled.tag }}
+{{- else }}
+{{- fail "dynamo-operator.etcdAuth.proxyImage is empty: name the etcd image of the etcd-proxy sidecar (an image with etcd grpc-proxy, e.g. quay.io/coreos/etcd:v3.5.21; only the bundled etcd has a default)" }}
+{{- end }}
+{{- end }}
+
 {{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
 {{- define "dynamo-operator.bundledEtcdScheme" -}}
 {{- if has (include "dynamo-operator.etcdAuthMethod" .) (list "clientCertificate" "namespaceCertificate") }}https{{ else }}http{{ end }}
@@ -108,7 +121,7 @@ etcdAuth:
   {{- end }}
   adminSecretName: {{ .Values.etcdAuth.adminSecretName | default (printf "%s-etcd-admin" .Release.Name) }}
   adminSecretNamespace: {{ .Release.Namespace }}
-  proxyImage: {{ required "dynamo-operator.etcdAuth.proxyImage: name the etcd image of the etcd-proxy sidecar" .Values.etcdAuth.proxyImage | quote }}
+  proxyImage: {{ include "dynamo-operator.etcdProxyImage" . | quote }}
 {{- else if $etcdMethod }}
 {{- include "dynamo-operator.credentialNeedsAddress" (list . "etcdAuth.method" $etcdMethod "etcd") }}
 etcdAuth:
