@@ -94,7 +94,13 @@ def watch(path: Path, pid_file: Path, interval: float, stop: threading.Event) ->
     type=click.Path(path_type=Path),
     help="nats-server's pid_file",
 )
-@click.option("--interval", default=2.0, show_default=True, help="seconds between two reads of the file")
+@click.option(
+    "--interval",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="seconds between two reads of the file",
+)
 def command(path: Path, pid_file: Path, interval: float) -> None:
     """Send nats-server SIGHUP whenever the mounted accounts file changes."""
     setup_logging()

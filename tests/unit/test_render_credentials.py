@@ -167,3 +167,32 @@ def test_credentials_without_the_address_they_are_for_are_refused(infra, key, ad
 
 def test_an_empty_credentials_section_asks_for_nothing_and_is_accepted():
     parse_operator_config({"infrastructure": {"natsAuth": {}, "natsTLS": {}, "etcdAuth": {}}})
+
+
+@pytest.mark.parametrize(
+    ("infra", "fragment"),
+    [
+        (  # read by namespaceAccount only (render/natsaccess.py)
+            {"natsAuth": {"method": "token", "secretName": "s", "monitorURL": "http://n:8222"}},
+            "infrastructure.natsAuth.monitorURL: is read only with method namespaceAccount (method is token)",
+        ),
+        (
+            {"natsAuth": {"method": "userPassword", "secretName": "s", "accountsConfigMap": "a"}},
+            "infrastructure.natsAuth.accountsConfigMap: is read only with method namespaceAccount",
+        ),
+        (  # read by namespaceCertificate only (render/etcdaccess.py)
+            {"etcdAuth": {"method": "clientCertificate", "secretName": "s", "proxyImage": "etcd:v3.5.21"}},
+            "infrastructure.etcdAuth.proxyImage: is read only with method namespaceCertificate",
+        ),
+        (
+            {"natsTLS": {"clientCertificate": True}},
+            "infrastructure.natsTLS.secretName: is required with clientCertificate",
+        ),
+    ],
+)
+def test_fields_no_method_reads_are_refused(infra, fragment):
+    cfg = copy.deepcopy(BASE)
+    cfg["infrastructure"].update(infra)
+    with pytest.raises(ConfigError) as e:
+        parse_operator_config(cfg)
+    assert fragment in str(e.value)
