@@ -2,7 +2,8 @@
 
 Knobs (environment): ``BENCH_N`` graphs (500), ``BENCH_IDLE_SECONDS`` (300), ``BENCH_ADMISSION_SECONDS``
 (60) at ``BENCH_ADMISSION_RATE`` reviews/s (200), ``BENCH_GROW=0`` to skip the 2N memory point,
-``BENCH_FLOOR_AFTER=0`` to run the floor once (before the operator),
+``BENCH_FLOOR_AFTER=0`` to run the floor once (before the operator), ``BENCH_FLOOR=0`` to run no floor (the
+burst then has no reference: for memory and restart at scale when the floor's hour cannot be spent),
 ``BENCH_TIMEOUT`` per wait (1200 s), ``BENCH_DIR`` for clusters and logs (.cache/bench), ``BENCH_OUT``
 for the JSON (bench/results).
 """

@@ -42,6 +42,10 @@ def rows(r: dict) -> list[tuple[str, str, str, str]]:
                 _ok(ratio <= 1.3),
             )
         )
+    if bu and not fl:  # BENCH_FLOOR=0: the burst's own numbers, no reference to compare them with
+        events = bu.get("events", 0)
+        measured = f"{bu['seconds']:.1f} s, {bu['writes']} writes ({events} Events); no floor run"
+        out.append(("2 burst", measured, TARGETS["burst"], "-"))
     if fl and bu:
         out.append(_writes_row(n, fl, bu))
     if (idle := r.get("idle")) is not None:

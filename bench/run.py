@@ -53,6 +53,7 @@ class Config:
     dir: Path = REPO_ROOT / ".cache" / "bench"
     settle_seconds: float = 10  # how long the operator must be quiet before a phase is measured as done
     floor_after: bool = True  # the floor again after the operator's phases (make bench-scale: once only)
+    floor: bool = True  # BENCH_FLOOR=0: no floor at all (memory and restart at scale when hours are short)
 
     @classmethod
     def from_env(cls) -> Config:
@@ -68,6 +69,7 @@ class Config:
             dir=Path(env.get("BENCH_DIR", REPO_ROOT / ".cache" / "bench")),
             settle_seconds=float(env.get("BENCH_SETTLE_SECONDS", 10)),
             floor_after=env.get("BENCH_FLOOR_AFTER", "1") not in ("0", "false", "no"),
+            floor=env.get("BENCH_FLOOR", "1") not in ("0", "false", "no"),
         )
 
 
@@ -403,11 +405,12 @@ def run(cfg: Config, out_dir: Path) -> tuple[dict, Path]:
         # The floor runs on either side of the operator's phases, each on a fresh control plane, and the
         # burst is compared with their mean: a machine that speeds up or slows down during the run (other
         # work starting or ending) then moves the reference with it instead of deciding the ratio.
-        results["floor"] = floor_phase(cfg, nodes, "floor")
-        save()
+        if cfg.floor:
+            results["floor"] = floor_phase(cfg, nodes, "floor")
+            save()
         operator_phases(cfg, nodes, results, save)
         save()
-        if cfg.floor_after:
+        if cfg.floor and cfg.floor_after:
             results["floor_after"] = floor_phase(cfg, nodes, "floor-after")
     finally:
         save()

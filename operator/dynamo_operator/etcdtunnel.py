@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import ssl
 from pathlib import Path
 
 import click
 
-log = logging.getLogger("dynamo.etcd-tunnel")
+from dynamo_operator.runtime.log import get_logger, setup_logging
+
+log = get_logger("etcd-tunnel")
 CHUNK = 64 * 1024
 
 
@@ -65,7 +66,7 @@ class Tunnel:
                 self.host, self.port, ssl=ctx, server_hostname=self.server_name
             )
         except (OSError, ssl.SSLError) as e:
-            log.warning("cannot reach etcd at %s:%s: %s", self.host, self.port, e)
+            log.warning("cannot reach etcd", host=self.host, port=self.port, error=str(e))
             writer.close()
             return
         await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
@@ -73,7 +74,7 @@ class Tunnel:
     async def serve(self, listen: str, started: asyncio.Event | None = None) -> None:
         host, _, port = listen.rpartition(":")
         server = await asyncio.start_server(self.handle, host, int(port))
-        log.info("etcd tunnel on %s to %s:%s", listen, self.host, self.port)
+        log.info("etcd tunnel serving", listen=listen, host=self.host, port=self.port)
         if started is not None:
             started.set()
         async with server:
@@ -91,5 +92,5 @@ def command(listen: str, upstream: str, tls_dir: Path) -> None:
     host = listen.rpartition(":")[0].strip("[]")
     if host not in ("127.0.0.1", "::1", "localhost"):
         raise click.BadParameter("the tunnel serves the pod's loopback only", param_hint="--listen")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    setup_logging()
     asyncio.run(Tunnel(upstream, tls_dir).serve(listen))

@@ -9,14 +9,19 @@ server (its pid from ``pid_file`` of ``nats.conf``) ``SIGHUP``: accounts appear 
 and the connections already open stay (nats-server's reload keeps them).
 
 Both containers run as the same user, so no capability is needed to signal. A reload the server could not
-take (no pid file yet, the process gone) is tried again on the next tick; a server that starts after a
-change reads the new file itself.
+take (no pid file yet, the process gone) is tried again on the next tick.
+
+At start the reloader cannot know what the server loaded: the file may have changed between the server's
+start and the reloader's first read (or while the reloader was restarting). So the first thing it does, once
+the pid file names a live process, is one ``SIGHUP`` whatever the file holds; every later one follows a
+change of content. A reload of an unchanged file is harmless (nats-server reports no changes). nats-server
+installs its signal handler before it writes its pid file (``NewServer``, then ``Start``), so a pid read from
+the file never meets a server that a ``SIGHUP`` would kill.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import signal
 import threading
@@ -24,7 +29,9 @@ from pathlib import Path
 
 import click
 
-log = logging.getLogger("dynamo.nats-reload")
+from dynamo_operator.runtime.log import get_logger, setup_logging
+
+log = get_logger("nats-reload")
 
 
 def _digest(path: Path) -> str | None:
@@ -34,25 +41,41 @@ def _digest(path: Path) -> str | None:
         return None
 
 
-def _signal_server(pid_file: Path) -> bool:
-    """``SIGHUP`` to the pid in ``pid_file``; False when there is no such server (yet)."""
+def _signal_server(pid_file: Path, reason: str, quiet: bool = False) -> bool:
+    """``SIGHUP`` to the pid in ``pid_file``; False when there is no such server (yet).
+
+    ``quiet``: the failure is expected (waiting for the server at start) and logged at debug level only.
+    """
     try:
         pid = int(pid_file.read_text().strip())
         os.kill(pid, signal.SIGHUP)
     except (OSError, ValueError) as e:
-        log.warning("could not signal nats-server (%s): %s", pid_file, e)
+        (log.debug if quiet else log.warning)(
+            "could not signal nats-server", pid_file=str(pid_file), error=str(e)
+        )
         return False
-    log.info("sent SIGHUP to nats-server (pid %d): the accounts file changed", pid)
+    log.info("sent SIGHUP to nats-server", pid=pid, reason=reason)
     return True
 
 
 def watch(path: Path, pid_file: Path, interval: float, stop: threading.Event) -> None:
-    """Until ``stop``: ``SIGHUP`` the server after each change of ``path``'s content."""
-    loaded = _digest(path)  # what the server read when it started (it starts from the same volume)
-    while not stop.wait(interval):
-        now = _digest(path)
-        if now is not None and now != loaded and _signal_server(pid_file):
+    """Until ``stop``: one ``SIGHUP`` once the server is found, then one after each change of ``path``."""
+    loaded: str | None = None
+    started = False
+    # the server usually starts beside us: its pid file missing for a while is expected (debug level)
+    log.info("waiting for nats-server, to reload it once at start", pid_file=str(pid_file))
+    while True:
+        now = _digest(path)  # read before signalling: a change after this read is seen on the next tick
+        if not started:
+            started = _signal_server(
+                pid_file, "start: the file may have changed since the server read it", quiet=True
+            )
+            if started:
+                loaded = now
+        elif now is not None and now != loaded and _signal_server(pid_file, "the accounts file changed"):
             loaded = now
+        if stop.wait(interval):
+            return
 
 
 @click.command("nats-reload")
@@ -71,11 +94,17 @@ def watch(path: Path, pid_file: Path, interval: float, stop: threading.Event) ->
     type=click.Path(path_type=Path),
     help="nats-server's pid_file",
 )
-@click.option("--interval", default=2.0, show_default=True, help="seconds between two reads of the file")
+@click.option(
+    "--interval",
+    default=2.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="seconds between two reads of the file",
+)
 def command(path: Path, pid_file: Path, interval: float) -> None:
     """Send nats-server SIGHUP whenever the mounted accounts file changes."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    setup_logging()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    log.info("watching %s (nats-server pid in %s)", path, pid_file)
+    log.info("watching the accounts file", file=str(path), pid_file=str(pid_file), interval=interval)
     watch(path, pid_file, interval, stop)

@@ -9,7 +9,9 @@ Secret, signed with the chart's ``<release>-nats-admin`` CA; the reload is ``dyn
   name the operator puts in ``NATS_SERVER``;
 * another namespace's messages never reach it;
 * no certificate is refused, and a certificate of a namespace without an account yet is refused until the
-  controller lists it and the reloader signals the server; the connection opened before stays.
+  controller lists it and the reloader signals the server; the connection opened before stays;
+* an account added after the server read the file but before the reloader's first look (the two containers
+  start side by side) is loaded all the same: the reloader signals the server once when it finds it.
 
 tests/integration/test_nats_accounts.py checked the mechanics before this was built; the real node
 (tests/realnode/test_nats_namespaces.py) runs graphs over it.
@@ -106,11 +108,17 @@ class Bed:
         self.stop = threading.Event()
 
     def start(self) -> None:
+        self.start_server()
+        self.start_reloader()
+
+    def start_server(self) -> None:
         log = (self.tmp / "nats.log").open("w")
         cmd = [_nats_server(), "-c", str(self.tmp / "config" / "nats.conf")]
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=self.tmp)
         wait_for(self._answers, 30, lambda: self.log())
-        # the reloader container: the mounted file (here written by sync_file) and the server's pid file
+
+    def start_reloader(self) -> None:
+        """The reloader container: the mounted file (written by ``graph_in``), the server's pid file."""
         args = (self.accounts_file, self.tmp / "nats.pid", 0.2, self.stop)
         threading.Thread(target=watch, args=args, daemon=True).start()
 
@@ -151,6 +159,14 @@ class Bed:
         if files:
             ctx.load_cert_chain(files[1], files[2])
         return Nats("127.0.0.1", self.port).connect(tls=ctx, server_name=SERVICE)
+
+    def admits(self, files: tuple[Path, Path, Path]) -> bool:
+        """The server lets this certificate in (now)."""
+        try:
+            self.client_of(files).close()
+        except (NatsError, ssl.SSLError, OSError):
+            return False
+        return True
 
     def connections(self) -> list[dict]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor}/connz?auth=1", timeout=5) as r:
@@ -207,17 +223,30 @@ def test_a_new_namespace_joins_by_reload_and_open_connections_stay(bed: Bed) -> 
         ca.subscribe("namespace.>")
         bed.graph_in("team-c")  # the controller lists it; the reloader sees the file change
 
-        def joined() -> bool:
-            try:
-                bed.client_of(c).close()
-            except (NatsError, ssl.SSLError, OSError):
-                return False
-            return True
-
-        wait_for(joined, 20, bed.log)
+        wait_for(lambda: bed.admits(c), 20, bed.log)
         assert account_loaded(monitor, "team-c") is True
         assert "Reloaded server configuration" in bed.log()
         ca.ping()  # opened before the reload, still there
         with bed.client_of(a) as ca2:
             ca2.publish("namespace.x", b"after the reload")
         assert ca.messages(1.0) == [("namespace.x", b"after the reload")]
+
+
+def test_an_account_listed_before_the_reloader_looks_is_loaded(tmp_path: Path) -> None:
+    """team-c's account is written after the server read the file and before the reloader first reads it:
+    the reloader sees no change from then on, so only its start-up ``SIGHUP`` loads the account (without
+    it, team-c stays refused until some other namespace's change)."""
+    bed = Bed(tmp_path)
+    bed.graph_in("team-a")
+    try:
+        bed.start_server()
+        bed.graph_in("team-c")  # the file changes; the server has not read it
+        c = bed.certificate("team-c")
+        assert refused(lambda: bed.client_of(c)), "the server has not loaded team-c's account yet"
+        bed.start_reloader()
+
+        wait_for(lambda: bed.admits(c), 20, bed.log)
+        assert account_loaded(f"http://127.0.0.1:{bed.monitor}", "team-c") is True
+        assert bed.log().count("Reloaded server configuration") == 1, bed.log()
+    finally:
+        bed.close()

@@ -126,6 +126,12 @@ ALLOWED_UNUSED = {
         "reference (an operator before this one owned the discovery binding per component); namespace-"
         "restricted, the only binding is the graph's discovery one, created once with its one owner"
     ),
+    ("operator", "", "serviceaccounts", "update"): (
+        "namespace-restricted, the planner and EPP accounts are the chart's, used as they are (no owner "
+        "reference: controllers/sync.py is_foreign); an update is for one of the operator's own accounts "
+        "that drifted, or to drop an owner reference an earlier operator added to the chart's (the admission "
+        "policy's one exception, proven under it by test_restricted_shared_accounts.py)"
+    ),
     ("operator", "", "events", "list"): (
         "controllers/checkpoint.py reads the FailedCreate Events of a checkpoint Job that has had no pod "
         "for checkpoint_stall_seconds (60 s), which the lifecycle does not wait out; the real-node tier "

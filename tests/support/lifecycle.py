@@ -30,7 +30,15 @@ from dynamo_operator.render import dgdr as rd
 from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import grove as rgrove
 from dynamo_operator.render import names
-from dynamo_operator.runtime.client import CONFIGMAPS, EVENTS, PODS, PVCS, SERVICES, ResourceClient, custom
+from dynamo_operator.runtime.client import (
+    CONFIGMAPS,
+    EVENTS,
+    PODS,
+    PVCS,
+    SERVICES,
+    ResourceClient,
+    custom,
+)
 from kubernetes.client.exceptions import ApiException
 
 from support import graphs, rbac
@@ -129,6 +137,8 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
                 raise
     wait_for(lambda: get_or_none(client, DGDSA, "vllm-planner-vllmprefillworker", ns) is None, WAIT)
     # a second planner in the namespace shares planner-serviceaccount (and its RoleBinding): one more owner
+    # when the operator made it; none when it is the restricted chart's, which the operator uses as it is
+    # (tests/integration/test_restricted_shared_accounts.py: the garbage collector would delete it)
     second = _example("vllm-disagg-planner", ns, off)
     second["metadata"]["name"] = "second-planner"
     second["spec"]["components"] = [
@@ -142,7 +152,22 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
         )
         return len(_at(sa, "metadata", "ownerReferences") or [])
 
-    wait_for(lambda: owners() >= 2, WAIT, lambda: f"planner-serviceaccount has {owners()} owner(s)")
+    account = custom("", "v1", "serviceaccounts", "ServiceAccount")
+    by = _at(
+        get_or_none(client, account, "planner-serviceaccount", ns),
+        "metadata",
+        "labels",
+        names.LABEL_MANAGED_BY,
+    )
+    if by == names.MANAGED_BY:
+        wait_for(lambda: owners() >= 2, WAIT, lambda: f"planner-serviceaccount has {owners()} owner(s)")
+    else:
+        assert by == "Helm", by
+        wait_for(lambda: get_or_none(client, store.DCD, "second-planner-planner", ns), WAIT, "second planner")
+        wait_for(
+            lambda: get_or_none(client, DEPLOYMENTS, "second-planner-planner", ns), WAIT, "its Deployment"
+        )
+        assert owners() == 0, f"the chart's planner-serviceaccount has {owners()} owner(s)"
     multinode = _example("vllm-disagg-multinode", ns, off)
     for comp in multinode["spec"]["components"]:  # one GPU a node: the kwok nodes have 16 in all
         for container in comp["podTemplate"]["spec"]["containers"]:

@@ -47,3 +47,14 @@ def test_the_rss_target_follows_n():
     assert report.rss_limit(500) == 150 and report.rss_limit(5000) == 400
     (memory,) = [m for row, m, _, _ in report.rows(results(160, 10, 100.0)) if row == "6 memory/cpu"]
     assert "102 KB a graph" in memory  # (81 - 80) MB over 10 graphs
+
+
+def test_without_a_floor_the_burst_is_reported_without_a_verdict():
+    """BENCH_FLOOR=0 (memory at scale when the floor's hour cannot be spent): the burst's numbers are shown,
+    and nothing claims a ratio or a write count against a reference that was not measured."""
+    r = results(160, 10, 100.0)
+    del r["floor"]
+    rows = {row: (measured, verdict) for row, measured, _, verdict in report.rows(r)}
+    assert rows["2 burst"] == ("11.0 s, 160 writes (10 Events); no floor run", "-")
+    assert "1 floor" not in rows and "2b writes" not in rows
+    assert rows["4 restart"][1] == "PASS"

@@ -76,7 +76,7 @@ def legacy_account(*owners: str) -> dict:
         {"apiVersion": store.DCD.api_version, "kind": store.DCD.kind, "name": o, "uid": f"{o}-uid"}
         for o in owners
     ]
-    labels = {"app.kubernetes.io/component": "rbac"}
+    labels = {"app.kubernetes.io/component": "rbac", "app.kubernetes.io/managed-by": "dynamo-operator"}
     md = {"name": "g-k8s-service-discovery", "namespace": "ns", "labels": labels, "ownerReferences": refs}
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**md, "resourceVersion": "5"}}
 
@@ -104,7 +104,8 @@ def test_the_last_component_hands_the_discovery_account_to_its_graph_never_delet
 def test_a_shared_child_nobody_takes_over_is_deleted():
     client = Client()
     sa = legacy_account("g-frontend")
-    sa["metadata"]["labels"] = {}  # not the graph's discovery account (a planner's, say)
+    # not the graph's discovery account (a planner's the operator created, say)
+    sa["metadata"]["labels"] = {"app.kubernetes.io/managed-by": "dynamo-operator"}
     ChildSyncer(client, Recorder()).release(dcd_owner("g-frontend"), child_type(sa), sa)
     assert client.deleted == ["g-k8s-service-discovery"]
 
@@ -143,3 +144,73 @@ def test_a_ready_replica_is_a_scheduled_one():
     assert st.replica_status("Deployment", "d", None, dep, scheduled=1)["scheduledReplicas"] == 2
     dep = {"status": {"replicas": 2, "readyReplicas": 0}}
     assert st.replica_status("Deployment", "d", None, dep, scheduled=1)["scheduledReplicas"] == 1
+
+
+def chart_account(*owners: str, helm_label: bool = True) -> dict:
+    """The restricted chart's planner-serviceaccount (workload-rbac.yaml), with the plain references an
+    earlier operator added from each planner using it."""
+    refs = [
+        {"apiVersion": store.DCD.api_version, "kind": store.DCD.kind, "name": o, "uid": f"{o}-uid"}
+        for o in owners
+    ]
+    by = "Helm" if helm_label else "dynamo-operator"  # an earlier operator relabelled the ones it took over
+    md = {
+        "name": "planner-serviceaccount",
+        "namespace": "ns",
+        "labels": {"app.kubernetes.io/managed-by": by, "app.kubernetes.io/component": "planner"},
+        "annotations": {"meta.helm.sh/release-name": "dp", "meta.helm.sh/release-namespace": "ns"},
+        "ownerReferences": refs,
+        "resourceVersion": "5",
+    }
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": md}
+
+
+class LiveClient(Client):
+    """``Client`` with one live object to read (``get``) and no store: what ``sync`` finds."""
+
+    def __init__(self, live: dict) -> None:
+        super().__init__()
+        self.live = live
+
+    def get(self, res, name, namespace=None):
+        return copy.deepcopy(self.live)
+
+
+def planner_sa() -> dict:
+    """The planner-serviceaccount the operator renders for a graph's planner."""
+    dgd = graphs.dgd(graphs.component("Planner", "planner"), name="g", namespace="ns")
+    (dcd,) = render_graph_parts(dgd, RenderContext()).children
+    accounts = [o for o in render_component(dcd) if o["kind"] == "ServiceAccount"]
+    (sa,) = [o for o in accounts if o["metadata"]["name"] == "planner-serviceaccount"]
+    return sa
+
+
+def test_the_charts_shared_account_is_used_as_it_is_never_owned():
+    """Restricted mode: the chart made planner-serviceaccount; a planner using it adds no owner reference
+    (the garbage collector would delete the chart's object with the last planner) and writes nothing."""
+    client = LiveClient(chart_account())
+    owner = dcd_owner("g-planner")
+    result = ChildSyncer(client, Recorder()).sync(owner, planner_sa())
+    assert (result.action, client.replaced, client.deleted) == ("unchanged", [], [])
+
+
+def test_a_reference_an_earlier_operator_added_to_the_charts_account_is_removed_and_nothing_else():
+    for helm_label in (True, False):
+        client = LiveClient(chart_account("g-planner", "h-planner", helm_label=helm_label))
+        sa = planner_sa()
+        result = ChildSyncer(client, Recorder()).sync(dcd_owner("g-planner"), sa)
+        assert result.action == "updated"
+        (body,) = client.replaced
+        assert [r["name"] for r in body["metadata"]["ownerReferences"]] == ["h-planner"]
+        want = chart_account(helm_label=helm_label)["metadata"]
+        assert body["metadata"]["labels"] == want["labels"]  # Helm's labels stay Helm's
+        assert body["metadata"]["annotations"] == want["annotations"]
+
+
+def test_the_last_user_releasing_the_charts_account_never_deletes_it():
+    client = Client()
+    sa = chart_account("g-planner")
+    ChildSyncer(client, Recorder()).release(dcd_owner("g-planner"), child_type(sa), sa)
+    assert client.deleted == []
+    (body,) = client.replaced
+    assert body["metadata"]["ownerReferences"] == []

@@ -127,3 +127,72 @@ def test_incomplete_references_are_refused_naming_the_field(infra, fragment):
     with pytest.raises(ConfigError) as e:
         parse_operator_config({"infrastructure": infra})
     assert fragment in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("infra", "key", "address"),
+    [
+        ({"natsAuth": {"method": "token", "secretName": "s"}}, "natsAuth", "natsAddress"),
+        ({"natsTLS": {"secretName": "nats-client-tls"}}, "natsTLS", "natsAddress"),
+        ({"etcdAuth": {"method": "clientCertificate", "secretName": "s"}}, "etcdAuth", "etcdAddress"),
+        (  # the per-namespace method would issue no account at all (natsaccess.enabled)
+            {
+                "natsAuth": {
+                    "method": "namespaceAccount",
+                    "secretName": "dynamo-nats-client",
+                    "adminSecretName": "dp-nats-admin",
+                    "adminSecretNamespace": "dynamo-system",
+                    "accountsConfigMap": "dp-nats-accounts",
+                }
+            },
+            "natsAuth",
+            "natsAddress",
+        ),
+    ],
+)
+def test_credentials_without_the_address_they_are_for_are_refused(infra, key, address):
+    """Without the address the workloads get no NATS_SERVER / ETCD_ENDPOINTS: the credentials would be
+    inert, so the configuration is refused naming the section and the address that fixes it."""
+    cfg = copy.deepcopy(BASE)
+    del cfg["infrastructure"][address]
+    cfg["infrastructure"].update(infra)
+    with pytest.raises(ConfigError) as e:
+        parse_operator_config(cfg)
+    assert f"infrastructure.{key}: is set but infrastructure.{address} is empty" in str(e.value)
+    assert f"set infrastructure.{address} to the" in str(e.value)
+    assert len(e.value.errors) == 1, e.value.errors
+    cfg["infrastructure"][address] = BASE["infrastructure"][address]  # the fix named
+    parse_operator_config(cfg)
+
+
+def test_an_empty_credentials_section_asks_for_nothing_and_is_accepted():
+    parse_operator_config({"infrastructure": {"natsAuth": {}, "natsTLS": {}, "etcdAuth": {}}})
+
+
+@pytest.mark.parametrize(
+    ("infra", "fragment"),
+    [
+        (  # read by namespaceAccount only (render/natsaccess.py)
+            {"natsAuth": {"method": "token", "secretName": "s", "monitorURL": "http://n:8222"}},
+            "infrastructure.natsAuth.monitorURL: is read only with method namespaceAccount (method is token)",
+        ),
+        (
+            {"natsAuth": {"method": "userPassword", "secretName": "s", "accountsConfigMap": "a"}},
+            "infrastructure.natsAuth.accountsConfigMap: is read only with method namespaceAccount",
+        ),
+        (  # read by namespaceCertificate only (render/etcdaccess.py)
+            {"etcdAuth": {"method": "clientCertificate", "secretName": "s", "proxyImage": "etcd:v3.5.21"}},
+            "infrastructure.etcdAuth.proxyImage: is read only with method namespaceCertificate",
+        ),
+        (
+            {"natsTLS": {"clientCertificate": True}},
+            "infrastructure.natsTLS.secretName: is required with clientCertificate",
+        ),
+    ],
+)
+def test_fields_no_method_reads_are_refused(infra, fragment):
+    cfg = copy.deepcopy(BASE)
+    cfg["infrastructure"].update(infra)
+    with pytest.raises(ConfigError) as e:
+        parse_operator_config(cfg)
+    assert fragment in str(e.value)

@@ -5,7 +5,10 @@ after an operator restart, because every check reads state the apiserver keeps):
 
 1. it does not exist;
 2. it lacks our owner reference (controller reference for owned children; a plain owner reference for the
-   shared ``planner-serviceaccount`` / ``epp-serviceaccount`` and their RoleBindings);
+   shared ``planner-serviceaccount`` / ``epp-serviceaccount`` and their RoleBindings). A shared object the
+   operator did not create (not labelled ``managed-by: dynamo-operator``, or Helm's: the restricted chart
+   creates those two ServiceAccounts itself) is used as it is: no owner reference is added, so neither the
+   operator nor Kubernetes' garbage collector deletes it when its last user goes (``is_foreign``);
 3. its ``nvidia.com/dynamo-spec-hash`` annotation differs from the desired one: the desired content changed
    (or the annotation was edited away);
 4. **drift**: what we set is no longer there: desired ⊆ live fails for the content (``spec``; ConfigMap
@@ -73,6 +76,7 @@ INFERENCEPOOLS = custom("inference.networking.k8s.io", "v1", "inferencepools", "
 DESTINATIONRULES = custom("networking.istio.io", "v1beta1", "destinationrules", "DestinationRule")
 
 SHARED_NAMES = frozenset({names.PLANNER_SERVICE_ACCOUNT, names.EPP_SERVICE_ACCOUNT})
+HELM_RELEASE_ANNOTATION = "meta.helm.sh/release-name"  # Helm stamps it on every object of a release
 
 _SERVICE_ALLOCATED = ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "healthCheckNodePort")
 
@@ -123,6 +127,16 @@ def is_shared(obj: dict) -> bool:
     if obj.get("kind") in ("ServiceAccount", "RoleBinding") and obj["metadata"]["name"] in SHARED_NAMES:
         return True
     return obj.get("kind") in ("ServiceAccount", "RoleBinding") and discovery.is_discovery_rbac(obj)
+
+
+def is_foreign(obj: dict) -> bool:
+    """A live object the operator did not create: not labelled ``managed-by: dynamo-operator``, or Helm's
+    (its ``meta.helm.sh/release-name`` annotation; an operator before this rule relabelled the chart's
+    ServiceAccounts it took over). The operator uses such a shared object, never owns it."""
+    md = obj.get("metadata") or {}
+    if (md.get("labels") or {}).get(names.LABEL_MANAGED_BY) != names.MANAGED_BY:
+        return True
+    return HELM_RELEASE_ANNOTATION in (md.get("annotations") or {})
 
 
 class Conflict(Exception):
@@ -375,10 +389,21 @@ class ChildSyncer:
                 live = self.get(ct, md["namespace"], md["name"])  # created meanwhile / not in our cache
                 if live is None:
                     raise Conflict(str(e)) from e
+        if shared and is_foreign(_whole(live)):  # the lean cache entry keeps no labels
+            return self._use_foreign(ct, owner, live)
         reason = self.why_update(ct, desired, live, owner, shared)
         if reason is None:
             return SyncResult("unchanged", live)
         return self._update(ct, owner, desired, live, shared, reason)
+
+    def _use_foreign(self, ct: ChildType, owner: dict, live: dict) -> SyncResult:
+        """A shared object someone else made (the restricted chart's ServiceAccounts): used as it is. The
+        one write is dropping an owner reference an earlier operator added (what the garbage collector
+        would delete it by once the graph goes); nothing else of it is changed."""
+        uid = owner["metadata"]["uid"]
+        if not any(r.get("uid") == uid for r in (live.get("metadata") or {}).get("ownerReferences") or []):
+            return SyncResult("unchanged", live)
+        return self._drop_reference(ct, owner, live, "not the operator's: owner reference removed")
 
     def _write(self, fn: Callable[[], dict], obj: dict | None = None) -> dict:
         """``obj``: the live object written (an update, a deletion); gone (404), it is forgotten, so a
@@ -481,17 +506,35 @@ class ChildSyncer:
         rest = [r for r in refs if r.get("uid") != uid]
         if len(rest) == len(refs):
             return
+        if is_foreign(obj):  # someone else's (the chart's): never deleted, whoever still references it
+            self._drop_reference(ct, owner, obj, "released; not the operator's, so kept")
+            return
         if not rest and (heir := _heir(owner, obj)) is not None:
             rest = [heir]
         if not rest:
             self.delete(owner, ct, obj)
             return
+        self._drop_reference(ct, owner, obj, "released", rest)
+
+    def _drop_reference(
+        self, ct: ChildType, owner: dict, obj: dict, why: str, refs: list[dict] | None = None
+    ) -> SyncResult:
+        """Replace ``obj`` with ``owner``'s owner reference removed (``refs``: the references to keep);
+        labels, annotations and content stay as they are."""
+        obj = _whole(obj)
+        uid = owner["metadata"]["uid"]
         body = copy_tree(obj)
         body["metadata"].pop("managedFields", None)
-        body["metadata"]["ownerReferences"] = rest
-        out = self._write(lambda: self.client.replace(ct.res, body))
+        if refs is None:
+            refs = [r for r in body["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+        body["metadata"]["ownerReferences"] = refs
+        out = self._write(lambda: self.client.replace(ct.res, body), obj)
+        out.setdefault("apiVersion", ct.res.api_version)
+        out.setdefault("kind", ct.res.kind)
         self.recent.remember(obj, out)
-        self.recorder.normal(owner, f"Update{ct.res.kind}", f"Released shared {ct.res.kind} {_name(obj)}")
+        message = f"Shared {ct.res.kind} {_name(obj)}: {why}"
+        self.recorder.normal(owner, f"Update{ct.res.kind}", message)
+        return SyncResult("updated", out, why)
 
     def apply(self, owner: dict, desired: list[dict], announce: bool = True) -> list[SyncResult]:
         """Make ``owner``'s children exactly ``desired``: create or update each (results in the same order),

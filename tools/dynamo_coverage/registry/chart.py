@@ -532,6 +532,13 @@ VALUES: dict[str, dict[str, Status]] = {
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",
         ),
+        **{
+            f"bundled.etcdImage.{key}": acts(
+                "tpl:operator/templates/_infrastructure.tpl",
+                "helm:operator/tests/hardening_test.yaml::the etcd-proxy sidecar's image follows the bundled etcd's image unless proxyImage is set",
+            )
+            for key in ("repository", "tag")
+        },
         "bundled.nats": acts(
             "tpl:operator/templates/_helpers.tpl",
             "helm:operator/tests/deployment_test.yaml::discoveryBackend etcd without etcd fails naming the settings",

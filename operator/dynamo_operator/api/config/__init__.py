@@ -321,21 +321,86 @@ def _credential_errors(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
             errors.append((f"{path}.secretName", f"is required with method {method}: name the Secret"))
         if has_method and name and not method:
             errors.append((f"{path}.method", f"is required with secretName {name!r}: say how to use it"))
+        if not has_method and getattr(section, "client_certificate", None) and not name:
+            errors.append((f"{path}.secretName", "is required with clientCertificate: name the Secret"))
         if name and not _DNS_SUBDOMAIN.match(name):
             errors.append((f"{path}.secretName", f"{name!r} is not a Secret name (lower-case DNS subdomain)"))
     return (
         errors
+        + _credentials_without_address(cfg)
         + _namespace_certificate_errors(infra.etcd_auth if infra else None)
         + _namespace_account_errors(infra.nats_auth if infra else None, infra.nats_tls if infra else None)
     )
 
 
+# credential section -> (the address it is for, the variable the workloads get it in, the service)
+_CREDENTIAL_ADDRESS = (
+    ("natsAuth", "nats_auth", "natsAddress", "nats_address", "NATS_SERVER", "NATS"),
+    ("natsTLS", "nats_tls", "natsAddress", "nats_address", "NATS_SERVER", "NATS"),
+    ("etcdAuth", "etcd_auth", "etcdAddress", "etcd_address", "ETCD_ENDPOINTS", "etcd"),
+)
+
+
+def _credentials_without_address(cfg: OperatorConfiguration) -> list[tuple[str, str]]:
+    """Credentials for a server the workloads are not pointed at are inert (the per-namespace methods issue
+    nothing at all without the address: ``natsaccess.enabled``, ``etcdaccess.enabled``), which no one
+    configuring them means: refused, naming the missing address. There is no warning channel here on
+    purpose: a warning in a pod's start-up log is as easy to miss as silence."""
+    infra = cfg.infrastructure
+    if infra is None:
+        return []
+    errors = []
+    for key, attr, address_key, address_attr, var, service in _CREDENTIAL_ADDRESS:
+        section = getattr(infra, attr)
+        if section is None or not section.model_dump(exclude_none=True) or getattr(infra, address_attr):
+            continue
+        errors.append(
+            (
+                f"infrastructure.{key}",
+                f"is set but infrastructure.{address_key} is empty: the workloads get no {var}, so nothing"
+                f" would use it; set infrastructure.{address_key} to the {service} server the graphs use,"
+                f" or remove infrastructure.{key}",
+            )
+        )
+    return errors
+
+
+# the fields only the per-namespace methods read (render/natsaccess.py, render/etcdaccess.py)
+NAMESPACE_ACCOUNT_FIELDS = (
+    ("adminSecretName", "admin_secret_name"),
+    ("adminSecretNamespace", "admin_secret_namespace"),
+    ("accountsConfigMap", "accounts_config_map"),
+    ("monitorURL", "monitor_url"),
+)
+NAMESPACE_CERTIFICATE_FIELDS = (
+    ("adminSecretName", "admin_secret_name"),
+    ("adminSecretNamespace", "admin_secret_namespace"),
+    ("proxyImage", "proxy_image"),
+)
+
+
+def _only_with(
+    path: str, method: str, section: Any, fields: tuple[tuple[str, str], ...]
+) -> list[tuple[str, str]]:
+    """A field of the per-namespace method set with another method: nothing reads it, so it is refused."""
+    return [
+        (
+            f"{path}.{key}",
+            f"is read only with method {method} (method is {section.method or 'unset'}); remove it",
+        )
+        for key, attr in fields
+        if getattr(section, attr)
+    ]
+
+
 def _namespace_account_errors(nats: Any, tls: Any) -> list[tuple[str, str]]:
     """natsAuth namespaceAccount needs what the operator issues from and the accounts file it keeps; the
     namespace's certificate is the pods' TLS material, so a shared natsTLS Secret beside it is refused."""
-    if nats is None or nats.method != "namespaceAccount":
+    if nats is None:
         return []
     path = "infrastructure.natsAuth"
+    if nats.method != "namespaceAccount":
+        return _only_with(path, "namespaceAccount", nats, NAMESPACE_ACCOUNT_FIELDS)
     needed = (
         ("adminSecretName", nats.admin_secret_name, "the Secret with the NATS CA (ca.crt, ca.key)"),
         ("adminSecretNamespace", nats.admin_secret_namespace, "the namespace of adminSecretName"),
@@ -359,9 +424,11 @@ def _namespace_account_errors(nats: Any, tls: Any) -> list[tuple[str, str]]:
 
 def _namespace_certificate_errors(etcd: Any) -> list[tuple[str, str]]:
     """etcdAuth namespaceCertificate needs what the operator issues from and what the pods run."""
-    if etcd is None or etcd.method != "namespaceCertificate":
+    if etcd is None:
         return []
     path = "infrastructure.etcdAuth"
+    if etcd.method != "namespaceCertificate":
+        return _only_with(path, "namespaceCertificate", etcd, NAMESPACE_CERTIFICATE_FIELDS)
     needed = (
         ("adminSecretName", etcd.admin_secret_name, "the Secret with the CA and the etcd root credentials"),
         ("adminSecretNamespace", etcd.admin_secret_namespace, "the namespace of adminSecretName"),

@@ -31,6 +31,19 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- .Values.etcdAuth.secretName | default "dynamo-etcd-client" }}
 {{- end }}
 
+{{/* The etcd-proxy sidecar's image: etcdAuth.proxyImage, else the bundled etcd's (imported from the etcd
+     chart: Chart.yaml import-values), else refused naming the value. */}}
+{{- define "dynamo-operator.etcdProxyImage" -}}
+{{- $bundled := dig "etcdImage" dict (.Values.bundled | default dict) }}
+{{- if .Values.etcdAuth.proxyImage }}
+{{- .Values.etcdAuth.proxyImage }}
+{{- else if and (include "dynamo-operator.etcdBundled" .) $bundled.repository $bundled.tag }}
+{{- printf "%s:%s" $bundled.repository $bundled.tag }}
+{{- else }}
+{{- fail "dynamo-operator.etcdAuth.proxyImage is empty: name the etcd image of the etcd-proxy sidecar (an image with etcd grpc-proxy, e.g. quay.io/coreos/etcd:v3.5.21; only the bundled etcd has a default)" }}
+{{- end }}
+{{- end }}
+
 {{/* The bundled etcd serves https exactly when the workloads authenticate with client certificates. */}}
 {{- define "dynamo-operator.bundledEtcdScheme" -}}
 {{- if has (include "dynamo-operator.etcdAuthMethod" .) (list "clientCertificate" "namespaceCertificate") }}https{{ else }}http{{ end }}
@@ -55,6 +68,16 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- end }}
 {{- end }}
 
+{{/* Credentials with no address to use them at: refused here, as the operator refuses them at load
+     (api/config _credentials_without_address), so the release does not install a crash-looping operator.
+     list: root, the credential value, what it is set to, the service (nats, etcd). */}}
+{{- define "dynamo-operator.credentialNeedsAddress" -}}
+{{- $root := index . 0 }}{{ $key := index . 1 }}{{ $set := index . 2 }}{{ $svc := index . 3 }}
+{{- if not (include (printf "dynamo-operator.%sAddress" $svc) $root) }}
+{{- fail (printf "dynamo-operator.%s is %s but there is no %s address (dynamo-operator.%sAddr is empty and the bundled %s is not installed): the workloads would get credentials and nowhere to use them; set dynamo-operator.%sAddr, enable the bundled %s (%s.enabled=true), or set dynamo-operator.%s back to its default" $key $set $svc $svc $svc $svc $svc $svc $key) }}
+{{- end }}
+{{- end }}
+
 {{/* The infrastructure credential sections of the OperatorConfiguration (indented under infrastructure). */}}
 {{- define "dynamo-operator.infrastructureCredentials" -}}
 {{- $natsMethod := include "dynamo-operator.natsAuthMethod" . }}
@@ -73,11 +96,13 @@ natsAuth:
   accountsConfigMap: {{ printf "%s-nats-accounts" .Release.Name }}
   monitorURL: {{ printf "http://%s-nats.%s.svc.%s:8222" .Release.Name .Release.Namespace .Values.kubernetesClusterDomain | quote }}
 {{- else if $natsMethod }}
+{{- include "dynamo-operator.credentialNeedsAddress" (list . "natsAuth.method" $natsMethod "nats") }}
 natsAuth:
   method: {{ $natsMethod }}
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsAuth "natsAuth" (include "dynamo-operator.natsBundled" .) "nats-client") }}
 {{- end }}
 {{- if .Values.natsTLS.enabled }}
+{{- include "dynamo-operator.credentialNeedsAddress" (list . "natsTLS.enabled" "true" "nats") }}
 natsTLS:
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.natsTLS "natsTLS" (include "dynamo-operator.natsBundled" .) "nats-client-tls") }}
   clientCertificate: {{ .Values.natsTLS.clientCertificate }}
@@ -87,6 +112,7 @@ natsTLS:
 {{- fail "dynamo-operator.etcdAuth.method=userPassword: the bundled etcd authenticates clients with certificates; use namespaceCertificate (the default) or clientCertificate, or set etcdAddr to an etcd with user authentication" }}
 {{- end }}
 {{- if eq $etcdMethod "namespaceCertificate" }}
+{{- include "dynamo-operator.credentialNeedsAddress" (list . "etcdAuth.method" $etcdMethod "etcd") }}
 etcdAuth:
   method: namespaceCertificate
   secretName: {{ include "dynamo-operator.etcdClientSecret" . }}
@@ -95,8 +121,9 @@ etcdAuth:
   {{- end }}
   adminSecretName: {{ .Values.etcdAuth.adminSecretName | default (printf "%s-etcd-admin" .Release.Name) }}
   adminSecretNamespace: {{ .Release.Namespace }}
-  proxyImage: {{ required "dynamo-operator.etcdAuth.proxyImage: name the etcd image of the etcd-proxy sidecar" .Values.etcdAuth.proxyImage | quote }}
+  proxyImage: {{ include "dynamo-operator.etcdProxyImage" . | quote }}
 {{- else if $etcdMethod }}
+{{- include "dynamo-operator.credentialNeedsAddress" (list . "etcdAuth.method" $etcdMethod "etcd") }}
 etcdAuth:
   method: {{ $etcdMethod }}
   secretName: {{ include "dynamo-operator.credentialSecret" (list . .Values.etcdAuth "etcdAuth" (include "dynamo-operator.etcdBundled" .) "etcd-client-tls") }}
