@@ -40,7 +40,7 @@ written to the OperatorConfiguration, with the bundled subcharts' generated Secr
 {{- else if and (include "dynamo-operator.etcdBundled" .) $bundled.repository $bundled.tag }}
 {{- printf "%s:%s" $bundled.repository $bundled.tag }}
 {{- else }}
-{{- fail "dynamo-operator.etcdAuth.proxyImage is empty: name the etcd image of the etcd-proxy sidecar (an image with etcd grpc-proxy, e.g. quay.io/coreos/etcd:v3.5.21; only the bundled etcd has a default)" }}
+{{- fail "dynamo-operator.etcdAuth.proxyImage is empty: name the etcd image of the etcd-proxy sidecar (an image with etcd grpc-proxy, the same etcd your etcdAddr runs; only the bundled etcd has a default)" }}
 {{- end }}
 {{- end }}
 
