@@ -202,8 +202,9 @@ def test_a_serving_engine_nothing_captures_is_named_on_the_checkpoint_and_the_gr
         **SLOW,
     )
     # at most this long after Ready; at least the bound: the controller says so only once it has lasted that
-    # long. Timed by the report's Warning Event (sent with it; the condition's status did not change, False,
-    # so its own time is the first report's): the graphs started ahead, so the test may look long after.
+    # long. Timed from the pod's Ready transition to the report's Warning Event (recorded with it), both by
+    # the cluster's clock: the graphs started ahead, so the test may look long after either. (Not by the
+    # condition's own time: its status, False, did not change since the checkpoint's first condition.)
     reported_at = wait_for(
         lambda: first_event(client, ns, name, cs.R_NOT_CAPTURED),
         60,
