@@ -163,15 +163,24 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
                 time.sleep(0.2)  # not a wait: the Job watch thread's pause before re-opening its stream
 
 
-def _start_lws_controller(node: LocalCluster) -> None:
-    """The LeaderWorkerSet controller as a real Pod (realnode/lws.py), its admission answering (``lws.ready``)
-    before the operator starts (it detects LWS) and before any graph makes a LeaderWorkerSet."""
+def _install_lws_controller(node: LocalCluster) -> None:
+    """The LeaderWorkerSet controller as a real Pod (realnode/lws.py): its objects, not waited for
+    (``_lws_controller_ready``)."""
     from dynamo_localcluster.realnode import lws
     from dynamo_localcluster.realnode.node import built_image
-    from support.poll import wait_for
 
     with node.api_client() as api:
         lws.install(api, built_image("lws").ref)
+
+
+def _lws_controller_ready(node: LocalCluster) -> None:
+    """The LWS controller serving its admission (``lws.ready``): before any graph makes a LeaderWorkerSet.
+    Waited for after ``helm install``, which makes none: its certificate comes meanwhile. (The operator
+    detects LWS by its CRDs, established before the install.)"""
+    from dynamo_localcluster.realnode import lws
+    from support.poll import wait_for
+
+    with node.api_client() as api:
         wait_for(
             lambda: lws.ready(api),
             180,
@@ -196,7 +205,7 @@ def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest)
         kubectl(node, "create", "-f", str(crd))
     for crd in LWS_CRD_FILES:
         wait_established(node.api_client(), yaml.safe_load(crd.read_text())["metadata"]["name"])
-    _start_lws_controller(node)
+    _install_lws_controller(node)
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
@@ -215,6 +224,7 @@ def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest)
     if r.returncode != 0:
         pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
         pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
+    _lws_controller_ready(node)
     platform = Platform(node, took, seen)
     # the graphs of the modules this session runs start now, side by side (realnode_helpers.start_ahead)
     modules = {item.module for item in request.session.items}
