@@ -32,13 +32,49 @@ CLUSTER_DIR = REPO_ROOT / ".cache" / "test-clusters" / f"node-{os.getpid()}"
 # Images only the tier runs, besides the platform's: the LeaderWorkerSet controller, the MPI engine image.
 TIER_IMAGES = ("lws", "mpi")
 GPU = "nvidia.com/gpu"
-FAKE_GPUS = 4  # two multinode groups of 1 GPU a pod, one terminating while the next starts
+FAKE_GPUS = 4  # two multinode groups of 1 GPU a pod (MPI, vLLM), started ahead side by side
+
+
+# The order the tier's modules run in (modules not named here run after them, by name). Why: the platform's
+# graphs all start at once after ``helm install`` (``start_ahead``), so what runs first overlaps their
+# start-up. First the modules that need no node-wide platform or come before it (``test_00_`` tears nodes
+# down, ``test_01_`` installs its own releases); then those that start no graph; then the graphs whose pods
+# are Ready in seconds (stub engines, workers without a frontend); then the checkpoint (a stall bound after
+# its Job's pod is Ready) and the graphs behind a frontend, whose readiness probe first runs 60 s after
+# start (seed 000); ``test_services`` last: it deletes the NATS and etcd pods every graph uses.
+MODULE_ORDER = (
+    "test_00_crash_teardown",
+    "test_01_ct_install",
+    "test_platform",
+    "test_host_guard",
+    "test_image",
+    "test_multinode",
+    "test_mpi",
+    "test_model",
+    "test_checkpoint",
+    "test_bundled_graphs",
+    "test_etcd_namespaces",
+    "test_failover",
+    "test_graph",
+    "test_nats_namespaces",
+    "test_scaling",
+    "test_services",
+)
+
+
+def _module_rank(item: pytest.Item) -> tuple[int, str]:
+    name = Path(str(item.path)).stem
+    return (MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER), name)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mine = [i for i in items if HERE in Path(str(i.path)).parents]
     if not mine:
         return
+    # reorder the tier's items among themselves (stable: a module's tests keep their order)
+    slots = [n for n, i in enumerate(items) if HERE in Path(str(i.path)).parents]
+    for n, item in zip(slots, sorted(mine, key=_module_rank), strict=True):
+        items[n] = item
     reason = None
     if os.environ.get("DYNAMO_REALNODE_TIER") != "1":
         reason = "the real-node tier runs through `make test-realnode` (one node per machine, serial)"
@@ -127,15 +163,24 @@ def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Ev
                 time.sleep(0.2)  # not a wait: the Job watch thread's pause before re-opening its stream
 
 
-def _start_lws_controller(node: LocalCluster) -> None:
-    """The LeaderWorkerSet controller as a real Pod (realnode/lws.py), its admission answering (``lws.ready``)
-    before the operator starts (it detects LWS) and before any graph makes a LeaderWorkerSet."""
+def _install_lws_controller(node: LocalCluster) -> None:
+    """The LeaderWorkerSet controller as a real Pod (realnode/lws.py): its objects, not waited for
+    (``_lws_controller_ready``)."""
     from dynamo_localcluster.realnode import lws
     from dynamo_localcluster.realnode.node import built_image
-    from support.poll import wait_for
 
     with node.api_client() as api:
         lws.install(api, built_image("lws").ref)
+
+
+def _lws_controller_ready(node: LocalCluster) -> None:
+    """The LWS controller serving its admission (``lws.ready``): before any graph makes a LeaderWorkerSet.
+    Waited for after ``helm install``, which makes none: its certificate comes meanwhile. (The operator
+    detects LWS by its CRDs, established before the install.)"""
+    from dynamo_localcluster.realnode import lws
+    from support.poll import wait_for
+
+    with node.api_client() as api:
         wait_for(
             lambda: lws.ready(api),
             180,
@@ -152,14 +197,15 @@ def _start_lws_controller(node: LocalCluster) -> None:
 
 
 @pytest.fixture(scope="session")
-def platform(node: LocalCluster, request: pytest.FixtureRequest) -> Iterator[Platform]:
+def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
-    image, the hook Jobs run as Jobs."""
+    image, the hook Jobs run as Jobs. The node advertises its fake GPUs first (``fake_gpus``): graphs
+    started ahead may ask for them."""
     for crd in LWS_CRD_FILES:
         kubectl(node, "create", "-f", str(crd))
     for crd in LWS_CRD_FILES:
         wait_established(node.api_client(), yaml.safe_load(crd.read_text())["metadata"]["name"])
-    _start_lws_controller(node)
+    _install_lws_controller(node)
     seen: dict[str, dict] = {}
     stop = threading.Event()
     watcher = threading.Thread(target=_watch_jobs, args=(node, seen, stop), daemon=True)
@@ -178,6 +224,7 @@ def platform(node: LocalCluster, request: pytest.FixtureRequest) -> Iterator[Pla
     if r.returncode != 0:
         pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
         pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
+    _lws_controller_ready(node)
     platform = Platform(node, took, seen)
     # the graphs of the modules this session runs start now, side by side (realnode_helpers.start_ahead)
     modules = {item.module for item in request.session.items}

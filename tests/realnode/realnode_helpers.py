@@ -10,7 +10,7 @@ import subprocess
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,19 +37,28 @@ class Platform:
     install_seconds: float
     hook_jobs: dict[str, dict] = field(default_factory=dict)  # name -> last status seen during install
 
-    def kubectl(self, *args: str, check: bool = True, timeout: float = 120) -> str:
-        return kubectl(self.cluster, *args, check=check, timeout=timeout)
+    def kubectl(self, *args: str, check: bool = True, timeout: float = 120, input: str | None = None) -> str:
+        return kubectl(self.cluster, *args, check=check, timeout=timeout, input=input)
 
 
-def kubectl(cluster: LocalCluster, *args: str, check: bool = True, timeout: float = 120) -> str:
-    r = subprocess.run(["kubectl", *args], env=cluster.env, capture_output=True, text=True, timeout=timeout)
+def kubectl(
+    cluster: LocalCluster, *args: str, check: bool = True, timeout: float = 120, input: str | None = None
+) -> str:
+    r = subprocess.run(
+        ["kubectl", *args], env=cluster.env, capture_output=True, text=True, timeout=timeout, input=input
+    )
     if check and r.returncode != 0:
         raise AssertionError(f"kubectl {' '.join(args)} failed ({r.returncode}): {r.stderr}{r.stdout}")
     return r.stdout
 
 
+# What a module starts ahead (its ``AHEAD`` values): example files, or a function that starts its graphs
+# (and whatever they need first) in the namespace it is given.
+Plan = Sequence[str] | Callable[["Platform", str], None]
 # prefix -> the namespace ``start_ahead`` made for it and started graphs in, until a fixture takes it
 _AHEAD: dict[str, str] = {}
+# namespace -> when its graphs were started (time.monotonic()), for tests that report how long things took
+STARTED: dict[str, float] = {}
 
 
 def _new_namespace(platform: Platform, prefix: str) -> str:
@@ -58,26 +67,39 @@ def _new_namespace(platform: Platform, prefix: str) -> str:
     return ns
 
 
-def scratch_namespace(platform: Platform, prefix: str) -> Iterator[str]:
-    """A fresh namespace ``<prefix>-<random>`` for a fixture to yield (the one ``start_ahead`` made for
-    ``prefix``, its graphs already starting, if any); deleted (not waited for) after."""
-    ns = _AHEAD.pop(prefix, None) or _new_namespace(platform, prefix)
+def _start_plan(platform: Platform, ns: str, plan: Plan) -> None:
+    STARTED[ns] = time.monotonic()
+    if callable(plan):
+        plan(platform, ns)
+    else:
+        start(platform, ns, *plan)
+
+
+def scratch_namespace(platform: Platform, prefix: str, plan: Plan = ()) -> Iterator[str]:
+    """A fresh namespace ``<prefix>-<random>`` for a fixture to yield: the one ``start_ahead`` made for
+    ``prefix``, its graphs already starting, if any; else a new one, ``plan`` started in it now. Deleted
+    (not waited for) after."""
+    ns = _AHEAD.pop(prefix, None)
+    if ns is None:
+        ns = _new_namespace(platform, prefix)
+        _start_plan(platform, ns, plan)
     yield ns
     platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
 
 
-def start_ahead(platform: Platform, plans: dict[str, Sequence[str]]) -> None:
-    """Starts graphs for modules that run later: ``{namespace prefix: examples}`` (a module's ``AHEAD``).
+def start_ahead(platform: Platform, plans: dict[str, Plan]) -> None:
+    """Starts graphs for modules that run later: ``{namespace prefix: plan}`` (a module's ``AHEAD``).
 
-    Why: every graph's frontend waits a minute for its first readiness probe (``start``); started together
-    as soon as the platform is installed, the graphs of every module wait that minute side by side, while
-    the modules before them run. The module's fixture gets the namespace from ``scratch_namespace`` and its
-    tests ``deploy`` as before (an unchanged re-apply, then the wait).
+    Why: every graph takes its start-up (a frontend waits a minute for its first readiness probe: ``start``;
+    a mocker worker, a checkpoint Job, an MPI group some tens of seconds); started together as soon as the
+    platform is installed, the graphs of every module start side by side, while the modules before them
+    run. The module's fixture gets the namespace from ``scratch_namespace`` and its tests wait for what
+    they need (``deploy``: an unchanged re-apply, then the wait).
     """
-    for prefix, examples in plans.items():
+    for prefix, plan in plans.items():
         assert prefix not in _AHEAD, f"two modules start graphs ahead under the prefix {prefix!r}"
         _AHEAD[prefix] = _new_namespace(platform, prefix)
-        start(platform, _AHEAD[prefix], *examples)
+        _start_plan(platform, _AHEAD[prefix], plan)
 
 
 def drop_ahead(platform: Platform) -> None:
@@ -85,6 +107,11 @@ def drop_ahead(platform: Platform) -> None:
     while _AHEAD:
         _, ns = _AHEAD.popitem()
         platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+
+
+def apply_doc(platform: Platform, ns: str, doc: dict) -> None:
+    """``kubectl apply`` of one object (a dict) in ``ns``."""
+    platform.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(doc))
 
 
 def platform_service_ip(platform: Platform, service: str) -> str:
@@ -206,7 +233,7 @@ def deploy(platform: Platform, ns: str, example: str) -> tuple[str, float]:
         lambda: dgd_state(platform.cluster, ns, name).get("state") == "successful",
         READY_TIMEOUT,
         lambda: f"{name} to become successful\n{diagnosis(platform, ns)}",
-        **{**SLOW, "interval": 2},
+        **SLOW,
     )
     return name, time.monotonic() - started
 
@@ -254,8 +281,8 @@ def pod_list(platform: Platform, ns: str, component: str, graph: str | None = No
 
 def first_completion(platform: Platform, ns: str, name: str) -> tuple[dict, str]:
     url = service_url(platform.cluster, ns, f"{name}-frontend", 8000)
-    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **{**SLOW, "interval": 1})
-    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **{**SLOW, "interval": 2})
+    wait_for(lambda: "tiny" in models(url), 120, "the frontend to list the model", **SLOW)
+    doc = wait_for(lambda: chat_completion(url), 60, "a chat completion", **SLOW)
     return doc, url
 
 
@@ -296,12 +323,11 @@ def main_log(platform: Platform, ns: str, name: str) -> str:
     return platform.kubectl("logs", "-n", ns, name, "-c", "main", check=False)
 
 
-def apply_with_stub(platform: Platform, ns: str, graph: dict, stub: dict[str, str], tmp_path: Path) -> None:
+def apply_with_stub(platform: Platform, ns: str, graph: dict, stub: dict[str, str]) -> None:
     """ConfigMap ``stub-engine`` (a stub engine's files, mounted by the graph's pods) and ``graph``."""
     config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "stub-engine"}, "data": stub}
-    for name, doc in (("stub.json", config_map), ("graph.json", graph)):
-        save(tmp_path / name, doc)
-        platform.kubectl("apply", "-n", ns, "-f", str(tmp_path / name))
+    for doc in (config_map, graph):
+        apply_doc(platform, ns, doc)
 
 
 def operator_made_lws(platform: Platform, ns: str, lws_name: str) -> dict:

@@ -15,10 +15,10 @@ subcharts) cannot be built here (their Go modules are not served), so their pods
 removed afterwards, as Helm leaves a chart's ``crds/`` behind.
 
 The negative control: a copy of the chart whose only CI values file runs no operator Pod
-(``controllerManager.replicas: 0``; nor NATS and etcd, which the test pod checks only when enabled): the
-install succeeds, and the helm test pod, running for real, finds nothing behind the webhook Service and
-fails, so ``ct install`` fails. On kwok's fake nodes the same test
-pod "succeeded" without running: that is the imitation these runs replace.
+(``controllerManager.replicas: 0``; nor NATS and etcd, which the test pod checks only when enabled, nor the
+hook Jobs): the install succeeds, and the helm test pod, running for real, finds nothing behind the webhook
+Service and fails, so ``ct install`` fails. On kwok's fake nodes the same test pod "succeeded" without
+running: that is the imitation these runs replace.
 
 Named ``test_01_``: it runs before the tier's ``platform`` fixture installs its release (the chart's
 conflict check refuses a second cluster-wide operator) and leaves the cluster as it found it.
@@ -119,10 +119,12 @@ def test_ct_install_fails_when_the_helm_test_finds_no_operator(node: LocalCluste
     chart = tmp_path / "charts" / "platform"
     shutil.copytree(CHART, chart, symlinks=False, ignore=shutil.ignore_patterns("ci"))
     (chart / "ci").mkdir()
-    # nor NATS and etcd: the test pod checks the webhook whatever else runs, and their pods starting and
-    # passing their probes took most of this install's minute
+    # nor NATS and etcd, nor the install and uninstall hook Jobs: the test pod checks the webhook whatever
+    # else runs; their pods starting and passing their probes took most of this install's minute, the five
+    # hook Jobs (three before the install, two at the uninstall) half of the rest (the positive run above
+    # and test_platform.py run them)
     no_operator = {
-        "dynamo-operator": {"controllerManager": {"replicas": 0}},
+        "dynamo-operator": {"controllerManager": {"replicas": 0}, "installHooks": {"enabled": False}},
         "nats": {"enabled": False},
         "etcd": {"enabled": False},
     }

@@ -15,6 +15,7 @@ import pytest
 from realnode_helpers import (
     SLOW,
     Platform,
+    apply_doc,
     chat_completion,
     deploy,
     dgd_state,
@@ -24,21 +25,56 @@ from realnode_helpers import (
     is_completion,
     pod_list,
     pod_ready,
-    save,
     scratch_namespace,
     service_url,
     start,
 )
 from support.poll import wait_for
 
-# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
-AHEAD = {"graph": ["mocker-agg.yaml"], "disagg": ["mocker-disagg.yaml"]}
+# The negative control's wrong port: nothing in the runtime image listens there (the worker serves its
+# health on the system port, 9090).
+WRONG_PORT = 9191
+CONTROL = "probe-control"
+
+
+def control_graph() -> dict:
+    """A worker exactly like mocker-agg's (same image, command, startup and liveness probes) but whose
+    readiness probe is rendered on a port nothing serves (a user override, which the operator renders as
+    given)."""
+    doc = example("mocker-agg.yaml")
+    doc["metadata"] = {"name": CONTROL}
+    (worker,) = [c for c in doc["spec"]["components"] if c["name"] == "MockerWorker"]
+    worker["name"] = "ControlWorker"
+    doc["spec"]["components"] = [worker]
+    (main,) = worker["podTemplate"]["spec"]["containers"]
+    main["readinessProbe"] = {
+        "httpGet": {"path": "/health", "port": WRONG_PORT},
+        "periodSeconds": 1,
+        "failureThreshold": 1,
+    }
+    return doc
+
+
+def start_control(platform: Platform, ns: str) -> None:
+    apply_doc(platform, ns, control_graph())
+
+
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead); the
+# negative control in a namespace of its own (its worker would add to the DynamoWorkerMetadata agg's tests
+# count)
+AHEAD = {"graph": ["mocker-agg.yaml"], "disagg": ["mocker-disagg.yaml"], "probe-control": start_control}
 
 
 @pytest.fixture(scope="module")
 def disagg_ns(platform: Platform):
     """mocker-disagg's own namespace: its workers would add to the DynamoWorkerMetadata agg's tests count."""
     yield from scratch_namespace(platform, "disagg")
+
+
+@pytest.fixture(scope="module")
+def control_ns(platform: Platform):
+    """The negative control's namespace (``control_graph``, started ahead)."""
+    yield from scratch_namespace(platform, "probe-control", start_control)
 
 
 @pytest.fixture(scope="module")
@@ -126,53 +162,34 @@ def test_mocker_disagg_answers_a_chat_completion(platform, graph_ns, disagg_ns):
         assert _served(platform, disagg_ns, pod["metadata"]["name"]), component
 
 
-# The negative control's wrong port: nothing in the runtime image listens there (the worker serves its
-# health on the system port, 9090).
-WRONG_PORT = 9191
-CONTROL = "probe-control"
-
-
-def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, tmp_path):
+def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, control_ns):
     """The negative control of this module: its checks are not vacuous. A worker exactly like mocker-agg's
-    (same image, command, startup and liveness probes) but whose readiness probe is rendered on a port
-    nothing serves (a user override, which the operator renders as given): the kubelet really probes it
-    and fails, the pod never becomes Ready, the graph never becomes ``successful``, so the wait every graph
-    test starts with (``deploy``) fails on it; mocker-agg's worker, with the default probe, is Ready."""
-    doc = example("mocker-agg.yaml")
-    doc["metadata"] = {"name": CONTROL}
-    (worker,) = [c for c in doc["spec"]["components"] if c["name"] == "MockerWorker"]
-    worker["name"] = "ControlWorker"
-    doc["spec"]["components"] = [worker]
-    (main,) = worker["podTemplate"]["spec"]["containers"]
-    main["readinessProbe"] = {
-        "httpGet": {"path": "/health", "port": WRONG_PORT},
-        "periodSeconds": 1,
-        "failureThreshold": 1,
-    }
-    manifest = tmp_path / f"{CONTROL}.json"
-    save(manifest, doc)
-    platform.kubectl("apply", "-n", graph_ns, "-f", str(manifest))
+    but whose readiness probe is rendered on a port nothing serves (``control_graph``): the kubelet really
+    probes it and fails, the pod never becomes Ready, the graph never becomes ``successful``, so the wait
+    every graph test starts with (``deploy``) fails on it; mocker-agg's worker, with the default probe, is
+    Ready."""
+    ns = control_ns
     try:
         pod = wait_for(
-            lambda: _probe_failure(platform, graph_ns),
+            lambda: _probe_failure(platform, ns),
             180,
-            lambda: f"the kubelet to report the wrong readiness probe\n{diagnosis(platform, graph_ns)}",
+            lambda: f"the kubelet to report the wrong readiness probe\n{diagnosis(platform, ns)}",
             **SLOW,
         )
 
         def successful() -> bool:
-            return dgd_state(platform.cluster, graph_ns, CONTROL).get("state") == "successful"
+            return dgd_state(platform.cluster, ns, CONTROL).get("state") == "successful"
 
         with pytest.raises(AssertionError, match="timed out"):
             wait_for(successful, 10, f"{CONTROL} to become successful", **SLOW)
-        (bad,) = pod_list(platform, graph_ns, "ControlWorker")
+        (bad,) = pod_list(platform, ns, "ControlWorker")
         assert bad["metadata"]["name"] == pod and not pod_ready(bad), bad["status"]
         (status,) = [s for s in bad["status"]["containerStatuses"] if s["name"] == "main"]
         assert status["started"] and status["restartCount"] == 0, status  # only readiness fails
         good = pod_list(platform, graph_ns, "MockerWorker", graph="mocker-agg")
         assert good and all(pod_ready(p) for p in good), [p["status"] for p in good]
     finally:
-        platform.kubectl("delete", "dgd", CONTROL, "-n", graph_ns, "--wait=false", check=False)
+        platform.kubectl("delete", "dgd", CONTROL, "-n", ns, "--wait=false", check=False)
 
 
 def _probe_failure(platform: Platform, ns: str) -> str | None:

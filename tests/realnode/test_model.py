@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import urllib.request
-import uuid
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ from dynamo_localcluster.realnode import layout
 from dynamo_operator.controllers.lifecycle import DYNAMO_MODELS
 from dynamo_operator.render import names
 from dynamo_operator.runtime.client import ResourceClient
-from realnode_helpers import SLOW, Platform, pod_ready, runtime_image, save
+from realnode_helpers import SLOW, Platform, apply_doc, pod_ready, runtime_image, save, scratch_namespace
 from support import graphs
 from support.crs import condition, events_of
 from support.dgd import get
@@ -90,26 +89,29 @@ def client(platform: Platform):
         yield ResourceClient(api)
 
 
-@pytest.fixture(scope="module")
-def workers(platform: Platform, tmp_path_factory):
-    """The base model's two workers Ready on the node: (namespace, their pods)."""
-    ns = f"lora-{uuid.uuid4().hex[:6]}"
-    platform.kubectl("create", "namespace", ns)
-    out = tmp_path_factory.mktemp("lora")
+def start_workers(platform: Platform, ns: str) -> None:
+    """The stand-in's and the adapter's ConfigMaps, then the graph."""
     config_maps = [
         {"metadata": {"name": "lora-stand-in"}, "data": {"lora_worker.py": STUB.read_text()}},
         {"metadata": {"name": "adapters"}, "data": {"config": json.dumps(ADAPTER_CONFIG)}},
     ]
-    for i, cm in enumerate(config_maps):
-        save(out / f"cm{i}.json", {"apiVersion": "v1", "kind": "ConfigMap", **cm})
-        platform.kubectl("apply", "-n", ns, "-f", str(out / f"cm{i}.json"))
-    save(out / "graph.json", lora_graph())
-    platform.kubectl("apply", "-n", ns, "-f", str(out / "graph.json"))
-    pods = wait_for(
-        lambda: ready_workers(platform, ns), 300, "two stand-in workers Ready on the node", **SLOW
-    )
-    yield ns, pods
-    platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+    for cm in config_maps:
+        apply_doc(platform, ns, {"apiVersion": "v1", "kind": "ConfigMap", **cm})
+    apply_doc(platform, ns, lora_graph())
+
+
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"lora": start_workers}
+
+
+@pytest.fixture(scope="module")
+def workers(platform: Platform):
+    """The base model's two workers Ready on the node: (namespace, their pods)."""
+    for ns in scratch_namespace(platform, "lora", start_workers):
+        pods = wait_for(
+            lambda ns=ns: ready_workers(platform, ns), 300, "two stand-in workers Ready on the node", **SLOW
+        )
+        yield ns, pods
 
 
 def ready_workers(platform: Platform, ns: str) -> list[dict] | None:

@@ -27,6 +27,7 @@ import json
 import re
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -102,15 +103,24 @@ def exec_in(
     return subprocess.run(argv, env=platform.cluster.env, input=stdin, capture_output=True, timeout=120)
 
 
-@pytest.fixture(scope="module")
-def mpi_graph(platform: Platform, fake_gpus, tmp_path_factory) -> str:
-    """The graph deployed and its group formed: both pods Ready (the worker's sshd answers its TCP probe,
-    the leader's rank 0 serves /health once every rank answered over MPI). Yields the namespace."""
-    gen = scratch_namespace(platform, "mpi")
-    ns = next(gen)
+def start_mpi_graph(platform: Platform, ns: str) -> None:
+    """The stub engine's ConfigMap and the graph (the operator makes the LeaderWorkerSet, its controller the
+    pods; they schedule once the node advertises its fake GPUs: ``fake_gpus``)."""
     stub = {"init": "", "main": (STUB / "mpi_engine.py").read_text()}
     stub["launch"] = (STUB / "trtllm-llmapi-launch").read_text()
-    apply_with_stub(platform, ns, trtllm_graph(), stub, tmp_path_factory.mktemp("mpi"))
+    apply_with_stub(platform, ns, trtllm_graph(), stub)
+
+
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"mpi": start_mpi_graph}
+
+
+@pytest.fixture(scope="module")
+def mpi_graph(platform: Platform, fake_gpus) -> Iterator[str]:
+    """The graph deployed and its group formed: both pods Ready (the worker's sshd answers its TCP probe,
+    the leader's rank 0 serves /health once every rank answered over MPI). Yields the namespace."""
+    gen = scratch_namespace(platform, "mpi", start_mpi_graph)
+    ns = next(gen)
     lws = operator_made_lws(platform, ns, LWS_NAME)
 
     def state() -> str:
@@ -121,7 +131,7 @@ def mpi_graph(platform: Platform, fake_gpus, tmp_path_factory) -> str:
         lambda: all(pod_ready(pod_json(platform, ns, p)) for p in (LEADER, WORKER)),
         300,
         lambda: f"both pods Ready (the worker's sshd, the leader's ranks joined over MPI)\n{state()}",
-        interval=2.0,
+        interval=1.0,
         retry_on=(Exception,),
     )
     made_by_the_controller(platform, ns, lws, (LEADER, WORKER))

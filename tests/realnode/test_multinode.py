@@ -59,11 +59,6 @@ IMAGE = runtime_image()
 RENDEZVOUS_PORT = 29500  # SGLang's --dist-init-addr port and vLLM's --master-port (render/ports.py)
 
 
-@pytest.fixture
-def mn_ns(platform: Platform):
-    yield from scratch_namespace(platform, "multinode")
-
-
 def rendezvous_graph(name: str, backend: str, worker: dict, annotations: dict | None = None) -> dict:
     """``worker`` on the real node, ``dynamo.<backend>`` the rendezvous stub."""
     files = [
@@ -72,6 +67,60 @@ def rendezvous_graph(name: str, backend: str, worker: dict, annotations: dict | 
         {"key": "main", "path": f"dynamo/{backend}/__main__.py"},
     ]
     return stub_graph(name, backend, worker, files, annotations=annotations)
+
+
+def sglang_graph() -> dict:
+    worker = graphs.component(
+        "SglangWorker",
+        replicas=1,
+        image=IMAGE,
+        command=["python3", "-m", "dynamo.sglang"],
+        args=["--model-path", "/models/tiny"],
+        nodes=2,
+    )
+    return rendezvous_graph("sglang-mn", "sglang", worker)
+
+
+def vllm_graph() -> dict:
+    worker = graphs.component(
+        "VllmWorker",
+        replicas=1,
+        image=IMAGE,
+        command=["python3", "-m", "dynamo.vllm"],
+        args=["--model", "/models/tiny", "--tensor-parallel-size", "2"],
+        gpus=1,
+        nodes=2,
+    )
+    mp = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
+    return rendezvous_graph("vllm-mn", "vllm", worker, mp)
+
+
+def start_sglang(platform: Platform, ns: str) -> None:
+    apply_with_stub(platform, ns, sglang_graph(), STUB_FILES)
+
+
+def start_vllm(platform: Platform, ns: str) -> None:
+    apply_with_stub(platform, ns, vllm_graph(), STUB_FILES)
+
+
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead); the
+# vLLM group's 2 fake GPUs beside the MPI graph's 2 (``FAKE_GPUS``)
+AHEAD = {"mn-sglang": start_sglang, "mn-vllm": start_vllm}
+
+
+@pytest.fixture
+def sglang_ns(platform: Platform):
+    yield from scratch_namespace(platform, "mn-sglang", start_sglang)
+
+
+@pytest.fixture
+def vllm_ns(platform: Platform, fake_gpus):
+    yield from scratch_namespace(platform, "mn-vllm", start_vllm)
+
+
+@pytest.fixture
+def mn_ns(platform: Platform):
+    yield from scratch_namespace(platform, "multinode")
 
 
 def group_forms(platform: Platform, ns: str, lws: dict) -> tuple[str, str, str]:
@@ -91,7 +140,7 @@ def group_forms(platform: Platform, ns: str, lws: dict) -> tuple[str, str, str]:
         lambda: all(pod_ready(pod_json(platform, ns, p)) for p in (leader, worker)),
         240,
         lambda: f"both pods Ready (the leader's /health once rank 1 joined)\n{group_state()}",
-        **{**SLOW, "interval": 2},
+        **SLOW,
     )
     # the group formed over the pod network: the leader saw rank 1 join, rank 1 reached the leader by name
     wait_for(lambda: "rank 1 joined from" in main_log(platform, ns, leader), 30, group_state, **SLOW)
@@ -108,17 +157,8 @@ def engine_argv(platform: Platform, ns: str, pod: str) -> list[str]:
     return json.loads(log.splitlines()[0])["argv"]
 
 
-def test_sglang_multinode_launches_find_their_leader(platform, mn_ns, tmp_path):
-    worker = graphs.component(
-        "SglangWorker",
-        replicas=1,
-        image=IMAGE,
-        command=["python3", "-m", "dynamo.sglang"],
-        args=["--model-path", "/models/tiny"],
-        nodes=2,
-    )
-    graph = rendezvous_graph("sglang-mn", "sglang", worker)
-    apply_with_stub(platform, mn_ns, graph, STUB_FILES, tmp_path)
+def test_sglang_multinode_launches_find_their_leader(platform, sglang_ns):
+    mn_ns = sglang_ns
     lws = operator_made_lws(platform, mn_ns, "sglang-mn-sglangworker-0")
     leader, worker_pod, address = group_forms(platform, mn_ns, lws)
     for pod, rank in ((leader, 0), (worker_pod, 1)):
@@ -135,19 +175,8 @@ def test_sglang_multinode_launches_find_their_leader(platform, mn_ns, tmp_path):
     made_by_the_controller(platform, mn_ns, lws, (leader, worker_pod))
 
 
-def test_vllm_multinode_mp_launches_find_their_leader(platform, fake_gpus, mn_ns, tmp_path):
-    worker = graphs.component(
-        "VllmWorker",
-        replicas=1,
-        image=IMAGE,
-        command=["python3", "-m", "dynamo.vllm"],
-        args=["--model", "/models/tiny", "--tensor-parallel-size", "2"],
-        gpus=1,
-        nodes=2,
-    )
-    mp = {"nvidia.com/vllm-distributed-executor-backend": "mp"}
-    graph = rendezvous_graph("vllm-mn", "vllm", worker, mp)
-    apply_with_stub(platform, mn_ns, graph, STUB_FILES, tmp_path)
+def test_vllm_multinode_mp_launches_find_their_leader(platform, vllm_ns):
+    mn_ns = vllm_ns
     lws = operator_made_lws(platform, mn_ns, "vllm-mn-vllmworker-0")
     leader, worker_pod, address = group_forms(platform, mn_ns, lws)
     common = ["--model", "/models/tiny", "--tensor-parallel-size", "2", "--distributed-executor-backend"]

@@ -21,19 +21,20 @@ from __future__ import annotations
 import json
 import threading
 import time
-import uuid
 
 import pytest
+from dynamo_localcluster.cluster import HPA_SYNC_SECONDS
 from dynamo_localcluster.realnode import layout
 from dynamo_localcluster.realnode.metrics import CustomMetrics
 from realnode_helpers import (
     SLOW,
     Platform,
+    apply_doc,
     chat_completion,
     dgd_state,
     pod_ready,
     runtime_image,
-    save,
+    scratch_namespace,
     service_url,
 )
 from support import graphs
@@ -117,14 +118,19 @@ def hpa(component: str) -> dict:
     }
 
 
+def start_graph(platform: Platform, ns: str) -> None:
+    apply_doc(platform, ns, scaling_graph())
+
+
+# started as soon as the platform is installed (conftest's ``platform``: realnode_helpers.start_ahead)
+AHEAD = {"scale": start_graph}
+
+
 @pytest.fixture(scope="module")
-def scaling(platform: Platform, tmp_path_factory):
+def scaling(platform: Platform):
     """The graph Ready on the node, the metrics pipeline up for its namespace, both HPAs applied."""
-    ns = f"scale-{uuid.uuid4().hex[:6]}"
-    platform.kubectl("create", "namespace", ns)
-    out = tmp_path_factory.mktemp("scaling")
-    save(out / "graph.json", scaling_graph())
-    platform.kubectl("apply", "-n", ns, "-f", str(out / "graph.json"))
+    gen = scratch_namespace(platform, "scale", start_graph)
+    ns = next(gen)
     metrics = CustomMetrics(platform.cluster, [ns], RULES).start()
     try:
         wait_for(metrics.available, 120, "the custom metrics APIService Available", **SLOW)
@@ -135,13 +141,12 @@ def scaling(platform: Platform, tmp_path_factory):
             **{**SLOW, "interval": 2},
         )
         for component in ("BusyWorker", "IdleWorker"):
-            save(out / f"{component}.json", hpa(component))
-            platform.kubectl("apply", "-n", ns, "-f", str(out / f"{component}.json"))
+            apply_doc(platform, ns, hpa(component))
         yield ns
     finally:
         platform.kubectl("delete", "hpa", "--all", "-n", ns, check=False)
         metrics.stop()
-        platform.kubectl("delete", "namespace", ns, "--wait=false", check=False)
+        next(gen, None)
 
 
 def adapter_replicas(platform: Platform, ns: str, component: str) -> int:
@@ -249,11 +254,15 @@ def test_a_worker_scales_up_under_load_and_down_after_on_its_own_metric(platform
 
 
 def test_a_worker_whose_metric_stays_low_does_not_scale_up(platform, scaling):
-    """The negative control on its own: over a window longer than two HPA periods the idle worker's HPA
-    keeps reading zero and its adapter keeps one replica."""
+    """The negative control on its own: over a window longer than two HPA periods (the node profile's
+    ``HPA_SYNC_SECONDS``) the idle worker's HPA keeps reading zero and its adapter keeps one replica."""
     ns = scaling
+    window = 2 * HPA_SYNC_SECONDS + 5
     stays(
-        lambda: adapter_replicas(platform, ns, "IdleWorker") == 1, 35, "IdleWorker at one replica", interval=2
+        lambda: adapter_replicas(platform, ns, "IdleWorker") == 1,
+        window,
+        "IdleWorker at one replica",
+        interval=1,
     )
     assert hpa_reading(platform, ns, "idleworker") == 0.0
     assert len(ready_workers(platform, ns, "IdleWorker")) == 1

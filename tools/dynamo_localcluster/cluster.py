@@ -49,6 +49,9 @@ POD_CIDR = "127.1.0.0/16"
 LOOPBACK = "127.0.0.1"
 PROFILES = ("api", "cluster", "node")
 NODE_COMPONENTS = ("containerd", "kubelet", "kube-proxy", "node-dns")
+# How often kube-controller-manager's HPA controller reads metrics on the node profile (its default: 15 s):
+# a test-bed setting, so the real-node autoscaling tests see a decision in seconds (test_scaling.py).
+HPA_SYNC_SECONDS = 5
 
 # kwok's default Stages we keep, by file (relative to the module's kustomize/stage directory).
 KWOK_STAGES = [
@@ -708,6 +711,11 @@ class LocalCluster:
                 "--concurrent-replicaset-syncs=5",
                 "--kube-api-qps=200",
                 "--kube-api-burst=400",
+                *(
+                    [f"--horizontal-pod-autoscaler-sync-period={HPA_SYNC_SECONDS}s"]
+                    if self.profile == "node"
+                    else []
+                ),
             ],
         )
         self._spawn(
