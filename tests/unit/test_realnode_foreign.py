@@ -4,6 +4,7 @@ entries; the real-node tier runs the same code on the machine itself."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,28 @@ def test_our_cgroup_root_is_made_with_its_parents_cpuset_and_is_all_the_teardown
     assert found.index(pod) < found.index(root / "memory" / layout.CGROUP_PARENT)  # children first
     assert all(layout.CGROUP_PARENT in d.parts for d in found)
     assert foreign.kube_cgroups(root) == [root / "memory" / "kubepods", root / "pids" / "kubepods.slice"]
+
+
+def test_a_pod_cgroup_removed_during_the_walk_is_skipped(tmp_path, monkeypatch):
+    """The kubelet removes a pod's cgroup while a test reads the tree: the walk raised FileNotFoundError."""
+    root = _cgroup_tree(tmp_path)
+    cgroups.create(root)
+    qos = root / "memory" / layout.CGROUP_PARENT / "kubepods" / "besteffort"
+    gone, kept = qos / "podGone", qos / "podKept"
+    for pod in (gone, kept):
+        (pod / "ctr").mkdir(parents=True)
+    (kept / "ctr" / "cgroup.procs").write_text("778\n")
+    real_scandir = os.scandir
+
+    def scandir(path):  # listed by its parent, removed before it is read: as the kubelet does
+        if Path(path) == gone:
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert cgroups.pids(root) == {778}
+    found = cgroups.dirs(root)
+    assert kept / "ctr" in found and gone in found and gone / "ctr" not in found
 
 
 FILTER_WITH_FOREIGN = """-P INPUT ACCEPT

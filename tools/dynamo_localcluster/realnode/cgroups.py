@@ -12,6 +12,7 @@ Every function takes the cgroup mount point as an argument: the unit tier runs t
 from __future__ import annotations
 
 import contextlib
+import os
 from pathlib import Path
 
 from . import layout
@@ -46,10 +47,16 @@ def create(root: Path = layout.CGROUP_ROOT) -> list[Path]:
 
 
 def dirs(root: Path = layout.CGROUP_ROOT) -> list[Path]:
-    """Every cgroup under our root, deepest first, the roots last: the order they can be removed in."""
+    """Every cgroup under our root, deepest first, the roots last: the order they can be removed in.
+
+    The kubelet removes a pod's cgroup while this walks (a test reads the tree with pods coming and going), so
+    a directory that vanishes between its listing and its reading is skipped (``os.walk`` ignores the error),
+    where ``Path.rglob`` raised ``FileNotFoundError``.
+    """
     found: list[Path] = []
     for parent in parents(root):
-        found += sorted((p for p in parent.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
+        below = [Path(top) / name for top, names, _ in os.walk(parent) for name in names]
+        found += sorted(below, key=lambda p: -len(p.parts))
         found.append(parent)
     return found
 
