@@ -163,3 +163,35 @@ def test_indexer_by_namespace_and_owner():
     idx.add_indexer("name", lambda o: [o["metadata"]["name"]])
     assert len(idx.by_index("name", "a")) == 1
     assert len(idx.list("x")) == 2 and len(idx) == 2
+
+
+class _Node:
+    """An object that can sit in a reference cycle (plain dicts and lists would too; a class is clearer)."""
+
+    def __init__(self) -> None:
+        self.other: _Node | None = None
+
+
+def test_release_memory_freezes_survivors_and_a_full_pass_collects_a_frozen_cycle():
+    """The interpreter's full collections walked every cached object, finding nothing (67-153 ms pauses at
+    1000 graphs): after a pass the survivors are frozen, so they are out of every later walk; a cycle
+    among them is collected only by a ``full`` pass, which unfreezes first."""
+    import gc
+    import weakref
+
+    from dynamo_operator.runtime.informer import release_memory
+
+    try:
+        a, b = _Node(), _Node()
+        a.other, b.other = b, a
+        gone = weakref.ref(a)
+        release_memory()
+        assert gc.get_freeze_count() > 0 and gc.is_tracked(a)
+        del a, b  # a cycle: only a collection frees it, and it is frozen
+        release_memory()
+        assert gone() is not None  # an ordinary pass does not walk frozen objects
+        release_memory(full=True)
+        assert gone() is None
+        assert gc.get_freeze_count() > 0  # what survived the full pass is frozen again
+    finally:
+        gc.unfreeze()  # the rest of the test process's heap goes back to the collector

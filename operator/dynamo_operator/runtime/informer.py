@@ -153,13 +153,24 @@ def unpack(obj: dict) -> dict:
     return packer.unpack(blob)
 
 
-def release_memory(collect: bool = True) -> None:
+def release_memory(collect: bool = True, full: bool = False) -> None:
     """Return freed memory to the system: collect cycles (``collect``), then (glibc) trim the heap. Run
     once the caches have synced (a restart kept the peak of its first lists for good) and when the
-    controllers go idle after work (``Manager``; without the collection, which would hold the GIL for as
-    long as it walks every cached object). The trim runs without the GIL."""
+    controllers go idle after work (``Manager``). The trim runs without the GIL.
+
+    A collection also freezes what survives it (``gc.freeze``). Without that, the interpreter's own full
+    collections walked every cached object again and again, finding nothing: 67-153 ms each at 1000 graphs
+    (the bench's operator, ``collected=0``), a pause of every thread, admission reviews included, a few
+    times a minute while anything allocates. Frozen objects are still freed by reference counting when a
+    cache drops them (cached objects are JSON trees, without cycles), and later collections walk only what
+    came since the last freeze. A cycle among frozen objects would wait for a ``full`` pass, which unfreezes
+    everything first (the ``Manager`` runs one when idle, at most once per ``memory_full_collect_interval``).
+    """
     if collect:
+        if full:
+            gc.unfreeze()
         gc.collect()
+        gc.freeze()
     name = ctypes.util.find_library("c")
     if not name:
         return

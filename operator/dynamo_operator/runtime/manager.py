@@ -395,13 +395,15 @@ class Manager:
             if self._stop.wait(0.5):
                 return
         release_memory()
-        seen = 0
+        seen, last_full = 0, time.monotonic()
         while not self._stop.wait(self.tunables.memory_trim_interval):
             with self._lock:
                 controllers = list(self._controllers.values())
             done = sum(c.reconciles for c in controllers)
             if done != seen and all(c.idle for c in controllers):
-                release_memory(collect=False)
+                full = time.monotonic() - last_full >= self.tunables.memory_full_collect_interval
+                release_memory(full=full)  # walks only what the work left since the last pass, unless full
+                last_full = time.monotonic() if full else last_full
                 seen = done
 
     def _write_fence(self, method: str, path: str) -> None:

@@ -55,6 +55,9 @@ class RuntimeTunables:
     # How often the manager looks whether the controllers went idle after work, and then returns the memory
     # that work freed to the system (a burst's transient objects; ``informer.release_memory``).
     memory_trim_interval: float = 60.0
+    # At most this often, that idle pass collects the whole heap, frozen objects included (``release_memory``
+    # ``full``); between, it collects only what came since its last pass.
+    memory_full_collect_interval: float = 3600.0
 
     def validate(self) -> None:
         low, high = self.watch_timeout
