@@ -25,9 +25,7 @@ class AuditLog:
     def events(self, start: int, end: int | None = None, agent: str = OPERATOR_AGENT) -> list[dict]:
         """Completed write requests from user agents starting with ``agent``, between two marks."""
         out = []
-        with open(self.path, "rb") as f:
-            f.seek(start)
-            data = f.read() if end is None else f.read(max(0, end - start))
+        data = self._lines(start, end)
         needle = f'"userAgent":"{agent}'.encode()
         for line in data.splitlines():
             if needle not in line:  # most lines are the control plane's own; skip them unparsed
@@ -36,6 +34,21 @@ class AuditLog:
             if ev.get("stage") == "ResponseComplete" and str(ev.get("userAgent", "")).startswith(agent):
                 out.append(ev)
         return out
+
+    def _lines(self, start: int, end: int | None) -> bytes:
+        """The whole lines that end between two marks. The API server writes its log in buffered chunks,
+        not lines, so a mark can fall inside a line (at 5000 graphs one did, and the half line failed to
+        parse): a line belongs to the window holding its newline, read from its own beginning."""
+        with open(self.path, "rb") as f:
+            begin = start
+            if start > 0:
+                back = min(start, 1 << 20)
+                f.seek(start - back)
+                before = f.read(back)
+                begin = start - back + before.rfind(b"\n") + 1  # rfind -1: the line began a MiB back or more
+            f.seek(begin)
+            data = f.read() if end is None else f.read(max(0, end - begin))
+        return data[: data.rfind(b"\n") + 1]
 
     def count(self, start: int, end: int | None = None, agent: str = OPERATOR_AGENT) -> int:
         return len(self.events(start, end, agent))
