@@ -603,6 +603,9 @@ class LocalCluster:
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
                 "--audit-log-mode=blocking",
+                # one file, never rotated: readers count between byte offsets of it (the default rotates at
+                # 100 MB, and a 5000-graph burst writes about 500 MB)
+                "--audit-log-maxsize=1000000",
             ]
         argv += list(self.apiserver_args)
         comp = self._spawn("kube-apiserver", argv)
