@@ -41,11 +41,14 @@ class AuditLog:
         parse): a line belongs to the window holding its newline, read from its own beginning."""
         with open(self.path, "rb") as f:
             begin = start
-            if start > 0:
-                back = min(start, 1 << 20)
-                f.seek(start - back)
-                before = f.read(back)
-                begin = start - back + before.rfind(b"\n") + 1  # rfind -1: the line began a MiB back or more
+            while begin > 0:  # back to the newline before ``start``, however long the cut line is
+                step = min(begin, 1 << 16)
+                f.seek(begin - step)
+                newline = f.read(step).rfind(b"\n")
+                begin -= step
+                if newline >= 0:
+                    begin += newline + 1
+                    break
             f.seek(begin)
             data = f.read() if end is None else f.read(max(0, end - begin))
         return data[: data.rfind(b"\n") + 1]
