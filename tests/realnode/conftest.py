@@ -24,7 +24,7 @@ from dynamo_localcluster.cluster import REPO_ROOT, LocalCluster, sweep
 from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.realnode import storage
 from dynamo_localcluster.realnode.node import chart_values_args
-from realnode_helpers import NAMESPACE, Platform, drop_ahead, kubectl, start_ahead
+from realnode_helpers import NAMESPACE, Platform, drop_ahead, kubectl, reproduced, start_ahead
 from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
@@ -101,8 +101,15 @@ def built_images():
 def fresh_operator_build(request, tmp_path_factory) -> Iterator[subprocess.Popen | None]:
     """A second build of the operator image from this commit, into a fresh directory, started at once so it
     runs while the node comes up; the reproducibility test compares its digest with the cached build's.
-    None when that test is not selected (no build for nothing)."""
+    None when that test is not selected (no build for nothing), or when these inputs were already rebuilt
+    and compared (``reproduced``): a warm run does not spend a minute of CPU proving it again; a fresh
+    clone, and every change to the image's inputs, builds twice."""
+    from dynamo_localcluster.realnode.node import built_image
+
     if not any("test_image.py::test_two_builds" in i.nodeid for i in request.session.items):
+        yield None
+        return
+    if reproduced(built_image("operator").archive.parent.resolve()):
         yield None
         return
     out = tmp_path_factory.mktemp("fresh-image")

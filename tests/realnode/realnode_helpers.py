@@ -376,3 +376,18 @@ def nats_client_tls(platform: Platform, ns: str, directory: Path) -> ssl.SSLCont
     ctx = ssl.create_default_context(cafile=str(directory / "ca.crt"))
     ctx.load_cert_chain(directory / "tls.crt", directory / "tls.key")
     return ctx
+
+
+REPRODUCED = "reproduced.json"  # in a cached build's directory: a second build from scratch gave its digest
+
+
+def reproduced(image_dir: Path) -> dict | None:
+    """The record a passing reproducibility test left in a cached operator build (same digest), else None.
+    The cache directory is named by the hash of every input of the build (image/build.py ``cache_key``), so
+    a record there proves these very inputs; any change to them is a new directory without one."""
+    try:
+        meta = json.loads((image_dir / "image.json").read_text())
+        record = json.loads((image_dir / REPRODUCED).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if record.get("digest") == meta["digest"] else None
