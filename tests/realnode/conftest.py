@@ -102,8 +102,8 @@ def fresh_operator_build(request, tmp_path_factory) -> Iterator[subprocess.Popen
     """A second build of the operator image from this commit, into a fresh directory, started at once so it
     runs while the node comes up; the reproducibility test compares its digest with the cached build's.
     None when that test is not selected (no build for nothing), or when these inputs were already rebuilt
-    and compared (``reproduced``): a warm run does not spend a minute of CPU proving it again; a fresh
-    clone, and every change to the image's inputs, builds twice."""
+    and compared within the day (``reproduced``): a warm run does not spend a minute of CPU proving it
+    again; a fresh clone, every change to the image's inputs, and the first run of a day build twice."""
     from dynamo_localcluster.realnode.node import built_image
 
     if not any("test_image.py::test_two_builds" in i.nodeid for i in request.session.items):

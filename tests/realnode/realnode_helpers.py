@@ -379,15 +379,20 @@ def nats_client_tls(platform: Platform, ns: str, directory: Path) -> ssl.SSLCont
 
 
 REPRODUCED = "reproduced.json"  # in a cached build's directory: a second build from scratch gave its digest
+REPRODUCED_MAX_AGE = 24 * 3600  # seconds a record stands for: the mirror's packages are not in the key
 
 
-def reproduced(image_dir: Path) -> dict | None:
-    """The record a passing reproducibility test left in a cached operator build (same digest), else None.
-    The cache directory is named by the hash of every input of the build (image/build.py ``cache_key``), so
-    a record there proves these very inputs; any change to them is a new directory without one."""
+def reproduced(image_dir: Path, now: float | None = None) -> dict | None:
+    """The record a passing reproducibility test left in a cached operator build (same digest, younger than a
+    day), else None. The cache directory is named by the hash of the build's inputs in the repository and of
+    the apt sources (image/build.py ``cache_key``): a change to those is a new directory without a record.
+    The package versions the Debian mirror serves are not in that hash, so a record expires after a day and
+    the next run builds twice again: a mirror update that changes the image is still caught, daily."""
     try:
         meta = json.loads((image_dir / "image.json").read_text())
         record = json.loads((image_dir / REPRODUCED).read_text())
-    except (OSError, ValueError):
+        at = time.mktime(time.strptime(record["at"], "%Y-%m-%dT%H:%M:%SZ")) - time.timezone
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return record if record.get("digest") == meta["digest"] else None
+    fresh = 0 <= (time.time() if now is None else now) - at < REPRODUCED_MAX_AGE
+    return record if fresh and record.get("digest") == meta["digest"] else None
