@@ -139,12 +139,27 @@ def mpi_graph(platform: Platform, fake_gpus) -> Iterator[str]:
     next(gen, None)
 
 
+def rank_docs(log: str) -> list[dict]:
+    """Every JSON document a rank printed, wherever it sits in the leader's log. ``mpirun`` forwards each
+    rank's output as it arrives (rank 1's over the orted's connection), so one rank's line can land in the
+    middle of another's or right before its newline (seen in CI: two documents on one line); documents are
+    decoded where they start, not line by line."""
+    decoder = json.JSONDecoder()
+    docs = []
+    for match in re.finditer(r'\{"rank"', log):
+        try:
+            doc, _ = decoder.raw_decode(log, match.start())
+        except json.JSONDecodeError:
+            continue  # cut by another rank's output: that rank's document is decoded where it starts
+        docs.append(doc)
+    return docs
+
+
 def rank_lines(log: str) -> dict[int, dict]:
-    """The stub's first JSON line of each rank in the leader's log (mpirun forwards every rank's output)."""
+    """The stub's first document of each rank (where it runs and how it got there)."""
     ranks: dict[int, dict] = {}
-    for line in log.splitlines():
-        if line.startswith("{") and '"argv"' in line:
-            doc = json.loads(line)
+    for doc in rank_docs(log):
+        if "argv" in doc:
             ranks.setdefault(doc["rank"], doc)
     return ranks
 
@@ -165,7 +180,7 @@ def test_mpirun_reaches_the_worker_over_ssh_with_the_namespaces_key(platform, mp
     assert ranks[0]["ssh"] is None, ranks[0]  # rank 0 is mpirun's own, on the leader
     assert ranks[1]["argv"] == ["--model-path", "/models/tiny", "--tensor-parallel-size", "2"], ranks[1]
     # the ranks talked MPI (allgather over the pod network): each knows the other's host
-    worlds = [json.loads(x) for x in log.splitlines() if x.startswith('{"rank"') and '"world"' in x]
+    worlds = [doc for doc in rank_docs(log) if "world" in doc]
     assert {w["rank"] for w in worlds} == {0, 1} and all(w["world"] == [LEADER, WORKER] for w in worlds), log
     # the worker's sshd accepted exactly this namespace's key
     keys = ssh_secret(platform, ns)
