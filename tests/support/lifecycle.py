@@ -829,8 +829,27 @@ def graph_with_checkpoint(env: dict[str, str], client: ResourceClient, ns: str) 
     wait_for(
         lambda: (cps := set(_graph_checkpoints(client, ns))) != set() and first not in cps,
         WAIT,
-        lambda: f"the old checkpoint was not replaced: {sorted(_graph_checkpoints(client, ns))}",
+        lambda: (
+            f"the old checkpoint was not replaced: {sorted(_graph_checkpoints(client, ns))}\n"
+            + _jobs_and_pods(client, ns)
+        ),
     )
+
+
+def _jobs_and_pods(client: ResourceClient, ns: str) -> str:
+    """What a checkpoint waits on (its capture or cleanup Job, and their pods on kwok's nodes), for a
+    timeout's message: a checkpoint that stays is a Job that did not end, and the message should say why."""
+    lines = []
+    for job in client.list(JOBS, ns)["items"]:
+        st = job.get("status") or {}
+        conds = [(c["type"], c["status"], c.get("reason")) for c in st.get("conditions") or []]
+        lines.append(f"Job {job['metadata']['name']}: active={st.get('active')} conditions={conds}")
+    for pod in client.list(PODS, ns)["items"]:
+        st = pod.get("status") or {}
+        conds = [(c["type"], c["status"], c.get("reason")) for c in st.get("conditions") or []]
+        node = pod["spec"].get("nodeName")
+        lines.append(f"Pod {pod['metadata']['name']}: {st.get('phase')} node={node} {conds}")
+    return "\n".join(lines)
 
 
 def pull_secret(env: dict[str, str], ns: str) -> None:
