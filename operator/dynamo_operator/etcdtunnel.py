@@ -1,6 +1,7 @@
 """``dynamo-operator etcd-tunnel``: the TLS leg of a graph pod's path to etcd (``render/etcdaccess.py``).
 
-A graph pod reaches the platform's etcd as ``runtime -> etcd-proxy -> etcd-tunnel -> etcd``. etcd's own
+A graph pod reaches the platform's etcd as ``runtime -> watch keeper -> etcd-proxy -> etcd-tunnel -> etcd``
+(the watch keeper, ``etcdwatch.py``, runs in this process: ``--watch-listen``). etcd's own
 gRPC proxy prefixes every key with the namespace's root (``ns/<namespace>/``), so the Dynamo runtime's
 global reads (1.6.1 ranges all of ``v1/instances/`` and ``v1/mdc/``) stay inside the namespace; but it
 refuses a client certificate with a Common Name, and etcd maps a certificate to a user only by its Common
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import click
 
+from dynamo_operator.etcdwatch import WatchKeeper
 from dynamo_operator.runtime.log import get_logger, setup_logging
 
 log = get_logger("etcd-tunnel")
@@ -81,16 +83,43 @@ class Tunnel:
             await server.serve_forever()
 
 
+def _loopback(address: str, option: str) -> None:
+    host = address.rpartition(":")[0].strip("[]")
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        raise click.BadParameter("the tunnel serves the pod's loopback only", param_hint=option)
+
+
+async def _serve(
+    listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str
+) -> None:
+    servers = [Tunnel(upstream, tls_dir).serve(listen)]
+    if watch_listen:
+        servers.append(WatchKeeper(watch_upstream).serve(watch_listen))
+    await asyncio.gather(*servers)
+
+
 @click.command("etcd-tunnel")
 @click.option("--listen", default="127.0.0.1:23791", show_default=True, help="loopback address to serve")
 @click.option("--upstream", required=True, help="etcd's client address, host:port")
 @click.option(
     "--tls-dir", required=True, type=click.Path(path_type=Path), help="holds ca.crt, tls.crt, tls.key"
 )
-def command(listen: str, upstream: str, tls_dir: Path) -> None:
-    """Forward plain connections on the pod's loopback to etcd over mutual TLS."""
-    host = listen.rpartition(":")[0].strip("[]")
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        raise click.BadParameter("the tunnel serves the pod's loopback only", param_hint="--listen")
+@click.option(
+    "--watch-listen",
+    default=None,
+    help="also serve the runtime here (loopback), keeping its watches open through the proxy (etcdwatch.py)",
+)
+@click.option(
+    "--watch-upstream",
+    default="127.0.0.1:23792",
+    show_default=True,
+    help="the etcd gRPC proxy the watch keeper forwards to",
+)
+def command(listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str) -> None:
+    """Forward plain connections on the pod's loopback to etcd over mutual TLS (and, with
+    ``--watch-listen``, the runtime's connections to the namespace's proxy, watches kept open)."""
+    _loopback(listen, "--listen")
+    if watch_listen:
+        _loopback(watch_listen, "--watch-listen")
     setup_logging()
-    asyncio.run(Tunnel(upstream, tls_dir).serve(listen))
+    asyncio.run(_serve(listen, upstream, tls_dir, watch_listen, watch_upstream))

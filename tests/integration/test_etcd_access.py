@@ -80,10 +80,10 @@ def _namespace_tls(admin_data: dict[str, str], namespace: str, directory: Path) 
     return files["ca.crt"], files["tls.crt"], files["tls.key"]
 
 
-def _pod_path(procs: chartetcd.Processes, namespace: str, tls_dir: Path, etcd_port: int) -> str:
-    """A graph pod's sidecars, as rendered (``etcdaccess.sidecars``), on free loopback ports: the proxy's
-    address (what the runtime's ETCD_ENDPOINTS names in the pod)."""
-    tunnel, proxy = free_port(), free_port()
+def _pod_path(procs: chartetcd.Processes, namespace: str, tls_dir: Path, etcd_port: int) -> tuple[str, str]:
+    """A graph pod's sidecars, as rendered (``etcdaccess.sidecars``), on free loopback ports: (the address
+    the runtime's ETCD_ENDPOINTS names in the pod: the watch keeper's, the gRPC proxy's behind it)."""
+    tunnel, proxy, runtime = free_port(), free_port(), free_port()
     cli = str(Path(sys.executable).parent / "dynamo-operator")
     procs.start(
         f"tunnel-{namespace}",
@@ -93,6 +93,8 @@ def _pod_path(procs: chartetcd.Processes, namespace: str, tls_dir: Path, etcd_po
             f"--listen=127.0.0.1:{tunnel}",
             f"--upstream=localhost:{etcd_port}",
             f"--tls-dir={tls_dir}",
+            f"--watch-listen=127.0.0.1:{runtime}",
+            f"--watch-upstream=127.0.0.1:{proxy}",
         ],
     )
     procs.start(
@@ -106,13 +108,13 @@ def _pod_path(procs: chartetcd.Processes, namespace: str, tls_dir: Path, etcd_po
             f"--namespace={ea.key_root(namespace)}",
         ],
     )
-    url = f"http://127.0.0.1:{proxy}"
+    url = f"http://127.0.0.1:{runtime}"
     wait_for(
         lambda: etcdgrpc.range_prefix(url, "v1/").status == etcdgrpc.OK,
         30,
-        lambda: procs.log(f"proxy-{namespace}"),
+        lambda: procs.log(f"proxy-{namespace}") + procs.log(f"tunnel-{namespace}"),
     )
-    return url
+    return url, f"http://127.0.0.1:{proxy}"
 
 
 def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
@@ -148,8 +150,8 @@ def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
     assert etcdgrpc.put(direct, "ns/team-b/x", "a", a).status == etcdgrpc.PERMISSION_DENIED
     assert etcdgrpc.range_prefix(direct, "ns/team-a/", b).status == etcdgrpc.PERMISSION_DENIED
 
-    path_a = _pod_path(procs, "team-a", a[0].parent, port)
-    path_b = _pod_path(procs, "team-b", b[0].parent, port)
+    path_a, _ = _pod_path(procs, "team-a", a[0].parent, port)
+    path_b, _ = _pod_path(procs, "team-b", b[0].parent, port)
     assert etcdgrpc.put(path_a, "v1/mdc/team-a-g/backend/generate/1", "card").status == etcdgrpc.OK
     assert etcdgrpc.range_prefix(path_a, "v1/mdc/", None).keys() == ["v1/mdc/team-a-g/backend/generate/1"]
     assert etcdgrpc.range_prefix(path_b, "v1/mdc/", None).keys() == []  # the runtime's global read, team-b's
@@ -162,6 +164,29 @@ def test_each_namespace_reaches_only_its_own_keys(etcd, tmp_path: Path) -> None:
     assert ea.user_name("team-a") not in admin.users() and ea.user_name("team-b") in admin.users()
     with pytest.raises(EtcdAdminError):  # the admin's view: team-a's keys went with it
         admin.call("/v3/auth/user/get", {"name": ea.user_name("team-a")})
+
+
+def test_a_watch_whose_client_side_ended_stays_open_on_the_pod_path(etcd, tmp_path: Path) -> None:
+    """The Dynamo runtime ends its side of each Watch stream right after creating the watch and keeps
+    reading (``etcdwatch.py``). etcd's gRPC proxy alone ends such a watch at once (the negative control:
+    the runtime would re-list and re-watch in a loop); through the pod's path (the watch keeper in front of
+    the proxy) the watch stays and delivers the next write under its prefix, namespaced by the proxy."""
+    port, admin_data, procs = etcd
+    admin = _admin(port, admin_data)
+    admin.ensure_auth()
+    admin.ensure_namespace(ea.user_name("team-w"), ea.key_root("team-w"))
+    tls = _namespace_tls(admin_data, "team-w", tmp_path / "team-w")
+    runtime, proxy = _pod_path(procs, "team-w", tls[0].parent, port)
+
+    def put(key: str):
+        return lambda: etcdgrpc.put(runtime, key, "x")
+
+    bare = etcdgrpc.watch_half_closed(proxy.removeprefix("http://"), "v1/instances/", put("v1/instances/a"))
+    assert bare.ended and not bare.keys, bare
+    kept = etcdgrpc.watch_half_closed(runtime.removeprefix("http://"), "v1/instances/", put("v1/instances/b"))
+    assert kept.created and kept.keys == ["v1/instances/b"] and kept.ended is None, kept
+    stored = etcdgrpc.range_prefix(f"https://localhost:{port}", "ns/team-w/v1/instances/", tls).keys()
+    assert "ns/team-w/v1/instances/b" in stored, stored  # where the proxy put the runtime's key
 
 
 def test_the_admin_reaches_etcd_by_address_checking_the_servers_name(etcd) -> None:

@@ -21,6 +21,7 @@ from realnode_helpers import (
     first_completion,
     is_completion,
     main_env,
+    main_log,
     platform_service_ip,
     pod_list,
     pod_ready,
@@ -67,6 +68,12 @@ def test_a_graph_finds_its_worker_through_the_bundled_etcd(platform, graph_ns):
     assert any(k.startswith(root) and env["DYN_NAMESPACE"] in k for k in keys), (env["DYN_NAMESPACE"], keys)
     dwm = json.loads(platform.kubectl("get", "dynamoworkermetadatas", "-n", graph_ns, "-o", "json"))["items"]
     assert not [d for d in dwm if d["metadata"]["name"].startswith(name)], dwm
+    # the runtime's watches stay open on that path (the watch keeper, etcdwatch.py): etcd's gRPC proxy alone
+    # ended each at once, and the runtime re-listed and re-watched in a loop, about 500 times a second
+    for pod in (*pod_list(platform, graph_ns, "Frontend", name), worker):
+        log = main_log(platform, graph_ns, pod["metadata"]["name"])
+        ended = [line for line in log.splitlines() if "Error watching stream" in line]
+        assert not ended, f"{pod['metadata']['name']}: {len(ended)} watches ended, e.g. {ended[:3]}"
 
 
 def _nats_monitor(platform: Platform, path: str) -> dict:

@@ -125,3 +125,105 @@ def put(
 ) -> Reply:
     message = _field(1, key.encode()) + _field(2, value.encode())
     return call(url, "/etcdserverpb.KV/Put", message, tls, connect_to)
+
+
+# -- one Watch over raw HTTP/2, its client side ended right after the create request ----------------------
+# What the Dynamo runtime's etcd client does (operator/dynamo_operator/etcdwatch.py says why it matters):
+# curl cannot keep reading a stream whose request it ended, so this speaks HTTP/2 frames itself.
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_DATA, _HEADERS, _RST, _SETTINGS, _PING, _GOAWAY = 0x0, 0x1, 0x3, 0x4, 0x6, 0x7
+_END_STREAM, _ACK, _END_HEADERS = 0x1, 0x1, 0x4
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+@dataclass
+class WatchOutcome:
+    created: bool
+    keys: list[str]  # the keys of the first events after the watch was created
+    ended: str | None  # how the server ended the stream, if it did
+
+
+def watch_half_closed(address: str, prefix: str, act, timeout: float = 15.0) -> WatchOutcome:
+    """Watch ``prefix`` at ``address`` (``host:port``, plain HTTP/2) with the client's side of the stream
+    ended right after the create request; once the server says the watch is created, call ``act`` (a write
+    under the prefix, through another connection) and read until an event comes, the server ends the
+    stream, or ``timeout``."""
+    import socket
+    import time
+
+    import hpack
+
+    host, _, port = address.rpartition(":")
+    key = prefix.encode()
+    create = _field(1, _field(1, key) + _field(2, prefix_end(key)))  # WatchRequest.create_request
+    headers = hpack.Encoder().encode(
+        [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/etcdserverpb.Watch/Watch"),
+            (":authority", address),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ]
+    )
+    out = WatchOutcome(False, [], None)
+    deadline = time.monotonic() + timeout
+    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+        sock.sendall(
+            PREFACE
+            + _frame(_SETTINGS, 0, 0)
+            + _frame(_HEADERS, _END_HEADERS, 1, headers)
+            + _frame(_DATA, 0, 1, b"\x00" + len(create).to_bytes(4, "big") + create)
+            + _frame(_DATA, _END_STREAM, 1)  # the client's side ends here, as the runtime's does
+        )
+        buf, body = b"", b""
+        while out.ended is None and not out.keys:
+            sock.settimeout(max(0.1, deadline - time.monotonic()))
+            try:
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not chunk:
+                out.ended = "connection closed"
+                break
+            buf += chunk
+            while len(buf) >= 9 and len(buf) >= 9 + int.from_bytes(buf[:3], "big"):
+                size = int.from_bytes(buf[:3], "big")
+                kind, flags, stream = buf[3], buf[4], int.from_bytes(buf[5:9], "big") & 0x7FFFFFFF
+                payload, buf = buf[9 : 9 + size], buf[9 + size :]
+                if kind == _SETTINGS and not flags & _ACK:
+                    sock.sendall(_frame(_SETTINGS, _ACK, 0))
+                elif kind == _PING and not flags & _ACK:
+                    sock.sendall(_frame(_PING, _ACK, 0, payload))
+                elif kind == _GOAWAY:
+                    out.ended = "GOAWAY"
+                elif stream == 1 and kind == _RST:
+                    out.ended = "RST_STREAM"
+                elif stream == 1 and kind == _HEADERS and flags & _END_STREAM:
+                    out.ended = "trailers (the server ended the watch)"
+                elif stream == 1 and kind == _DATA:
+                    body += payload
+                    while len(body) >= 5 and len(body) >= 5 + (n := int.from_bytes(body[1:5], "big")):
+                        msg, body = body[5 : 5 + n], body[5 + n :]
+                        if _watch_response(msg, out) == "created":
+                            act()
+    return out
+
+
+def _watch_response(msg: bytes, out: WatchOutcome) -> str:
+    """A WatchResponse: ``created`` (field 3) the first time; its events (11) add their keys to ``out``."""
+    fields = _fields(msg)
+    for number, event in fields:
+        if number == 11 and isinstance(event, bytes):
+            kv = next(v for m, v in _fields(event) if m == 2)
+            assert isinstance(kv, bytes)
+            key = next(v for m, v in _fields(kv) if m == 1)
+            assert isinstance(key, bytes)
+            out.keys.append(key.decode())
+    if any(number == 3 and value == 1 for number, value in fields) and not out.created:
+        out.created = True
+        return "created"
+    return ""

@@ -114,9 +114,12 @@ def test_tunnel_closes_a_connection_it_cannot_open_upstream(tmp_path: Path) -> N
     assert asyncio.run(scenario()) == b""
 
 
-@pytest.mark.parametrize("listen", ["0.0.0.0:23791", "10.0.0.1:23791"])
-def test_tunnel_serves_loopback_only(listen: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "listen,watch", [("0.0.0.0:23791", None), ("10.0.0.1:23791", None), ("127.0.0.1:23791", "0.0.0.0:23790")]
+)
+def test_tunnel_serves_loopback_only(listen: str, watch: str | None, tmp_path: Path) -> None:
     args = ["--listen", listen, "--upstream", "e:2379", "--tls-dir", str(tmp_path)]
+    args += ["--watch-listen", watch] if watch else []
     result = CliRunner().invoke(command, args)
     assert result.exit_code != 0
     assert "loopback only" in result.output

@@ -65,12 +65,16 @@ def test_a_graph_on_etcd_reaches_it_through_its_sidecars_with_no_credential_in_t
             "--listen=127.0.0.1:23791",
             "--upstream=dp-etcd.dynamo-system.svc.cluster.local:2379",
             f"--tls-dir={ea.TLS_DIR}",
+            "--watch-listen=127.0.0.1:23790",  # the runtime's ETCD_ENDPOINTS: the watch keeper
+            "--watch-upstream=127.0.0.1:23792",
         ]
         assert proxy["image"] == "registry.example/etcd:v3.5.21"
-        assert (
-            "--namespace=ns/team-a/" in proxy["args"]
-            and "--endpoints=http://127.0.0.1:23791" in proxy["args"]
-        )
+        assert proxy["args"] == [
+            "--endpoints=http://127.0.0.1:23791",
+            "--listen-addr=127.0.0.1:23792",
+            "--namespace=ns/team-a/",
+        ]
+        assert ea.PROXY_ADDRESS == "http://127.0.0.1:23790"
         assert not proxy.get("volumeMounts")  # the certificate is the tunnel's alone
         (volume,) = [v for v in pod["volumes"] if v["name"] == ea.TLS_VOLUME]
         assert volume["secret"]["secretName"] == "team-etcd"

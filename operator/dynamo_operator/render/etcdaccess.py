@@ -11,7 +11,9 @@ What the namespace gets, all from the operator (``controllers/etcdaccess.py`` is
   running): ``etcd-tunnel`` (the operator's image, ``dynamo-operator etcd-tunnel``) opens each connection to
   etcd as mutual TLS with the certificate, read as files; ``etcd-proxy`` (etcd's own ``grpc-proxy``) prefixes
   every key with ``ns/<namespace>/``. The runtime is given ``ETCD_ENDPOINTS=http://127.0.0.1:23790`` and no
-  credential at all.
+  credential at all: the tunnel's process serves it there (``etcdwatch.py``: etcd's proxy would end each
+  of the runtime's watches at once, and the runtime would re-list and re-watch in a loop) and forwards to
+  the proxy on 23792, which reaches etcd through the tunnel on 23791.
 
 Why a proxy and not only a role per key prefix: the Dynamo runtime 1.6.1 reads ``v1/instances/`` and
 ``v1/mdc/`` whole (every namespace's registrations; its frontend filters them afterwards), so any role
@@ -35,8 +37,9 @@ from .context import RenderContext
 from .errors import RenderError
 
 METHOD = "namespaceCertificate"
-PROXY_PORT, TUNNEL_PORT = 23790, 23791
-PROXY_ADDRESS = f"http://127.0.0.1:{PROXY_PORT}"
+# the runtime's (the watch keeper in the tunnel's process), the tunnel's, the gRPC proxy's
+RUNTIME_PORT, TUNNEL_PORT, PROXY_PORT = 23790, 23791, 23792
+PROXY_ADDRESS = f"http://127.0.0.1:{RUNTIME_PORT}"
 TUNNEL_CONTAINER, PROXY_CONTAINER = "etcd-tunnel", "etcd-proxy"
 TLS_VOLUME, TLS_DIR = "dynamo-etcd-client", "/etc/dynamo/etcd-client"
 LABEL_ETCD_CLIENT = "nvidia.com/dynamo-etcd-client"
@@ -148,7 +151,13 @@ def sidecars(namespace: str, ctx: RenderContext, dcd: dict) -> tuple[list[dict],
         "image": str(ctx.config("images", "operator")),
         "restartPolicy": "Always",
         "command": ["dynamo-operator", "etcd-tunnel"],
-        "args": [f"--listen=127.0.0.1:{TUNNEL_PORT}", f"--upstream={address}", f"--tls-dir={TLS_DIR}"],
+        "args": [
+            f"--listen=127.0.0.1:{TUNNEL_PORT}",
+            f"--upstream={address}",
+            f"--tls-dir={TLS_DIR}",
+            f"--watch-listen=127.0.0.1:{RUNTIME_PORT}",
+            f"--watch-upstream=127.0.0.1:{PROXY_PORT}",
+        ],
         "resources": copy.deepcopy(SIDECAR_RESOURCES),
         "securityContext": copy.deepcopy(SIDECAR_SECURITY),
         "volumeMounts": [{"name": TLS_VOLUME, "mountPath": TLS_DIR, "readOnly": True}],
