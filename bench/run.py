@@ -153,7 +153,7 @@ def point(op: OperatorProcess) -> dict:
 
 def floor_phase(cfg: Config, nodes: int, name: str) -> dict:
     say(f"{name}: local control plane with {nodes} fake nodes")
-    with LocalCluster(cfg.dir / name, profile="cluster", nodes=nodes, audit=True) as cluster:
+    with LocalCluster(cfg.dir / name, profile="cluster", nodes=nodes, audit=True, gogc=None) as cluster:
         prepare(cluster, ["bench-burst", OPERATOR_NAMESPACE])
         # The CRDs serve v1beta1 from v1alpha1 storage through the conversion webhook, and the controller
         # manager's garbage collector and quota monitor watch the preferred version, v1beta1: in a working
@@ -204,7 +204,7 @@ class _OperatorRun:
 def operator_phases(cfg: Config, nodes: int, results: dict, save) -> None:
     say(f"operator: local control plane with {nodes} fake nodes")
     namespaces = ["bench-burst", "bench-grow", "bench-admission", NOOP_NAMESPACE, OPERATOR_NAMESPACE]
-    with LocalCluster(cfg.dir / "operator", profile="cluster", nodes=nodes, audit=True) as cluster:
+    with LocalCluster(cfg.dir / "operator", profile="cluster", nodes=nodes, audit=True, gogc=None) as cluster:
         rc = prepare(cluster, namespaces)
         op = OperatorProcess(cluster, cfg.dir / "operator.log")
         results["memory"] = {"points": {}}

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ipaddress
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
+from dynamo_localcluster.cluster import KWOK_ONLY_CONTROLLERS
 from kubernetes import client
-from support.poll import wait_for
+from support.poll import stays, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -118,3 +120,37 @@ def test_every_node_service_and_pod_address_is_loopback(kube_cluster, namespace)
         for ip in [p.status.pod_ip, p.status.host_ip, *[x.ip for x in p.status.pod_ips or []]]:
             if ip:
                 assert ipaddress.ip_address(ip) in LOOPBACK, (p.metadata.namespace, p.metadata.name, ip)
+
+
+def test_the_control_plane_runs_with_the_test_beds_gc_target_and_no_endpoints_controllers(
+    kube_cluster, namespace
+):
+    """``LocalCluster.gogc`` reaches every Go process of the control plane and the tools' environment. A
+    kwok-only cluster runs no Endpoints controllers (``KWOK_ONLY_CONTROLLERS``): a Service selecting a
+    running pod (a loopback address) gets no Endpoints written, so no refused write and no Warning Event
+    (with them on: ``FailedToCreateEndpoint``, retried for the cluster's life)."""
+    for comp in kube_cluster.components:
+        environ = Path(f"/proc/{comp.pid}/environ").read_bytes().split(b"\0")
+        assert f"GOGC={kube_cluster.gogc}".encode() in environ, comp.name
+    assert kube_cluster.env["GOGC"] == str(kube_cluster.gogc)
+    (kcm,) = [c for c in kube_cluster.components if c.name == "kube-controller-manager"]
+    assert f"--controllers={KWOK_ONLY_CONTROLLERS}" in kcm.argv
+    core = client.CoreV1Api(kube_cluster.api_client())
+    pod = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
+    core.create_namespaced_pod(
+        namespace, {"metadata": {"name": "p", "labels": {"app": "ep"}}, "spec": {"containers": [pod]}}
+    )
+    wait_for(lambda: core.read_namespaced_pod("p", namespace).status.pod_ip, 60, "the pod's address")
+    core.create_namespaced_service(
+        namespace, {"metadata": {"name": "ep"}, "spec": {"selector": {"app": "ep"}, "ports": [{"port": 80}]}}
+    )
+    # the Endpoints controllers answer a new Service within a second: none of their Events for 3 s
+
+    def endpoint_events() -> list[str]:
+        return [
+            e.reason for e in core.list_namespaced_event(namespace).items if "Endpoint" in (e.reason or "")
+        ]
+
+    stays(
+        lambda: not endpoint_events(), 3.0, lambda: f"Endpoints controllers' Events: {endpoint_events()}", 0.5
+    )
