@@ -18,6 +18,7 @@ are made. ECDSA P-256: FIPS-approved like RSA, and instant to generate.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -103,11 +104,19 @@ def _pair(key: object, comment: str) -> SshKeyPair:
     return SshKeyPair(private, public + b" " + comment.encode() + b"\n")
 
 
+# Namespaces whose keys' public halves are remembered: every reconcile of every graph with an MPI component
+# checks its namespace's Secret (``controllers/mpisecret.py``), and loading an RSA private key with its checks
+# was 7% of a test operator's CPU (a py-spy profile, docs/testing.md); the key changes only with its Secret.
+# Each entry is the private key the informer's cache holds anyway and its public line: a few KB.
+DERIVED_KEYS_CACHED = 1024
+
+
+@functools.lru_cache(maxsize=DERIVED_KEYS_CACHED)
 def keypair_from_private(private_pem: bytes, comment: str = KEY_COMMENT) -> SshKeyPair:
     """Rebuild the public half from a stored private key (OpenSSH or PEM); raises ValueError if unreadable.
 
     Used to complete a Secret that has the private key but lost a public entry, without rotating the key.
-    The stored private bytes are returned unchanged.
+    The stored private bytes are returned unchanged. Pure, so remembered (an unreadable key is not).
     """
     try:
         key = serialization.load_ssh_private_key(private_pem, password=None)

@@ -239,3 +239,26 @@ def test_render_shows_the_secret_without_data():
     objs = render_all(doc, RenderContext(operator_config=MPI, detected=frozenset({"lws"})))
     (secret,) = [o for o in objs if o["kind"] == "Secret"]
     assert secret["metadata"]["name"] == "mpi-run-ssh-secret" and "data" not in secret
+
+
+def test_a_secrets_keys_are_parsed_once_however_often_it_is_checked(monkeypatch):
+    """Every reconcile of a graph with an MPI component checks its namespace's Secret; the private keys'
+    public halves are remembered (``sshkeys.DERIVED_KEYS_CACHED``), so the keys are parsed once, and a
+    changed key is parsed anew."""
+    data, _ = sshkeys.complete_keys({})
+    loads = []
+    real = sshkeys.serialization.load_ssh_private_key
+
+    def counting(pem, password):
+        loads.append(pem)
+        return real(pem, password)
+
+    monkeypatch.setattr(sshkeys.serialization, "load_ssh_private_key", counting)
+    sshkeys.keypair_from_private.cache_clear()
+    for _ in range(5):
+        again, made = sshkeys.complete_keys(data)
+        assert again == data and made == []
+    assert len(loads) == 2, len(loads)  # the user key and the host key, once each
+    other, _ = sshkeys.complete_keys({})
+    sshkeys.complete_keys(other)
+    assert len(loads) == 4
