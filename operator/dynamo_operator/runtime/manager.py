@@ -40,6 +40,8 @@ from .client import (
     StaleLeaderWrite,
     install_fenced_transport,
     load_api_client,
+    share_tls_context,
+    size_connection_pool,
 )
 from .controller import Controller, Reconciler
 from .informer import ClientListWatcher, Informer, Transform, compact, release_memory
@@ -77,6 +79,9 @@ class Manager:
         self.api_client = api_client or load_api_client(
             self.settings.kubeconfig, pool_maxsize=self.tunables.connection_pool_size
         )
+        # also a client handed in (a test's, an embedding program's): the same pool and TLS context as ours
+        size_connection_pool(self.api_client, self.tunables.connection_pool_size)
+        share_tls_context(self.api_client)
         self.identity = self.settings.identity
         # Every request names this process: the apiserver's audit log and managedFields (manager
         # "dynamo-operator") then tell replicas apart, which is how a stale leader's writes are looked for.

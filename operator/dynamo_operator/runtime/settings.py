@@ -19,9 +19,11 @@ from dynamo_operator import __version__
 DEFAULT_LEADER_ELECTION_ID = "dynamo.nvidia.com"
 DEFAULT_LEADER_ELECTION_NAMESPACE = "kube-system"
 
+# Idle apiserver connections kept: the tunable ``connection_pool_size``, and ``load_api_client``'s default.
+CONNECTION_POOL_SIZE = 32
+
+
 # The runtime's tunables: each default with the reason for it (docs/settings.md lists them all).
-
-
 @dataclass(frozen=True)
 class RuntimeTunables:
     """Timing and sizing of caches, watches, requests and shutdown."""
@@ -47,7 +49,7 @@ class RuntimeTunables:
     request_timeout: float = 30.0
     # Connections to the apiserver: one per informer's watch plus the workers' requests; urllib3's default
     # (cpu*5) starves on small nodes.
-    connection_pool_size: int = 32
+    connection_pool_size: int = CONNECTION_POOL_SIZE
     # How long a stopping manager lets reconciles in flight finish before it gives up on them.
     graceful_shutdown_timeout: float = 30.0
     # Cluster-wide mode: how often namespace-scope markers are re-checked for expiry.
