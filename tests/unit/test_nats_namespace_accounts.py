@@ -9,6 +9,8 @@ from __future__ import annotations
 import base64
 import copy
 import datetime as dt
+import functools
+import logging
 from types import SimpleNamespace
 
 import pytest
@@ -17,6 +19,7 @@ from cryptography import x509
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator import pki
 from dynamo_operator.api.config import ConfigError, parse_operator_config
+from dynamo_operator.controllers import dgd
 from dynamo_operator.controllers.natsaccess import NatsAccessSync
 from dynamo_operator.controllers.sync import RecentWrites
 from dynamo_operator.render import RenderContext, render_all
@@ -221,6 +224,53 @@ def test_forgetting_a_namespace_removes_its_account_and_only_when_listed(cluster
     cluster.client.writes.clear()
     sync.apply(graph("team-a", "again"), {}, context())  # a graph there again: listed again
     assert accounts(cluster.client) == {"team-a", "team-b"}
+
+
+def test_a_forget_is_tried_again_then_logged_by_its_thread(cluster, monkeypatch, caplog) -> None:
+    """The forget threads (NATS and etcd, dgd.in_background) run once, on the delete of the namespace's
+    Secret: a conflicting write of the accounts file (another namespace's pass, seen in a busy main stream)
+    is read again and tried again; past FORGET_ATTEMPTS the failure is logged with what was not removed
+    (the handler once raised instead: it called log.warning on the logger's factory)."""
+    monkeypatch.setattr(dgd.time, "sleep", lambda s: None)
+    sync = NatsAccessSync(cluster.deps)
+    for ns in ("team-a", "team-b"):
+        sync.apply(graph(ns), {}, context())
+    real, tries = cluster.client.replace, []
+
+    def conflict_first(res, body, subresource=None):
+        tries.append(body["metadata"]["name"])
+        if len(tries) == 1:
+            raise ApiException(status=409, reason="Conflict")
+        return real(res, body, subresource)
+
+    def forget(namespace: str):
+        return functools.partial(sync.forget_namespace, namespace, context())
+
+    cluster.client.replace = conflict_first
+    with caplog.at_level(logging.WARNING, logger="controllers"):
+        dgd.in_background(
+            "nats-forget-team-a", "a namespace's NATS account", "team-a", forget("team-a")
+        ).join(10)
+    assert accounts(cluster.client) == {"team-b"} and tries == ["dp-nats-accounts"] * 2
+    assert not [r for r in caplog.records if r.name == "controllers"]
+
+    def conflict(res, body, subresource=None):
+        tries.append(body["metadata"]["name"])
+        raise ApiException(status=409, reason="Conflict")
+
+    cluster.client.replace, tries[:] = conflict, []
+    with caplog.at_level(logging.WARNING, logger="controllers"):
+        dgd.in_background(
+            "nats-forget-team-b", "a namespace's NATS account", "team-b", forget("team-b")
+        ).join(10)
+    assert len(tries) == dgd.FORGET_ATTEMPTS and accounts(cluster.client) == {"team-b"}
+    (record,) = [r for r in caplog.records if r.name == "controllers"]
+    assert record.getMessage() == "could not remove a namespace's NATS account"
+    assert record.kv == {
+        "namespace": "team-b",
+        "attempts": dgd.FORGET_ATTEMPTS,
+        "error": "the accounts ConfigMap changed meanwhile",
+    }
 
 
 def test_a_secret_of_that_name_the_operator_did_not_make_is_left_alone(cluster) -> None:

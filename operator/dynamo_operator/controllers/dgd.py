@@ -10,7 +10,9 @@ DCD's status for LeaderWorkerSets, or Grove's PodCliques / PodCliqueScalingGroup
 
 from __future__ import annotations
 
+import functools
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import replace as dc_replace
@@ -671,15 +673,43 @@ def _forget_etcd_access(w: Wiring, dgds, access: EtcdAccessSync):
         if any(etcdaccess.graph_uses_etcd(store.to_internal(d), ctx) for d in dgds.list(namespace)):
             return  # deleted by hand while graphs use it: their next pass issues a new one
 
-        def forget() -> None:
-            try:
-                access.forget_namespace(namespace, ctx)
-            except Exception as e:  # logged; a later delete of the namespace's Secret retries
-                log.warning("could not remove a namespace's etcd access", namespace=namespace, error=str(e))
-
-        threading.Thread(target=forget, name=f"etcd-forget-{namespace}", daemon=True).start()
+        forget = functools.partial(access.forget_namespace, namespace, ctx)
+        in_background(f"etcd-forget-{namespace}", "a namespace's etcd access", namespace, forget)
 
     return on_delete
+
+
+# How often a forget (a namespace's NATS account or etcd access) is tried before it is logged and left: it
+# runs once, on the delete of the namespace's Secret, and nothing brings it back; a conflicting write of the
+# accounts ConfigMap or an etcd that is restarting passes within the backoff (0.1 s, 0.2 s, ... 1.5 s in all)
+FORGET_ATTEMPTS = 5
+
+
+def in_background(name: str, what: str, namespace: str, fn: Callable[[], object]) -> threading.Thread:
+    """Run ``fn`` on a thread of its own (an informer's handler must not wait on etcd or on a ConfigMap's
+    retries), up to ``FORGET_ATTEMPTS`` times (each attempt reads what it changes again). The last failure is
+    logged with ``what`` and the namespace: the thread has no caller to raise to, and an exception escaping
+    it would be printed once and lost."""
+
+    def run() -> None:
+        for attempt in range(FORGET_ATTEMPTS):
+            try:
+                fn()
+                return
+            except Exception as e:
+                if attempt == FORGET_ATTEMPTS - 1:
+                    log().warning(
+                        f"could not remove {what}",
+                        namespace=namespace,
+                        attempts=FORGET_ATTEMPTS,
+                        error=str(e),
+                    )
+                    return
+                time.sleep(0.1 * 2**attempt)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def _forget_nats_account(w: Wiring, dgds, access: NatsAccessSync):
@@ -696,13 +726,8 @@ def _forget_nats_account(w: Wiring, dgds, access: NatsAccessSync):
             return  # deleted by hand while graphs are there: their next pass issues a new one
         ctx = w.deps.render_context(namespace)
 
-        def forget() -> None:
-            try:
-                access.forget_namespace(namespace, ctx)
-            except Exception as e:  # logged; the account stays listed until a later delete retries
-                log.warning("could not remove a namespace's NATS account", namespace=namespace, error=str(e))
-
-        threading.Thread(target=forget, name=f"nats-forget-{namespace}", daemon=True).start()
+        forget = functools.partial(access.forget_namespace, namespace, ctx)
+        in_background(f"nats-forget-{namespace}", "a namespace's NATS account", namespace, forget)
 
     return on_delete
 
