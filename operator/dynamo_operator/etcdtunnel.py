@@ -23,7 +23,7 @@ from pathlib import Path
 
 import click
 
-from dynamo_operator.etcdwatch import WatchKeeper
+from dynamo_operator.etcdwatch import WatchKeeper, serve_loopback
 from dynamo_operator.runtime.log import get_logger, setup_logging
 
 log = get_logger("etcd-tunnel")
@@ -74,13 +74,7 @@ class Tunnel:
         await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
 
     async def serve(self, listen: str, started: asyncio.Event | None = None) -> None:
-        host, _, port = listen.rpartition(":")
-        server = await asyncio.start_server(self.handle, host, int(port))
-        log.info("etcd tunnel serving", listen=listen, host=self.host, port=self.port)
-        if started is not None:
-            started.set()
-        async with server:
-            await server.serve_forever()
+        await serve_loopback(self.handle, listen, started, log, "etcd tunnel serving", self.host, self.port)
 
 
 def _loopback(address: str, option: str) -> None:
@@ -90,10 +84,10 @@ def _loopback(address: str, option: str) -> None:
 
 
 async def _serve(
-    listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str
+    listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str | None
 ) -> None:
     servers = [Tunnel(upstream, tls_dir).serve(listen)]
-    if watch_listen:
+    if watch_listen and watch_upstream:
         servers.append(WatchKeeper(watch_upstream).serve(watch_listen))
     await asyncio.gather(*servers)
 
@@ -111,15 +105,21 @@ async def _serve(
 )
 @click.option(
     "--watch-upstream",
-    default="127.0.0.1:23792",
-    show_default=True,
-    help="the etcd gRPC proxy the watch keeper forwards to",
+    default=None,
+    help="the etcd gRPC proxy the watch keeper forwards to, host:port (required with --watch-listen)",
 )
-def command(listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str) -> None:
+def command(
+    listen: str, upstream: str, tls_dir: Path, watch_listen: str | None, watch_upstream: str | None
+) -> None:
     """Forward plain connections on the pod's loopback to etcd over mutual TLS (and, with
     ``--watch-listen``, the runtime's connections to the namespace's proxy, watches kept open)."""
     _loopback(listen, "--listen")
     if watch_listen:
         _loopback(watch_listen, "--watch-listen")
+        if not watch_upstream:
+            raise click.BadParameter(
+                "--watch-listen needs the etcd gRPC proxy's address (the pod's etcd-proxy, host:port)",
+                param_hint="--watch-upstream",
+            )
     setup_logging()
     asyncio.run(_serve(listen, upstream, tls_dir, watch_listen, watch_upstream))

@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import struct
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import hpack
 
@@ -156,10 +158,25 @@ class WatchKeeper:
         )
 
     async def serve(self, listen: str, started: asyncio.Event | None = None) -> None:
-        host, _, port = listen.rpartition(":")
-        server = await asyncio.start_server(self.handle, host, int(port))
-        log.info("etcd watch keeper serving", listen=listen, host=self.host, port=self.port)
-        if started is not None:
-            started.set()
-        async with server:
-            await server.serve_forever()
+        await serve_loopback(
+            self.handle, listen, started, log, "etcd watch keeper serving", self.host, self.port
+        )
+
+
+async def serve_loopback(
+    handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+    listen: str,
+    started: asyncio.Event | None,
+    logger: Any,
+    what: str,
+    host: str,
+    port: int,
+) -> None:
+    """Serve ``handle`` on ``listen`` until cancelled, saying so (the tunnel's and the keeper's listeners)."""
+    lhost, _, lport = listen.rpartition(":")
+    server = await asyncio.start_server(handle, lhost, int(lport))
+    logger.info(what, listen=listen, host=host, port=port)
+    if started is not None:
+        started.set()
+    async with server:
+        await server.serve_forever()

@@ -119,7 +119,13 @@ def test_tunnel_closes_a_connection_it_cannot_open_upstream(tmp_path: Path) -> N
 )
 def test_tunnel_serves_loopback_only(listen: str, watch: str | None, tmp_path: Path) -> None:
     args = ["--listen", listen, "--upstream", "e:2379", "--tls-dir", str(tmp_path)]
-    args += ["--watch-listen", watch] if watch else []
+    args += ["--watch-listen", watch, "--watch-upstream", "127.0.0.1:23792"] if watch else []
     result = CliRunner().invoke(command, args)
     assert result.exit_code != 0
     assert "loopback only" in result.output
+
+
+def test_the_watch_keeper_needs_the_proxys_address(tmp_path: Path) -> None:
+    args = ["--upstream", "e:2379", "--tls-dir", str(tmp_path), "--watch-listen", "127.0.0.1:23790"]
+    result = CliRunner().invoke(command, args)
+    assert result.exit_code != 0 and "--watch-upstream" in result.output, result.output
