@@ -47,8 +47,10 @@ $(STAMP): pyproject.toml requirements-dev.lock
 venv: $(STAMP)
 
 .PHONY: tools
+# One build at a time: the checks' job and the real-node tier's ask for the tools at once (`make test`).
 tools:
-	bash tools/build-tools.sh
+	@mkdir -p .cache
+	flock .cache/build-tools.lock bash tools/build-tools.sh
 
 # Helm plugins (helm-unittest from the tool cache, our own `dynamo` plugin) are linked into $(HELM_PLUGINS).
 .PHONY: helm-plugins
@@ -113,7 +115,8 @@ INTEGRATION_SIDE := tests/integration/test_bench.py tests/integration/test_crds_
   tests/integration/test_hooks_checks_cluster.py tests/integration/test_localcluster_api.py \
   tests/integration/test_runtime_api.py tests/integration/test_runtime_faults_api.py \
   tests/integration/test_webhooks_api.py tests/integration/test_uninstall.py \
-  tests/integration/test_chart_install.py tests/integration/test_plugin_cluster.py tests/integration/test_demo.py
+  tests/integration/test_chart_install.py tests/integration/test_plugin_cluster.py tests/integration/test_hooks_cluster.py \
+  tests/integration/test_demo.py
 INTEGRATION_STREAMS := integration-planes integration-side integration-main
 .PHONY: integration $(INTEGRATION_STREAMS)
 integration: $(STAMP) helm-plugins
@@ -131,25 +134,37 @@ integration-main: $(STAMP) helm-plugins
 pytest: $(STAMP) helm-plugins
 	$(PY) -m pytest --ignore=tests/realnode $(PYTEST_ARGS)
 
-# Cheapest first, so a mistake fails early: ruff (seconds), then the charts and the unit tier side by side
-# (a minute or two: one needs helm, the other only the venv, and each alone leaves a core idle), then the
-# node's tools where a node can run (a long compile on a fresh machine, done before the streams rather than
-# beside them), then the three integration processes and the real-node tier side by side (one real node per
-# machine; it waits on real containers while the streams wait on their control planes).
-# REALNODE_OVERLAP=0 runs the real-node tier after the integration processes instead (docs/testing.md says
-# what the overlap saves and what it risks).
+# Cheapest first, so a mistake fails early: ruff (seconds), then two jobs side by side. One is the charts and
+# the unit tier (a minute or two, side by side: one needs helm, the other only the venv), then the three
+# integration processes. The other is the real-node tier (the node's tools, the images, then its tests),
+# the run's longest job: it waits on real containers far more than it computes, and started after the checks
+# it ran alone, its tail at a third of the machine, for two to three minutes. Started beside them it still
+# stops early when they fail: the checks' job leaves $(CHECKS_FAILED), and the tier ends before its next
+# test (tests/realnode/conftest.py), tearing its node down. Its output is printed when it ends.
+# REALNODE_OVERLAP=0 runs everything one after the other instead (docs/testing.md says what each layout cost).
 REALNODE_OVERLAP ?= 1
-.PHONY: test checks realnode-tools
+CHECKS_FAILED := .cache/checks-failed
+REALNODE_LOG := .cache/test-realnode.log
+.PHONY: test checks realnode-tools test-streams realnode-beside
 checks: lint
 	$(MAKE) --no-print-directory -j2 --output-sync=target charts-check unit
-test: checks
-	@$(MAKE) --no-print-directory realnode-tools
+test: lint
 ifeq ($(REALNODE_OVERLAP),1)
-	$(MAKE) --no-print-directory -j4 --output-sync=target $(INTEGRATION_STREAMS) test-realnode
+	@mkdir -p $(dir $(CHECKS_FAILED)) && rm -f $(CHECKS_FAILED)
+	@$(MAKE) --no-print-directory -j2 test-streams realnode-beside
 else
+	@$(MAKE) --no-print-directory -j2 --output-sync=target charts-check unit
+	@$(MAKE) --no-print-directory realnode-tools
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory test-realnode
 endif
+test-streams:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target charts-check unit || { touch $(CHECKS_FAILED); exit 1; }
+	@$(MAKE) --no-print-directory -j3 --output-sync=target $(INTEGRATION_STREAMS)
+realnode-beside:
+	@echo "test-realnode: runs beside the checks and the integration processes; its output ($(REALNODE_LOG)) follows when it ends"
+	@$(MAKE) --no-print-directory test-realnode REALNODE_STOP_WHEN=$(CURDIR)/$(CHECKS_FAILED) >$(REALNODE_LOG) 2>&1; \
+	  rc=$$?; cat $(REALNODE_LOG); exit $$rc
 # Where this machine can run a node: its Debian packages (as root, only the missing ones) and its tools.
 # The one place that decides it for `make test`, `test-realnode` and `demo`; elsewhere it does nothing.
 realnode-tools: $(STAMP)
@@ -189,10 +204,12 @@ image-lock: $(STAMP)
 # The serial real-node tier: only on a machine that can run a node (root, kernel features); elsewhere it is
 # skipped with one line saying why. As root the Debian packages it needs are installed first (only the missing
 # ones). One real node per machine at a time.
+# The images and the tests are two recipe lines: make runs a line that names $(MAKE) even under `make -n`, so a
+# dry run that shared one line with pytest started a real node (it did, once, beside a real run).
 test-realnode: realnode-tools helm-plugins
+	@if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then $(MAKE) --no-print-directory images; fi
 	@if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
-	  $(MAKE) --no-print-directory images && \
-	  DYNAMO_REALNODE_TIER=1 $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
+	  DYNAMO_REALNODE_TIER=1 DYNAMO_STOP_WHEN=$(REALNODE_STOP_WHEN) $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
 	else echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; fi
 
 .PHONY: cluster-up cluster-down

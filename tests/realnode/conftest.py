@@ -89,6 +89,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``make test`` starts this tier beside the checks and names a file their job leaves when they fail
+    (``DYNAMO_STOP_WHEN``): the tier then ends before its next test, and the session's teardown still takes
+    its node down. A test already running finishes (the longest, ``test_01_ct_install``, takes minutes)."""
+    stop = os.environ.get("DYNAMO_STOP_WHEN")
+    if stop and Path(stop).exists():
+        pytest.exit(f"the checks beside this tier failed ({stop} exists): the tier stops", returncode=3)
+
+
 @pytest.fixture(scope="session")
 def built_images():
     """The images ``make images`` built (the tier's Makefile target builds them first)."""
