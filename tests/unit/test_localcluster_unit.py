@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import random
 import socket
 import subprocess
 import sys
 
+import pytest
 from cryptography import x509
 from dynamo_localcluster import cluster as cluster_mod
 from dynamo_localcluster import pki
@@ -34,6 +36,13 @@ def test_pki_serving_cert_names_loopback_and_admin_is_master(tmp_path):
     assert oct(p.admin_key.stat().st_mode & 0o777) == "0o600"
 
 
+@pytest.fixture(autouse=True)
+def _own_port_reservations(monkeypatch, tmp_path):
+    """This module's picks are recorded in a directory of its own: the run's shared one would keep its
+    fifty test picks from the integration processes for a quarter of an hour."""
+    monkeypatch.setattr(cluster_mod, "PORT_RESERVATIONS", tmp_path / "port-reservations")
+
+
 def test_free_port_is_bindable_on_loopback_and_below_the_ephemeral_range():
     """Outgoing connections take their local ports from the ephemeral range: a listener's port must not
     be one of those, or a busy suite's clients take it between the pick and the component's bind."""
@@ -58,6 +67,28 @@ def test_free_port_never_returns_a_port_someone_listens_on(monkeypatch):
         monkeypatch.setattr(random.SystemRandom, "randint", lambda self, a, b: tried.append(busy) or busy)
         port = free_port()
         assert port != busy and len(tried) == 200, (port, len(tried))
+
+
+def test_a_picked_port_is_not_picked_again_until_its_reservation_expires(monkeypatch, tmp_path):
+    """A picked port is bound by its user later (seconds, sometimes a minute): a second picker, in this
+    process or another of the run, must not get it meanwhile even though nothing listens on it yet. With a
+    range of two free ports, the second pick gets the other one and the third the kernel's fallback; once
+    a reservation is older than ``RESERVE_SECONDS`` its port may be picked again."""
+    with socket.socket() as a, socket.socket() as b:
+        a.bind(("127.0.0.1", 0))
+        b.bind(("127.0.0.1", 0))
+        pair = sorted((a.getsockname()[1], b.getsockname()[1]))
+    monkeypatch.setattr(cluster_mod, "PORT_RESERVATIONS", tmp_path / "ports")
+    monkeypatch.setattr(cluster_mod, "LISTEN_PORTS", tuple(pair))
+    monkeypatch.setattr(cluster_mod, "_ephemeral_low", lambda: pair[1] + 1)
+    cycle = iter(pair * 200)
+    monkeypatch.setattr(random.SystemRandom, "randint", lambda self, lo, hi: next(cycle))
+    first, second, third = free_port(), free_port(), free_port()
+    assert [first, second] == pair and third not in pair, (first, second, third)
+    old = cluster_mod.time.time() - cluster_mod.RESERVE_SECONDS - 1
+    os.utime(tmp_path / "ports" / str(first), (old, old))
+    cycle = iter(pair * 200)
+    assert free_port() == first  # its reservation expired; the other one still holds
 
 
 def test_the_ephemeral_range_is_read_with_a_fallback(tmp_path):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import fcntl
 import ipaddress
 import json
 import os
@@ -156,17 +157,64 @@ def _ephemeral_low(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> int:
         return 32768  # Linux's default
 
 
+# A picked port is bound by its user seconds, sometimes a minute, later (a fault plane's webhook URL, a
+# release's ports fixed when it is described). The bind test alone cannot see a port another process of the
+# same run has picked and not yet bound: two picked the same one and the later bind failed (seen: a webhook
+# replica's "[Errno 98] Address already in use" in a loaded `make test`). So every pick is written down, one
+# file a port, and for ``RESERVE_SECONDS`` no picker of this user takes it again.
+PORT_RESERVATIONS = Path(
+    os.environ.get("DYNAMO_PORT_RESERVATIONS", f"/tmp/dynamo-platform-ports-{os.getuid()}")
+)
+RESERVE_SECONDS = 900.0
+
+
+@contextlib.contextmanager
+def _reservations():
+    """The reservation directory, locked against the other pickers (None when it cannot be used: the bind
+    test alone then decides, as before)."""
+    try:
+        PORT_RESERVATIONS.mkdir(mode=0o700, parents=True, exist_ok=True)
+        lock = open(PORT_RESERVATIONS / ".lock", "a")  # noqa: SIM115 (closed below, after the flock)
+    except OSError:
+        yield None
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield PORT_RESERVATIONS
+
+
+def _reserved(directory: Path | None, port: int, now: float) -> bool:
+    if directory is None:
+        return False
+    try:
+        return now - (directory / str(port)).stat().st_mtime < RESERVE_SECONDS
+    except OSError:
+        return False
+
+
+def _reserve(directory: Path | None, port: int) -> None:
+    if directory is not None:
+        with contextlib.suppress(OSError):
+            (directory / str(port)).write_text(f"{os.getpid()}\n")
+
+
 def free_port(host: str = LOOPBACK) -> int:
-    """A port on ``host`` nobody listens on, outside the ephemeral range (see ``LISTEN_PORTS``)."""
+    """A port on ``host`` nobody listens on and no picker of this machine's user took in the last
+    ``RESERVE_SECONDS``, outside the ephemeral range (see ``LISTEN_PORTS``)."""
     low, high = LISTEN_PORTS[0], min(LISTEN_PORTS[1], _ephemeral_low() - 1)
     pick = random.SystemRandom()
-    for _ in range(200) if high > low else ():
-        port = pick.randint(low, high)
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind((host, port))
-            except OSError:
+    with _reservations() as directory:
+        now = time.time()
+        for _ in range(200) if high > low else ():
+            port = pick.randint(low, high)
+            if _reserved(directory, port, now):
                 continue
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind((host, port))
+                except OSError:
+                    continue
+            _reserve(directory, port)
             return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # no room below the range: the old way
         s.bind((host, 0))
