@@ -40,10 +40,10 @@ from dynamo_operator.controllers.notices import REASON as NOTICE
 from dynamo_operator.controllers.sync import INGRESSES, VIRTUALSERVICES, controller_ref
 from dynamo_operator.runtime.client import DEPLOYMENTS, NAMESPACES, PVCS, SECRETS, custom
 from kubernetes.client.exceptions import ApiException
-from support import graphs
+from support import graphs, yamlc
 from support.crds import wait_established
 from support.crs import events_of
-from support.dgd import apply_dgd, dgd_status, get
+from support.dgd import apply_dgd, dgd_status, edit_object, get
 from support.operator import Operator
 from support.poll import wait_for
 
@@ -97,7 +97,7 @@ def chart(kube_cluster) -> Iterator[dict]:
         timeout=120,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    docs = [d for d in yaml.safe_load_all(r.stdout) if d]
+    docs = [d for d in yamlc.load_all(r.stdout) if d]
     cm = next(
         d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-operator-config")
     )
@@ -169,16 +169,7 @@ def stored_dgd(client, ns: str, name: str = "g") -> dict:
 def edit_graph(client, ns: str, change, name: str = "g", res=store.DGD) -> None:
     """Change the graph's spec (stored v1alpha1 form, or ``res``'s version) with ``change(spec)``; retried
     on a 409 (the operator writes the graph's status and annotations meanwhile)."""
-    for _ in range(10):
-        obj = client.get(res, name, ns)
-        change(obj["spec"])
-        try:
-            client.replace(res, obj)
-            return
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError("could not update the graph")
+    edit_object(client, res, name, ns, lambda obj: change(obj["spec"]))
 
 
 def exposed(client, ns: str, name: str = "g") -> dict:

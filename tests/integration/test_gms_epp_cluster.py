@@ -24,7 +24,6 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
-import yaml
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
 from dynamo_operator.controllers.sync import (
@@ -34,7 +33,7 @@ from dynamo_operator.controllers.sync import (
     RESOURCECLAIMTEMPLATES,
 )
 from dynamo_operator.runtime.client import DEPLOYMENTS
-from support import graphs
+from support import graphs, yamlc
 from support.crds import INTEGRATION_CRD_FILES, wait_established
 from support.dgd import apply_dgd, dgd_status, get
 from support.operator import Operator, chart_operator_identity
@@ -249,7 +248,7 @@ def epp_crds(kube_cluster, crds) -> Iterator[None]:
     """The vendored InferencePool, DestinationRule and VirtualService CRDs, removed when the module ends
     (until their API groups are no longer served)."""
     env = kube_cluster.env
-    names = [yaml.safe_load(p.read_text())["metadata"]["name"] for p in CRD_FILES]
+    names = [yamlc.load(p.read_text())["metadata"]["name"] for p in CRD_FILES]
     for path in CRD_FILES:
         kubectl(env, "apply", "--server-side", "--force-conflicts", "-f", str(path))
     for name in names:

@@ -26,6 +26,7 @@ from dynamo_operator.render import graph_checkpoint as rgc
 from dynamo_operator.render import names
 from dynamo_operator.render.checkpoint_ids import ANN_CHECKPOINT_ID, LABEL_CHECKPOINT_ID
 from dynamo_operator.runtime.client import DEPLOYMENTS, PVCS, ResourceDescriptor
+from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.crs import condition, running_operator, wait_event_reasons
 from support.dgd import IMAGE, apply_dgd, dgd_status, get, wait_status
@@ -37,6 +38,10 @@ pytestmark = pytest.mark.cluster
 NS_PREFIX = "gckpt"
 WAIT = 90.0
 CONFIG = {"checkpoint": {"enabled": True}}
+# A graph held for its checkpoint is "pending" until the checkpoint is Ready: progress, which the shipped
+# tunables write at most every 30 s; the pacing has tests of its own (test_controllers_behaviour.py), and
+# these wait for what the status says, not for when
+PACING = ControllerTunables(status_progress_seconds=5.0)
 PVS = ResourceDescriptor("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 UNSCHEDULABLE = {"spec": {"nodeSelector": {"dynamo-test/no-such-node": "true"}}}
 
@@ -119,7 +124,7 @@ def test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_rea
     kube_cluster, client, ns, storage
 ):
     cp = {"enabled": True, "startupPolicy": "WaitForCheckpoint", "job": {"podTemplate": UNSCHEDULABLE}}
-    with running_operator(kube_cluster, CONFIG):
+    with running_operator(kube_cluster, CONFIG, PACING):
         apply_dgd(client, graph(ns, cp))
         ckpt = graph_checkpoint(client, ns)
         dgd = get(client, store.DGD, "g", ns)
@@ -196,7 +201,7 @@ def test_wait_for_checkpoint_holds_the_worker_until_the_graphs_checkpoint_is_rea
 
 def test_checkpoint_follows_the_component_and_its_deletion_policy(kube_cluster, client, ns, storage):
     cp = {"enabled": True, "deletionPolicy": "Retain", "job": {"podTemplate": UNSCHEDULABLE}}
-    with running_operator(kube_cluster, CONFIG):
+    with running_operator(kube_cluster, CONFIG, PACING):
         apply_dgd(client, graph(ns, cp))
         first = graph_checkpoint(client, ns)
         assert "ownerReferences" not in first["metadata"]  # Retain: not the graph's to delete
@@ -262,7 +267,7 @@ def standalone(ns: str) -> dict:
 
 
 def test_checkpoint_ref_restores_an_existing_checkpoint_without_owning_it(kube_cluster, client, ns, storage):
-    with running_operator(kube_cluster, CONFIG):
+    with running_operator(kube_cluster, CONFIG, PACING):
         client.create(CHECKPOINTS, standalone(ns), ns)
         # its Job really runs: kwok completes pods owned by a Job
         warm = wait_for(
@@ -292,7 +297,7 @@ def test_checkpoint_ref_restores_an_existing_checkpoint_without_owning_it(kube_c
 
 def test_a_retained_checkpoint_outlives_its_graph(kube_cluster, client, ns, storage):
     cp = {"enabled": True, "deletionPolicy": "Retain", "job": {"podTemplate": UNSCHEDULABLE}}
-    with running_operator(kube_cluster, CONFIG):
+    with running_operator(kube_cluster, CONFIG, PACING):
         apply_dgd(client, graph(ns, cp))
         name = graph_checkpoint(client, ns)["metadata"]["name"]
         wait_status(

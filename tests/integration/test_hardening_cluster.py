@@ -36,6 +36,7 @@ from dynamo_operator.controllers.sync import NETWORKPOLICIES
 from dynamo_operator.render import dgdr as rd
 from dynamo_operator.runtime.client import CONFIGMAPS, DEPLOYMENTS, PODS, SECRETS, ResourceClient, custom
 from kubernetes import client as k8s
+from support import yamlc
 from support.crs import running_operator
 from support.dgd import get
 from support.poll import wait_for
@@ -62,7 +63,7 @@ def helm_template(env: dict, release: str, namespace: str) -> list[dict]:
         timeout=120,
     )
     assert r.returncode == 0, r.stderr[-3000:]
-    return [d for d in yaml.safe_load_all(r.stdout) if d]
+    return [d for d in yamlc.load_all(r.stdout) if d]
 
 
 def kubectl_apply(env: dict, docs: list[dict]) -> None:

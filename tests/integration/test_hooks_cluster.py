@@ -11,6 +11,7 @@ import subprocess
 import pytest
 import yaml
 from kubernetes import client
+from support import yamlc
 from support.helm import CHART, ensure_namespace, hooks, skip_if_shared_cluster_has_operators
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -23,7 +24,7 @@ def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dic
         cmd += ["--set", s]
     out = subprocess.run(cmd, env=cluster.env, capture_output=True, text=True, timeout=120, check=True).stdout
     jobs = {}
-    for doc in yaml.safe_load_all(out):
+    for doc in yamlc.load_all(out):
         if not doc or doc.get("kind") != "Job":
             continue
         container = doc["spec"]["template"]["spec"]["containers"][0]

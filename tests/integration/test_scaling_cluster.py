@@ -29,7 +29,7 @@ from dynamo_operator.runtime.client import (
     SERVICEACCOUNTS,
     custom,
 )
-from support import graphs, rbac
+from support import graphs, rbac, yamlc
 from support.dgd import apply_dgd, dgd_status, get, wait_successful
 from support.operator import Operator
 from support.poll import stays, wait_for
@@ -257,7 +257,7 @@ def test_planner_service_account_may_scale_through_the_adapter(client, ns, opera
     )
     assert rendered.returncode == 0, rendered.stderr
     role = next(
-        d for d in yaml.safe_load_all(rendered.stdout) if d and d["metadata"]["name"].endswith("-planner")
+        d for d in yamlc.load_all(rendered.stdout) if d and d["metadata"]["name"].endswith("-planner")
     )
     sa = "planner-serviceaccount"
     client.create(SERVICEACCOUNTS, {"metadata": {"name": sa, "namespace": ns}})

@@ -19,6 +19,7 @@ import yaml
 from dynamo_operator.controllers import store
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes.client.exceptions import ApiException
+from support import yamlc
 from support.dgd import get, wait_successful
 from support.helm import PLUGIN, helm, hooks
 from support.poll import wait_for
@@ -247,7 +248,7 @@ def _uninstall_hook_args(env: dict[str, str], name: str, ns: str) -> dict[str, l
     """The argv of the release's pre-delete and post-delete Jobs, as Helm stored them."""
     out = run(env, "helm", "get", "hooks", name, "--namespace", ns)
     found = {}
-    for doc in yaml.safe_load_all(out.stdout):
+    for doc in yamlc.load_all(out.stdout):
         if doc and doc.get("kind") == "Job":
             hook = doc["metadata"]["annotations"]["helm.sh/hook"]
             if hook in ("pre-delete", "post-delete"):

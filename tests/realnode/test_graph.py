@@ -185,7 +185,11 @@ def test_a_wrongly_rendered_probe_fails_the_tier(platform, graph_ns, control_ns)
         (bad,) = pod_list(platform, ns, "ControlWorker")
         assert bad["metadata"]["name"] == pod and not pod_ready(bad), bad["status"]
         (status,) = [s for s in bad["status"]["containerStatuses"] if s["name"] == "main"]
-        assert status["started"] and status["restartCount"] == 0, status  # only readiness fails
+        # only readiness fails: a restart is allowed only where the kubelet says the default liveness probe
+        # (failure threshold 1) caused it, as on a loaded CI machine (this worker restarted twice, exit 137)
+        kills = _liveness_kills(platform, ns, pod) if status["restartCount"] else {}
+        assert sum(kills.values()) >= status["restartCount"], (status, kills, diagnosis(platform, ns))
+        assert status["started"] or status["restartCount"], status
         good = pod_list(platform, graph_ns, "MockerWorker", graph="mocker-agg")
         assert good and all(pod_ready(p) for p in good), [p["status"] for p in good]
     finally:
@@ -204,6 +208,21 @@ def _probe_failure(platform: Platform, ns: str) -> str | None:
         if name.startswith(f"{CONTROL}-") and wrong:
             return name
     return None
+
+
+def _liveness_kills(platform: Platform, ns: str, pod: str) -> dict[str, int]:
+    """The kubelet's Events that say it restarted ``pod``'s container for its liveness probe, with their
+    counts."""
+    events = json.loads(
+        platform.kubectl(
+            "get", "events", "-n", ns, "--field-selector", f"involvedObject.name={pod}", "-o", "json"
+        )
+    )["items"]
+    return {
+        e["message"]: e.get("count") or 1
+        for e in events
+        if e.get("reason") == "Killing" and "liveness probe" in e.get("message", "")
+    }
 
 
 def _served(platform: Platform, ns: str, pod: str) -> bool:

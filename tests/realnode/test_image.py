@@ -86,13 +86,15 @@ def test_the_image_runs_as_65532_with_only_the_operator_and_the_hooks(node, buil
         core = client.CoreV1Api(api)
         core.create_namespaced_pod("default", pod)
         try:
-            wait_for(
-                lambda: core.read_namespaced_pod(name, "default").status.phase == "Succeeded",
-                120,
-                "the image check pod to succeed",
+            # bounded for a loaded CI machine (it once took more than 120 s); a pod that fails ends the wait
+            phase = wait_for(
+                lambda: _finished(core.read_namespaced_pod(name, "default")),
+                300,
+                lambda: f"the image check pod to finish\n{_pod_story(core, name)}",
                 **SLOW,
             )
             out = core.read_namespaced_pod_log(name, "default")  # the API server asks the kubelet
+            assert phase == "Succeeded", f"{out}\n{_pod_story(core, name)}"
             status = core.read_namespaced_pod(name, "default").status.container_statuses[0]
         finally:
             core.delete_namespaced_pod(name, "default", grace_period_seconds=0)
@@ -103,3 +105,16 @@ def test_the_image_runs_as_65532_with_only_the_operator_and_the_hooks(node, buil
     assert lines[3:] == ["no dynamo_plugin", "no dynamo_localcluster"], out
     # the pod ran exactly the image that was built (the CRI reports its config digest)
     assert status.image_id == config_digest(built_images["operator"]), status.image_id
+
+
+def _finished(pod) -> str | None:
+    return pod.status.phase if pod.status.phase in ("Succeeded", "Failed") else None
+
+
+def _pod_story(core, name: str) -> str:
+    """What a failed or slow check pod went through: its phase, its container's state and its Events."""
+    pod = core.read_namespaced_pod(name, "default")
+    events = core.list_namespaced_event("default", field_selector=f"involvedObject.name={name}").items
+    lines = [f"phase {pod.status.phase}; containers {pod.status.container_statuses}"]
+    lines += [f"{e.last_timestamp} {e.reason}: {e.message}" for e in events]
+    return "\n".join(lines)

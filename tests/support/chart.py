@@ -9,7 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
+
+from support import yamlc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHART = REPO_ROOT / "charts" / "platform"
@@ -50,4 +51,4 @@ def warnings(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 def docs(proc: subprocess.CompletedProcess[str]) -> list[dict]:
     """The rendered manifests."""
-    return [d for d in yaml.safe_load_all(proc.stdout) if d]
+    return [d for d in yamlc.load_all(proc.stdout) if d]

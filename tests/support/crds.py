@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import subprocess
+import functools
 from collections.abc import Iterator
+from pathlib import Path
 
-import yaml
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.controllers import store
 from dynamo_operator.runtime.client import ResourceClient, custom, load_api_client
 from dynamo_operator.webhooks.certs import CRDS
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
+from urllib3.exceptions import HTTPError
 
+from support import yamlc
 from support.poll import wait_for
 
 CRD_DIR = REPO_ROOT / "crds"
@@ -22,7 +24,7 @@ DGD_BETA = custom(store.GROUP, "v1beta1", store.DGD.plural, store.DGD.kind)
 
 def crd_docs() -> list[dict]:
     """crds/*.yaml exactly as generated."""
-    return [yaml.safe_load(p.read_text()) for p in sorted(CRD_DIR.glob("*.yaml"))]
+    return [yamlc.load(p.read_text()) for p in sorted(CRD_DIR.glob("*.yaml"))]
 
 
 def established(rc: ResourceClient, name: str) -> bool:
@@ -43,7 +45,7 @@ def wait_established(api_client, name: str, timeout: float = 60) -> None:
     )
 
 
-def put_crd(rc: ResourceClient, crd: dict) -> None:
+def _put_once(rc: ResourceClient, crd: dict) -> None:
     """Create ``crd``, or replace the live one with it whole. Not an apply: an apply merges with the
     fields other managers own (an earlier test's conversion webhook URL, patched in and restored), and the
     merge can be a CRD the apiserver refuses ("exactly one of url or service is required")."""
@@ -73,13 +75,45 @@ def install_crds(cluster, timeout: float = 60) -> list[dict]:
     """Every generated CRD exactly as generated (``put_crd``: what an earlier test changed is put back),
     then wait until each one is Established."""
     docs = crd_docs()
+    _put_all(cluster, docs, timeout)
+    return docs
+
+
+# What a loaded API server answers now and not a moment later: too many requests, etcd's "request timed
+# out", a handler's deadline. A CRD's put is retried on those (a fixture's setup failed on one in CI).
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def put_crd(rc: ResourceClient, crd: dict, timeout: float = 60) -> None:
+    """``_put_once``, tried again on a transient answer or a dropped connection until ``timeout``; any other
+    refusal is raised at once."""
+    errors: list[str] = []
+
+    def attempt() -> bool:
+        try:
+            _put_once(rc, crd)
+        except ApiException as e:
+            if e.status not in TRANSIENT_STATUSES:
+                raise
+            errors.append(f"{e.status} {e.reason}: {str(e.body)[:300]}")
+            return False
+        except (HTTPError, OSError) as e:
+            errors.append(repr(e)[:300])
+            return False
+        return True
+
+    wait_for(
+        attempt, timeout, lambda: f"CRD {crd['metadata']['name']} put; answers: {errors[-3:]}", interval=0.5
+    )
+
+
+def _put_all(cluster, docs: list[dict], timeout: float) -> None:
     api_client = cluster.api_client()
     rc = ResourceClient(api_client)
     for doc in docs:
-        put_crd(rc, doc)
+        put_crd(rc, doc, timeout)
     for doc in docs:
         wait_established(api_client, doc["metadata"]["name"], timeout)
-    return docs
 
 
 # The LeaderWorkerSet API (CRD only, for tests: its controller's image is not reachable here); the real-node
@@ -94,27 +128,20 @@ THIRD_PARTY_CRD_FILES = [
 THIRD_PARTY_GROUPS = ("grove.io", "leaderworkerset.x-k8s.io", "scheduling.run.ai")
 
 
+@functools.cache
+def _crd_doc(path: Path) -> dict:
+    return yamlc.load(path.read_text())
+
+
 def third_party_crd_names() -> list[str]:
-    return [yaml.safe_load(p.read_text())["metadata"]["name"] for p in THIRD_PARTY_CRD_FILES]
+    return [_crd_doc(p)["metadata"]["name"] for p in THIRD_PARTY_CRD_FILES]
 
 
 def install_third_party_crds(cluster, timeout: float = 60) -> list[str]:
-    """Server-side apply (too large for client-side apply's last-applied annotation) in one kubectl call,
-    then Established."""
-    files = [arg for path in THIRD_PARTY_CRD_FILES for arg in ("-f", str(path))]
-    subprocess.run(
-        ["kubectl", "apply", "--server-side", "--force-conflicts", *files],
-        env=cluster.env,
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    names = third_party_crd_names()
-    api_client = cluster.api_client()
-    for name in names:
-        wait_established(api_client, name, timeout)
-    return names
+    """Each vendored CRD put whole (a create or a replace: no last-applied annotation, which these are too
+    large for), then Established."""
+    _put_all(cluster, [_crd_doc(p) for p in THIRD_PARTY_CRD_FILES], timeout)
+    return third_party_crd_names()
 
 
 def _groups_served(api_client) -> list[str]:
@@ -198,14 +225,5 @@ INTEGRATION_CRD_FILES = [
 
 
 def install_integration_crds(cluster, timeout: float = 60) -> None:
-    """The InferencePool and DestinationRule CRDs, applied and Established."""
-    for path in INTEGRATION_CRD_FILES:
-        subprocess.run(
-            ["kubectl", "apply", "--server-side", "--force-conflicts", "-f", str(path)],
-            env=cluster.env,
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        wait_established(cluster.api_client(), yaml.safe_load(path.read_text())["metadata"]["name"], timeout)
+    """The InferencePool and DestinationRule CRDs, put and Established."""
+    _put_all(cluster, [_crd_doc(p) for p in INTEGRATION_CRD_FILES], timeout)

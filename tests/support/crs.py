@@ -20,15 +20,18 @@ from typing import Self
 
 from dynamo_operator.runtime.client import EVENTS
 from dynamo_operator.runtime.manager import Manager
+from dynamo_operator.tunables import ControllerTunables
 
 from support.operator import Operator
 from support.poll import wait_for
 
 
 @contextlib.contextmanager
-def running_operator(kube_cluster, config: dict | None = None) -> Iterator[Manager]:
+def running_operator(
+    kube_cluster, config: dict | None = None, controller_tunables: ControllerTunables | None = None
+) -> Iterator[Manager]:
     """The Manager of an ``Operator`` (support.operator, the one builder), for the tests that want only it."""
-    with Operator(kube_cluster, config) as op:
+    with Operator(kube_cluster, config, controller_tunables=controller_tunables) as op:
         yield op.mgr
 
 

@@ -5,6 +5,8 @@ the tests written before they moved."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dynamo_operator.controllers import status as st
 from dynamo_operator.controllers import store
 from kubernetes.client.exceptions import ApiException
@@ -13,31 +15,39 @@ from support.graphs import IMAGE
 from support.operator import WAIT, FaultClient, Operator
 from support.poll import wait_for
 
-__all__ = ["IMAGE", "WAIT", "FaultClient", "Operator", "apply_dgd", "dgd_status", "get", "ready"]
+__all__ = ["IMAGE", "WAIT", "FaultClient", "Operator", "apply_dgd", "dgd_status", "edit_object", "get"]
+__all__ += ["ready"]
 __all__ += ["wait_status", "wait_successful"]
 
 
 # -- reading and writing DGDs --------------------------------------------------------------------------------
 
 
-def apply_dgd(client, dgd: dict) -> dict:
-    """Create the DGD, or replace the spec of the live one (retried on a 409)."""
-    wire = store.to_wire(dgd)
-    md = dgd["metadata"]
-    for _ in range(5):
+def edit_object(client, res, name: str, ns: str, change: Callable[[dict], object], timeout: float = 30):
+    """Read the live object, ``change`` it in place and replace it, as `kubectl edit` does; on a 409 read and
+    change it again, for up to ``timeout`` seconds. The operator writes a graph's status and annotations
+    meanwhile: on a busy machine five back-to-back tries all lost that race once (CI, a checkpoint test)."""
+
+    def attempt() -> dict | None:
+        obj = client.get(res, name, ns)
+        change(obj)
         try:
-            cur = client.get(store.DGD, md["name"], md["namespace"])
-        except ApiException as e:
-            if e.status != 404:
-                raise
-            return client.create(store.DGD, wire)
-        cur["spec"] = wire["spec"]
-        try:
-            return client.replace(store.DGD, cur)
+            return client.replace(res, obj)
         except ApiException as e:
             if e.status != 409:
                 raise
-    raise AssertionError("could not update the DGD")
+            return None  # written by someone else between our read and our write
+
+    return wait_for(attempt, timeout, f"{res.kind} {ns}/{name} replaced without a 409")
+
+
+def apply_dgd(client, dgd: dict) -> dict:
+    """Create the DGD, or replace the spec of the live one (``edit_object``)."""
+    wire = store.to_wire(dgd)
+    name, ns = dgd["metadata"]["name"], dgd["metadata"]["namespace"]
+    if get(client, store.DGD, name, ns) is None:
+        return client.create(store.DGD, wire)
+    return edit_object(client, store.DGD, name, ns, lambda obj: obj.update(spec=wire["spec"]))
 
 
 def get(client, res, name, ns=None):

@@ -42,6 +42,7 @@ from dynamo_operator.runtime.client import (
 from kubernetes.client.exceptions import ApiException
 
 from support import graphs, rbac
+from support.dgd import edit_object
 from support.poll import wait_for
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -124,17 +125,12 @@ def graphs_on_components(env: dict[str, str], client: ResourceClient, ns: str) -
         WAIT,
         lambda: f"the adapter's scale never reached the Deployment ({replicas()})",
     )
-    for _ in range(5):
-        graph = client.get(BETA_DGD, "vllm-planner", ns)
-        for c in graph["spec"]["components"]:
-            if c["name"] == "VllmPrefillWorker":
-                c.pop("scalingAdapter", None)
-        try:
-            client.replace(BETA_DGD, graph)
-            break
-        except ApiException as e:
-            if e.status != 409:
-                raise
+    _edit_graph(
+        client,
+        ns,
+        "vllm-planner",
+        lambda graph: _component(graph, "VllmPrefillWorker").pop("scalingAdapter", None),
+    )
     wait_for(lambda: get_or_none(client, DGDSA, "vllm-planner-vllmprefillworker", ns) is None, WAIT)
     # a second planner in the namespace shares planner-serviceaccount (and its RoleBinding): one more owner
     # when the operator made it; none when it is the restricted chart's, which the operator uses as it is
@@ -352,16 +348,7 @@ EPP_GRAPH = {
 
 def _edit_graph(client: ResourceClient, ns: str, name: str, change) -> None:
     """Apply ``change(graph)`` to the live v1beta1 graph (retried on a conflict), as `kubectl edit` does."""
-    for _ in range(5):
-        graph = client.get(BETA_DGD, name, ns)
-        change(graph)
-        try:
-            client.replace(BETA_DGD, graph)
-            return
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError(f"could not update graph {ns}/{name}")
+    edit_object(client, BETA_DGD, name, ns, change)
 
 
 def _component(graph: dict, name: str) -> dict:
@@ -419,16 +406,14 @@ def epp_pool_and_rule(client: ResourceClient, ns: str) -> None:
 
 def _drift(client: ResourceClient, res, name: str, ns: str, change) -> None:
     """A hand edit of a child's spec (retried on a conflict); the operator writes its spec back."""
-    for _ in range(5):
-        live = client.get(res, name, ns)
-        wanted = copy.deepcopy(live["spec"])
+    wanted: dict = {}
+
+    def edit(live: dict) -> None:
+        wanted.clear()
+        wanted.update(copy.deepcopy(live["spec"]))
         change(live["spec"])
-        try:
-            client.replace(res, live)
-            break
-        except ApiException as e:
-            if e.status != 409:
-                raise
+
+    edit_object(client, res, name, ns, edit)
     wait_for(
         lambda: _at(get_or_none(client, res, name, ns), "spec") == wanted,
         WAIT,
@@ -846,10 +831,33 @@ def _jobs_and_pods(client: ResourceClient, ns: str) -> str:
         lines.append(f"Job {job['metadata']['name']}: active={st.get('active')} conditions={conds}")
     for pod in client.list(PODS, ns)["items"]:
         st = pod.get("status") or {}
-        conds = [(c["type"], c["status"], c.get("reason")) for c in st.get("conditions") or []]
+        conds = [
+            (c["type"], c["status"], c.get("reason"), *([c["message"]] if c.get("message") else []))
+            for c in st.get("conditions") or []
+        ]
         node = pod["spec"].get("nodeName")
         lines.append(f"Pod {pod['metadata']['name']}: {st.get('phase')} node={node} {conds}")
-    return "\n".join(lines)
+    held = "; ".join(f"{node} {sum(v.values())} ({v})" for node, v in sorted(gpus_held(client).items()))
+    return "\n".join([*lines, f"GPUs held: {held or 'none'}"])
+
+
+def gpus_held(client: ResourceClient) -> dict[str, dict[str, int]]:
+    """GPUs requested by the live pods bound to each node, by namespace (the kwok nodes' capacity is set in
+    dynamo_localcluster's ``_create_nodes``): a pod that cannot be scheduled is most often one that finds
+    them all taken, perhaps by an earlier test's."""
+    held: dict[str, dict[str, int]] = {}
+    for pod in client.list(PODS)["items"]:
+        node = pod["spec"].get("nodeName")
+        if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        gpus = sum(
+            int(((c.get("resources") or {}).get("limits") or {}).get("nvidia.com/gpu", 0))
+            for c in pod["spec"]["containers"]
+        )
+        if gpus:
+            by_ns = held.setdefault(node, {})
+            by_ns[pod["metadata"]["namespace"]] = by_ns.get(pod["metadata"]["namespace"], 0) + gpus
+    return held
 
 
 def pull_secret(env: dict[str, str], ns: str) -> None:
@@ -882,17 +890,12 @@ def finalize_every_kind(client: ResourceClient, ns: str) -> None:
         CHECKPOINTS: "warm",
     }
     for res, name in targets.items():
-        for _ in range(5):
-            obj = client.get(res, name, ns)
-            if FINALIZER in (obj["metadata"].get("finalizers") or []):
-                break
-            obj["metadata"]["finalizers"] = [*(obj["metadata"].get("finalizers") or []), FINALIZER]
-            try:
-                client.replace(res, obj)
-                break
-            except ApiException as e:
-                if e.status != 409:
-                    raise
+        edit_object(client, res, name, ns, _with_finalizer)
+
+
+def _with_finalizer(obj: dict) -> None:
+    finalizers = obj["metadata"].get("finalizers") or []
+    obj["metadata"]["finalizers"] = finalizers if FINALIZER in finalizers else [*finalizers, FINALIZER]
 
 
 INGRESSES = custom("networking.k8s.io", "v1", "ingresses", "Ingress")
@@ -917,16 +920,7 @@ def _exposed_graph(name: str, ns: str, ingress: dict) -> dict:
 
 def _edit_alpha(client: ResourceClient, ns: str, name: str, change) -> None:
     """Apply ``change(spec)`` to the stored (v1alpha1) graph, retried on a conflict."""
-    for _ in range(5):
-        graph = client.get(store.DGD, name, ns)
-        change(graph["spec"])
-        try:
-            client.replace(store.DGD, graph)
-            return
-        except ApiException as e:
-            if e.status != 409:
-                raise
-    raise AssertionError(f"could not update graph {ns}/{name}")
+    edit_object(client, store.DGD, name, ns, lambda graph: change(graph["spec"]))
 
 
 def _frontend_ingress(spec: dict) -> dict:

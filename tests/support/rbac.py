@@ -22,6 +22,8 @@ from pathlib import Path
 
 import yaml
 
+from support import yamlc
+
 # Every request a ServiceAccount makes, and every write anybody makes (the plugin runs as the user; its
 # requests are told apart by its User-Agent, dynamo-hooks/<version>).
 AUDIT_POLICY = {
@@ -96,7 +98,7 @@ def render(env: dict[str, str], chart: Path, release: str, namespace: str, *args
     """`helm template` of the chart, hooks included, as the documents an install would create."""
     cmd = ["helm", "template", release, str(chart), "--namespace", namespace, *args]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120, check=True).stdout
-    return [d for d in yaml.safe_load_all(out) if isinstance(d, dict) and d.get("kind")]
+    return [d for d in yamlc.load_all(out) if isinstance(d, dict) and d.get("kind")]
 
 
 def _role_key(kind: str, name: str, namespace: str | None) -> str:

@@ -72,3 +72,35 @@ def test_the_render_start_row():
 
 def _start(median: float) -> dict:
     return {"runs": 10, "median_s": median, "min_s": median - 0.02, "cpu_median_s": median - 0.05}
+
+
+def test_the_two_servers_are_measured_in_turn_and_each_ones_rounds_pooled(monkeypatch):
+    """A machine that slows down for a while must move both servers' figures: each server's minute is
+    taken in rounds, the two in turn (ABBA...), and a server's percentiles come from all of its rounds."""
+    from bench import admission, noop, procstat
+
+    calls: list[tuple[str, str, float]] = []
+    slow_round = 3  # the machine is slow in the fourth round: both servers see it, one of them in each turn
+
+    def measure(where: str):
+        def run(*args) -> admission.Sample:
+            ns, seconds = args[1], args[3]  # direct(port, ns, ...), through_apiserver(rc, ns, ...)
+            calls.append((where, ns, seconds))
+            round_ = sum(1 for c in calls if c[0] == where) - 1
+            base = 100.0 if ns == "bench-noop" else 110.0
+            late = 10.0 if round_ // 2 == slow_round else 1.0
+            return admission.Sample(10, 1.0, [base * late / 1000] * 10, [])
+
+        return run
+
+    monkeypatch.setattr(admission, "direct", measure("direct"))
+    monkeypatch.setattr(admission, "through_apiserver", measure("apiserver"))
+    monkeypatch.setattr(procstat, "cpu_seconds", lambda pid: 0.0)
+    box = type("Noop", (), {"port": 2, "pid": 2})()
+    got = noop.compare(None, (1, 1, "bench-admission"), box, "bench-noop", 200.0, 60.0)
+    order = [ns for where, ns, _ in calls if where == "apiserver"]
+    rounds = noop.ROUNDS
+    assert len(order) == 2 * rounds and {s for _, _, s in calls} == {60.0 / rounds}
+    assert order[:4] == ["bench-admission", "bench-noop", "bench-noop", "bench-admission"], order
+    assert got["direct"]["requests"] == got["noop"]["direct"]["requests"] == 10 * rounds
+    assert got["ratios"] == {"direct": 1.1, "apiserver": 1.1}, got["ratios"]  # the slow round moved both

@@ -11,6 +11,7 @@ from dynamo_operator.controllers.discovery import check_required_integrations
 from dynamo_operator.controllers.gms import missing_device_classes, owners_of_class
 from dynamo_operator.runtime.controller import Request
 from dynamo_operator.runtime.informer import Indexer
+from support import yamlc
 from support.graphs import epp_graph, gms_graph
 
 
@@ -84,7 +85,7 @@ def test_render_shows_the_claim_template_pool_and_destination_rule(tmp_path):
         args += ["--detected", flag]
     result = CliRunner().invoke(render_command, args)
     assert result.exit_code == 0, result.output
-    kinds = [(d["kind"], d["metadata"]["name"]) for d in yaml.safe_load_all(result.output)]
+    kinds = [(d["kind"], d["metadata"]["name"]) for d in yamlc.load_all(result.output)]
     for want in (
         ("ResourceClaimTemplate", "g-worker-gpu"),
         ("InferencePool", "gaie-pool"),

@@ -13,6 +13,7 @@ import yaml
 from click.testing import CliRunner, Result
 from dynamo_localcluster.cluster import REPO_ROOT
 from dynamo_operator.cli import main
+from support import yamlc
 
 # graphs only: demo-values.yaml is Helm values, hpa-*.yaml are autoscalers that target a graph's adapters,
 # dgdr-*.yaml and dynamomodel-*.yaml are requests and models (applied in test_dgdr/test_model_cluster)
@@ -42,7 +43,7 @@ def _stdout(example: Path, *args: str) -> str:
 
 
 def render(example: Path, *args: str) -> list[dict]:
-    return [d for d in yaml.safe_load_all(_stdout(example, *args)) if d]
+    return [d for d in yamlc.load_all(_stdout(example, *args)) if d]
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +70,7 @@ def test_there_are_examples_of_each_kind_a_user_starts_with():
 def test_render_previews_every_example(example: Path):
     out = _stdout(example)
     assert "value: n\n" not in out, "kubectl (YAML 1.1) would read an unquoted n as false"
-    kinds = [d["kind"] for d in yaml.safe_load_all(out) if d]
+    kinds = [d["kind"] for d in yamlc.load_all(out) if d]
     assert "DynamoComponentDeployment" in kinds and "Deployment" in kinds and "Service" in kinds
 
 

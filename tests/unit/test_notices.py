@@ -14,7 +14,7 @@ from dynamo_operator.controllers.notices import REASON, NoticeEvents
 from dynamo_operator.render import notices
 from dynamo_operator.render.cli import render_command
 from dynamo_operator.webhooks.validation import Context, validate
-from support import graphs
+from support import graphs, yamlc
 
 EPP_NOTE = "has no effect unless type is epp"
 
@@ -69,7 +69,7 @@ def test_render_prints_the_same_warning_on_stderr(tmp_path):
     assert result.exit_code == 0, result.output
     (text,) = notices.warnings(graph_with_ignored_epp_config())
     assert result.stderr.splitlines() == [f"Warning: {path}#0: DynamoGraphDeployment team/g: {text}"]
-    kinds = {o["kind"] for o in yaml.safe_load_all(result.stdout)}
+    kinds = {o["kind"] for o in yamlc.load_all(result.stdout)}
     assert {"DynamoComponentDeployment", "Deployment"} <= kinds  # stdout: YAML only
 
 

@@ -23,6 +23,7 @@ from dynamo_operator.render.etcdaccess import LABEL_ETCD_CLIENT
 from dynamo_operator.render.mpisecret import LABEL_MPI_SSH
 from dynamo_operator.render.natsaccess import LABEL_NATS_CLIENT
 from dynamo_operator.sshkeys import MPI_SSH_KEYS
+from support import yamlc
 
 pytestmark = pytest.mark.tools  # helm template
 
@@ -76,7 +77,7 @@ def _render(variant: str) -> list[dict]:
     for s in VARIANTS[variant]:
         args += ["--set", s]
     out = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout
-    return [d for d in yaml.safe_load_all(out) if isinstance(d, dict) and d.get("kind")]
+    return [d for d in yamlc.load_all(out) if isinstance(d, dict) and d.get("kind")]
 
 
 def _ours(docs: list[dict]) -> list[dict]:
@@ -441,7 +442,7 @@ def test_every_child_the_operator_renders_is_labelled_as_its_own() -> None:
     for detected in (every, every - {"grove"}):  # graphs on Grove, and on components
         ctx = RenderContext(operator_config=config, detected=detected)
         for path in sorted((REPO_ROOT / "examples").glob("*.yaml")):
-            for doc in yaml.safe_load_all(path.read_text()):
+            for doc in yamlc.load_all(path.read_text()):
                 if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("nvidia.com/"):
                     seen |= _assert_labelled_and_bounded(path.name, doc, ctx, owned)
     assert {"Deployment", "Service", "ServiceAccount", "RoleBinding", "DynamoComponentDeployment"} <= seen, (

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 from click.testing import CliRunner
 from dynamo_operator.render.cli import render_command
+from support import yamlc
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dgd"
 
@@ -17,7 +18,7 @@ def run(*args: str, input: str | None = None):
 
 def docs(result) -> list[dict]:
     assert result.exit_code == 0, result.output
-    return list(yaml.safe_load_all(result.output))
+    return list(yamlc.load_all(result.output))
 
 
 def deployment(objs, name):

@@ -24,9 +24,9 @@ from pathlib import Path
 from types import CodeType, FunctionType
 
 import pytest
-import yaml
 from dynamo_operator import controllers
 from dynamo_operator.render import RenderContext, ours, render_all
+from support import yamlc
 from support.graphs import FULL_INGRESS as FULL
 from support.graphs import epp_graph, gms_graph
 from support.graphs import exposed_alpha_graph as alpha_graph
@@ -178,7 +178,7 @@ def controller_producers() -> dict[FunctionType, str]:
 
 def _docs(path: Path) -> list[dict]:
     """The objects of a file, with the namespace ``render`` gives those that name none."""
-    docs = [d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict) and ours(d)]
+    docs = [d for d in yamlc.load_all(path.read_text()) if isinstance(d, dict) and ours(d)]
     for d in docs:
         d.setdefault("metadata", {}).setdefault("namespace", "default")
     return docs

@@ -22,6 +22,7 @@ from dynamo_operator.render.checkpoint_ids import (
 from dynamo_operator.render.cli import render_command
 from dynamo_operator.render.hashing import component_revision
 from dynamo_operator.webhooks.validation import validate
+from support import yamlc
 
 CONFIG = {"checkpoint": {"enabled": True}}
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
@@ -336,7 +337,7 @@ def test_render_cli_shows_the_checkpoint_and_reads_existing_ones(tmp_path):
     args = ["-f", str(tmp_path / "g.yaml"), "--config", str(tmp_path / "cfg.yaml")]
     out = CliRunner().invoke(render_command, args)
     assert out.exit_code == 0, out.output
-    docs = list(yaml.safe_load_all(out.output))
+    docs = list(yamlc.load_all(out.output))
     ckpt = docs[0]
     assert ckpt["kind"] == "DynamoCheckpoint" and ckpt["metadata"]["name"].startswith("checkpoint-")
     dep = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "g-worker")
@@ -347,7 +348,7 @@ def test_render_cli_shows_the_checkpoint_and_reads_existing_ones(tmp_path):
     assert out.exit_code == 0, out.output
     dep = next(
         d
-        for d in yaml.safe_load_all(out.output)
+        for d in yamlc.load_all(out.output)
         if d["kind"] == "Deployment" and d["metadata"]["name"] == "g-worker"
     )
     assert dep["spec"]["replicas"] == 2

@@ -15,8 +15,8 @@ import shutil
 import subprocess
 
 import pytest
-import yaml
 from dynamo_coverage import grants
+from support import yamlc
 
 pytestmark = pytest.mark.tools  # helm template
 
@@ -41,7 +41,7 @@ def _render(variant: str) -> list[dict]:
     for s in VARIANTS[variant]:
         args += ["--set", s]
     out = subprocess.run(args, capture_output=True, text=True, timeout=180, check=True).stdout
-    return [d for d in yaml.safe_load_all(out) if isinstance(d, dict) and d.get("kind") in grants.RBAC_KINDS]
+    return [d for d in yamlc.load_all(out) if isinstance(d, dict) and d.get("kind") in grants.RBAC_KINDS]
 
 
 def rendered_cells() -> set[tuple[str, str]]:

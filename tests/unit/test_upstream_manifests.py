@@ -18,6 +18,7 @@ import pytest
 import yaml
 from dynamo_operator.render import RenderContext, render_all
 from dynamo_operator.webhooks.validation import Context, validate
+from support import yamlc
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
 FILES = sorted(FIXTURES.glob("*.yaml"))
@@ -35,7 +36,7 @@ def ours(path: Path) -> list[dict]:
     """The nvidia.com objects of a fixture (a ConfigMap beside the graph is the user's), namespaced as
     ``kubectl apply -n`` would."""
     out = []
-    for doc in yaml.safe_load_all(path.read_text()):
+    for doc in yamlc.load_all(path.read_text()):
         if isinstance(doc, dict) and str(doc.get("apiVersion", "")).startswith("nvidia.com/"):
             doc.setdefault("metadata", {}).setdefault("namespace", "team")
             out.append(doc)
@@ -135,5 +136,5 @@ def test_the_render_command_previews_them_all(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert "nvidia-config: not an nvidia.com object, applied as is" in run.stderr  # the user's ConfigMap
-    kinds = {d["kind"] for d in yaml.safe_load_all(run.stdout) if d}
+    kinds = {d["kind"] for d in yamlc.load_all(run.stdout) if d}
     assert {"DynamoComponentDeployment", "Deployment", "LeaderWorkerSet", "Service"} <= kinds, kinds
