@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from dynamo_localcluster.webhooks import url_webhook, webhook_configuration
 from dynamo_operator.api import registry
@@ -96,7 +97,36 @@ def review(namespace: str) -> bytes:
     ).encode()
 
 
-def paced(send: Callable[[], None], rate: float, seconds: float, threads: int) -> dict:
+@dataclass
+class Sample:
+    """The raw latencies of one or more paced runs, summarised only at the end: rounds of two servers taken
+    in turn are pooled per server before their percentiles are taken."""
+
+    requests: int = 0
+    elapsed: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, other: Sample) -> None:
+        self.requests += other.requests
+        self.elapsed += other.elapsed
+        self.latencies.extend(other.latencies)
+        self.errors.extend(other.errors)
+
+    def summary(self) -> dict:
+        lat = sorted(self.latencies)
+        return {
+            "requests": self.requests,
+            "errors": len(self.errors),
+            "first_error": self.errors[0] if self.errors else None,
+            "achieved_rate": round(len(lat) / self.elapsed, 1) if self.elapsed > 0 else 0.0,
+            "p50_ms": round(_pct(lat, 0.50) * 1000, 2),
+            "p99_ms": round(_pct(lat, 0.99) * 1000, 2),
+            "max_ms": round((lat[-1] if lat else 0.0) * 1000, 2),
+        }
+
+
+def paced(send: Callable[[], None], rate: float, seconds: float, threads: int) -> Sample:
     """Calls ``send`` ``rate`` times a second for ``seconds`` from ``threads`` threads (request i is due at
     start + i/rate); latency is measured from the moment the request was sent until its answer."""
     total = int(rate * seconds)
@@ -132,17 +162,7 @@ def paced(send: Callable[[], None], rate: float, seconds: float, threads: int) -
         t.start()
     for t in pool:
         t.join()
-    elapsed = time.monotonic() - start
-    lat.sort()
-    return {
-        "requests": total,
-        "errors": len(errors),
-        "first_error": errors[0] if errors else None,
-        "achieved_rate": round(len(lat) / elapsed, 1) if elapsed > 0 else 0.0,
-        "p50_ms": round(_pct(lat, 0.50) * 1000, 2),
-        "p99_ms": round(_pct(lat, 0.99) * 1000, 2),
-        "max_ms": round((lat[-1] if lat else 0.0) * 1000, 2),
-    }
+    return Sample(total, time.monotonic() - start, lat, errors)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -151,7 +171,7 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def direct(port: int, namespace: str, rate: float, seconds: float, threads: int = 8) -> dict:
+def direct(port: int, namespace: str, rate: float, seconds: float, threads: int = 8) -> Sample:
     """Straight to the webhook server (validating path), one keep-alive TLS connection per thread."""
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
@@ -182,7 +202,7 @@ def direct(port: int, namespace: str, rate: float, seconds: float, threads: int 
 
 def through_apiserver(
     client: ResourceClient, namespace: str, rate: float, seconds: float, threads: int = 8
-) -> dict:
+) -> Sample:
     """Dry-run creates through the apiserver (authn, authz, mutating + validating webhooks, no storage)."""
     base = graph("admission", namespace)  # v1beta1, the version the webhooks are registered for
     path = DGD_V1BETA1.base_path(namespace)
