@@ -15,7 +15,6 @@ unread answer (``unread_dropped``).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
 import ssl
@@ -29,6 +28,10 @@ CONVERT_BYTES = 16 * 1024 * 1024 - 64 * 1024
 UNREAD_BYTES = 12 * 1024 * 1024
 RECORDS_BODY = 64 * 1024
 ADMISSION = "/validate-nvidia-com-v1beta1-dynamographdeployment"
+# How long a converting client waits for its page's answer once the body is out: the pages admitted before
+# it are converted one at a time (about 1 s each on a quiet 2-core machine, many times that beside make
+# test's other streams); within the phase's join (its seconds plus 60).
+ANSWER_SECONDS = 55.0
 
 
 def _graph() -> dict:
@@ -83,6 +86,7 @@ class _Stats:
         self.lock = threading.Lock()
         self.connected = self.refused = self.requests = self.sent = self.unread_dropped = 0
         self.answers: dict[str, int] = {}
+        self.answer_seconds: list[float] = []
 
     def add(self, **counts: int) -> None:
         with self.lock:
@@ -92,6 +96,10 @@ class _Stats:
     def answered(self, line: str) -> None:
         with self.lock:
             self.answers[line] = self.answers.get(line, 0) + 1
+
+    def timed(self, seconds: float) -> None:
+        with self.lock:
+            self.answer_seconds.append(round(seconds, 1))
 
 
 def _connect(port: int, ctx: ssl.SSLContext, stats: _Stats, rcvbuf: int = 0) -> ssl.SSLSocket | None:
@@ -110,17 +118,31 @@ def _connect(port: int, ctx: ssl.SSLContext, stats: _Stats, rcvbuf: int = 0) -> 
 
 
 def _convert_body(port: int, ctx: ssl.SSLContext, until: float, stats: _Stats, body: bytes) -> None:
+    """Pages one after another on a connection while the phase lasts. A page whose body the server took
+    whole (``requests``) must be answered: the server admitted it and promises it will finish; a send the
+    server cut short (its deadline while the body waited for in-flight bytes) is counted as such, and the
+    thread connects again. Each answer's time from the body's last byte goes in ``answer_seconds``."""
     while time.monotonic() < until:
         sock = _connect(port, ctx, stats)
         if sock is None:
             time.sleep(0.5)  # not a wait: a refused connection is retried after a moment
             continue
-        with contextlib.suppress(OSError), sock:
+        with sock:
             while time.monotonic() < until:
-                sock.sendall(_head("/convert", len(body)) + body)
+                try:
+                    sock.sendall(_head("/convert", len(body)) + body)
+                except OSError:
+                    stats.answered("(closed while sending)")
+                    break
                 stats.add(requests=1, sent=len(body))
-                line = _answer(sock)
+                sent = time.monotonic()
+                sock.settimeout(ANSWER_SECONDS)
+                try:
+                    line = _answer(sock)
+                except OSError as e:
+                    line = f"(no answer: {type(e).__name__})"
                 stats.answered(line)
+                stats.timed(time.monotonic() - sent)
                 if not line.startswith("HTTP/1.1 200"):
                     break
 
@@ -200,5 +222,6 @@ def run(
         "bytes_sent": stats.sent,
         "answers": stats.answers,
         "unread_dropped": stats.unread_dropped,
+        "answer_seconds": stats.answer_seconds,
         "seconds": round(time.monotonic() - started, 1),
     }
