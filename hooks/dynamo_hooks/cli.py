@@ -1,4 +1,4 @@
-"""`dynamo-hooks`: the commands the chart's pre-install / pre-upgrade hook Jobs run.
+"""`dynamo-hooks`: the commands of the chart's hook Jobs (install: one Job chaining three; uninstall: two).
 
 The argv is a contract with the chart templates:
 
@@ -9,6 +9,11 @@ The argv is a contract with the chart templates:
     dynamo-hooks uninstall-cleanup --phase before|after --release-namespace NS --release-name R \
         [--deployment NAME] [--target-namespace NS] [--leader-election-id ID] \
         [--leader-election-namespace NS] [--secret NAME]...
+
+Commands chain (click's chain mode): the chart's one install Job runs
+``dynamo-hooks check-conflicts ... ensure-mpi-ssh-secret ... ensure-webhook-certs ...`` in one pod. Every
+step's arguments are parsed before the first step runs (a usage error changes nothing), the steps run in
+the order given, and the first that fails ends the run with its status: a blocked install writes no Secret.
 
 Exit status: 0 done (or nothing blocks), 1 the install must stop (the reason is printed on stderr, which
 `kubectl logs` of the failed hook Job shows), 2 usage error, 3 the API could not be used.
@@ -26,7 +31,7 @@ from .chart import load_chart
 from .checks import Status, run_checks
 from .cluster import ClusterError, connect
 from .preflight import PreflightInput, build_context
-from .report import EXIT_BLOCKED, EXIT_OK, summarize
+from .report import EXIT_BLOCKED, summarize
 from .secrets import EnsureResult, HookError, ensure_mpi_ssh_secret, ensure_webhook_certs
 from .settings import DEFAULT_WEBHOOK_SECRET
 
@@ -40,7 +45,7 @@ def _emit(output: str, payload: dict[str, Any], text: str, *, err: bool = False)
         click.echo(text, err=err)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.group(chain=True, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.option(
     "--kubeconfig",
     envvar="KUBECONFIG",
@@ -136,8 +141,7 @@ def check_conflicts(
         lines.insert(0, f"dynamo-hooks: install of release {release_name} in {release_namespace} is BLOCKED")
         _emit(opts["output"], payload, "\n".join(lines), err=True)
         sys.exit(EXIT_BLOCKED)
-    _emit(opts["output"], payload, "\n".join(lines))
-    sys.exit(EXIT_OK)
+    _emit(opts["output"], payload, "\n".join(lines))  # nothing blocks: the next step, or exit 0
 
 
 def _run_ensure(ctx: click.Context, action: Any) -> None:

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 import yaml
+from dynamo_hooks import cli as hooks_cli
 from kubernetes import client
 from support import yamlc
 from support.helm import CHART, ensure_namespace, hooks, skip_if_shared_cluster_has_operators
@@ -17,20 +18,29 @@ from support.helm import CHART, ensure_namespace, hooks, skip_if_shared_cluster_
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
-def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dict[str, list[str]]:
-    """The argv of each install-hook Job in `helm template` output: the contract with the chart."""
+def rendered_hook_job(cluster, release: str, namespace: str, *sets: str) -> list[str]:
+    """The argv of the chart's one install-hook Job in `helm template` output: the contract with the chart."""
     cmd = ["helm", "template", release, str(CHART), "--namespace", namespace]
     for s in sets:
         cmd += ["--set", s]
     out = subprocess.run(cmd, env=cluster.env, capture_output=True, text=True, timeout=120, check=True).stdout
-    jobs = {}
-    for doc in yamlc.load_all(out):
-        if not doc or doc.get("kind") != "Job":
-            continue
-        container = doc["spec"]["template"]["spec"]["containers"][0]
-        if container.get("command") == ["dynamo-hooks"]:
-            jobs[container["args"][0]] = container["args"]
-    return jobs
+    (argv,) = [
+        doc["spec"]["template"]["spec"]["containers"][0]["args"]
+        for doc in yamlc.load_all(out)
+        if doc and doc.get("kind") == "Job" and doc["metadata"]["name"].endswith("-install-hooks")
+    ]
+    return argv
+
+
+def rendered_hook_args(cluster, release: str, namespace: str, *sets: str) -> dict[str, list[str]]:
+    """The Job's chained argv cut into its steps, by command name (each runs alone as well)."""
+    steps: dict[str, list[str]] = {}
+    for arg in rendered_hook_job(cluster, release, namespace, *sets):
+        if arg in hooks_cli.main.commands:
+            current = steps[arg] = [arg]
+        else:
+            current.append(arg)
+    return steps
 
 
 def webhook_configuration(release: str, namespace: str, restricted: bool) -> dict:
@@ -171,6 +181,41 @@ def test_conflict_matrix_with_the_charts_argv(kube_cluster) -> None:
     sixth = check("hm-e", "hm-e", restricted=True)
     assert sixth.returncode == 0 and "Different scopes" in sixth.stdout
     delete_operator(api, "hm-c", "hm-c")
+
+
+def test_the_charts_one_job_runs_its_steps_in_order_and_a_block_writes_no_secret(kube_cluster) -> None:
+    """The install Job chains the steps in one pod: a conflict ends it before either Secret is written
+    (nothing half-applied); without one, both are made, and a second run (a retried pod, an upgrade)
+    changes neither."""
+    api = kube_cluster.api_client()
+    skip_if_shared_cluster_has_operators(kube_cluster)
+    core = client.CoreV1Api(api)
+    ensure_namespace(api, "hm-job")
+    argv = rendered_hook_job(kube_cluster, "hm-job", "hm-job")
+    assert [a for a in argv if a in hooks_cli.main.commands] == [
+        "check-conflicts",
+        "ensure-mpi-ssh-secret",
+        "ensure-webhook-certs",
+    ], argv
+
+    def secrets() -> set[str]:
+        return {s.metadata.name for s in core.list_namespaced_secret("hm-job").items}
+
+    operator_deployment(api, "hm-other", "hm-other", restricted=False)
+    try:
+        blocked = hooks(kube_cluster.env, *argv)
+        assert blocked.returncode == 1 and "Multiple cluster managers" in blocked.stderr, blocked.stderr
+        assert not {"mpi-run-ssh-secret", "webhook-server-cert"} & secrets(), secrets()
+    finally:
+        delete_operator(api, "hm-other", "hm-other")
+    first = hooks(kube_cluster.env, *argv)
+    assert first.returncode == 0, first.stderr
+    assert "mpi-run-ssh-secret: created" in first.stdout and "webhook-server-cert: created" in first.stdout
+    before = {n: core.read_namespaced_secret(n, "hm-job").metadata.resource_version for n in secrets()}
+    second = hooks(kube_cluster.env, *argv)
+    assert second.returncode == 0 and second.stdout.count("unchanged") == 2, second.stdout
+    after = {n: core.read_namespaced_secret(n, "hm-job").metadata.resource_version for n in secrets()}
+    assert after == before
 
 
 def test_the_hybrid_layout_installs_with_its_value(kube_cluster) -> None:

@@ -1086,7 +1086,7 @@ def test_failed_hooks_leave_no_rbac_behind(audit_cluster, tmp_path) -> None:
     assert up.returncode != 0 and "pre-upgrade" in up.stderr, up.stderr
     assert _hook_rbac_left(env, rel.name) == []
     jobs = json.loads(run(env, "kubectl", "get", "jobs", "-n", rel.namespace, "-o", "json").stdout)["items"]
-    assert any(j["metadata"]["name"].endswith("check-conflicts") for j in jobs), "the failed Job was deleted"
+    assert any(j["metadata"]["name"].endswith("-install-hooks") for j in jobs), "the failed Job was deleted"
     down = run(
         env, "helm", "uninstall", rel.name, "-n", rel.namespace, "--wait", "--timeout", "120s", check=False
     )

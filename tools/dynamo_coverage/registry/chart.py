@@ -776,7 +776,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "dynamo.mpiRun.sshKeygen.enabled": acts(
             "tpl:operator/templates/install-hooks.yaml",
-            "helm:operator/tests/install_hooks_test.yaml::no certificate Job outside auto mode, no MPI Job without keygen",
+            "helm:operator/tests/install_hooks_test.yaml::no certificate step outside auto mode, no MPI step without keygen",
         ),
         "dynamo.podTemplateChecks.action": acts(
             "tpl:operator/templates/_config.tpl",
@@ -863,7 +863,7 @@ VALUES: dict[str, dict[str, Status]] = {
         ),
         "installHooks.checkConflicts": acts(
             "tpl:operator/templates/install-hooks.yaml",
-            "helm:operator/tests/values_test.yaml::installHooks.checkConflicts false drops the check-conflicts Job and its cluster RBAC",
+            "helm:operator/tests/values_test.yaml::installHooks.checkConflicts false drops the conflict step and its cluster RBAC",
         ),
         "installHooks.cleanupOnUninstall": acts(
             "tpl:operator/templates/uninstall-hooks.yaml",
