@@ -21,9 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynamo_operator.render.names import ANN_ORIGIN_VERSION
+
 from .validation import Context, grove_pathway
 
-ANN_ORIGIN_VERSION = "nvidia.com/dynamo-operator-origin-version"
 STAMPED_KINDS = ("DynamoGraphDeployment", "DynamoComponentDeployment")
 
 Patch = list[dict[str, Any]]
