@@ -9,7 +9,7 @@ import socket
 import ssl
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from dynamo_operator.runtime.client import (
@@ -21,24 +21,17 @@ from dynamo_operator.runtime.client import (
     install_fenced_transport,
 )
 from kubernetes.client import ApiClient, Configuration
+from support.countingserver import CountingServer
 from support.poll import wait_for
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(CountingServer):
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.connections = 0
+        super().__init__(_Handler)
         self.requests: list[tuple[str, str, dict]] = []
         self.audit_ids: list[str | None] = []
         self.hold = threading.Event()  # set: the handler answers only once ``release`` is set
         self.release = threading.Event()
-
-    def get_request(self):
-        conn = super().get_request()
-        self.connections += 1
-        return conn
 
 
 class _Handler(BaseHTTPRequestHandler):

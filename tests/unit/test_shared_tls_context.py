@@ -10,7 +10,7 @@ import json
 import ssl
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -20,23 +20,16 @@ from dynamo_operator.pki import issue_ca, issue_client, issue_serving
 from dynamo_operator.runtime.client import CONFIGMAPS, ResourceClient, load_api_client, share_tls_context
 from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
+from support.countingserver import CountingServer
 
 DAY = dt.timedelta(days=1)
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(CountingServer):
     def __init__(self, ctx: ssl.SSLContext) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
         self.socket = ctx.wrap_socket(self.socket, server_side=True)  # the handshake runs on accept
-        self.connections = 0
         self.client_names: list[str] = []
-
-    def get_request(self):
-        conn = super().get_request()
-        self.connections += 1
-        return conn
 
 
 class _Handler(BaseHTTPRequestHandler):
