@@ -16,7 +16,7 @@ from dynamo_operator.controllers.lifecycle import CHECKPOINTS, FINALIZER, JOBS
 from dynamo_operator.render import checkpoint as rc
 from dynamo_operator.render.checkpoint_ids import LABEL_CHECKPOINT_ID
 from dynamo_operator.render.graph_checkpoint import ANN_AUTO
-from dynamo_operator.runtime.client import PVCS
+from dynamo_operator.runtime.client import PODS, PVCS
 from dynamo_operator.tunables import ControllerTunables
 from kubernetes.client.exceptions import ApiException
 from support.crs import condition, describe, events_of, wait_event_reasons
@@ -169,7 +169,7 @@ def test_a_deleted_automatic_checkpoints_artifacts_are_removed(kube_cluster, crd
     try:
         with Operator(
             kube_cluster, {"checkpoint": {"enabled": True, "cleanupImage": "mirror.example/busybox:1.36"}}
-        ):
+        ) as op:
             obj = automatic(ns)
             name, cid = obj["metadata"]["name"], obj["metadata"]["labels"][LABEL_CHECKPOINT_ID]
             client.create(CHECKPOINTS, obj)
@@ -187,13 +187,39 @@ def test_a_deleted_automatic_checkpoints_artifacts_are_removed(kube_cluster, crd
                 "CHECKPOINT_ID": cid,
             }
             assert pod["volumes"][0]["persistentVolumeClaim"] == {"claimName": "chrek-pvc"}
-            wait_for(lambda: get(client, CHECKPOINTS, name, ns) is None, WAIT, "the checkpoint gone")
+            wait_for(
+                lambda: get(client, CHECKPOINTS, name, ns) is None,
+                WAIT,
+                lambda: f"the checkpoint gone\n{_cleanup_story(client, op, ns, name, cid)}",
+            )
             wait_for(lambda: get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) is None, WAIT, "the Job gone")
             (message,) = [m for _, r, m in events_of(client, ns, name) if r == "CheckpointArtifactsRemoved"]
             assert message == f"removed /checkpoints/{cid} from PersistentVolumeClaim {ns}/chrek-pvc"
     finally:
         with contextlib.suppress(ApiException):
             client.delete(PVS, pv)
+
+
+def _cleanup_story(client, op: Operator, ns: str, name: str, cid: str) -> str:
+    """Where a cleanup stopped (seen once, in a loaded run): the checkpoint's finalizers, the Job's
+    conditions, its pods' phases and nodes, and the checkpoint controller's last passes on it."""
+    ckpt = (get(client, CHECKPOINTS, name, ns) or {}).get("metadata") or {}
+    job = get(client, JOBS, f"checkpoint-cleanup-{cid}", ns) or {}
+    pods = [
+        (p["metadata"]["name"], p["status"].get("phase"), p["spec"].get("nodeName"))
+        for p in client.list(PODS, ns, label_selector=f"job-name=checkpoint-cleanup-{cid}")["items"]
+    ]
+    passes = [
+        (round(o.at, 1), o.controller, o.result, repr(o.error) if o.error else None)
+        for o in op.outcomes
+        if o.request.name == name
+    ]
+    return (
+        f"checkpoint finalizers {ckpt.get('finalizers')}, deleted at {ckpt.get('deletionTimestamp')}\n"
+        f"job status {job.get('status')}\n"
+        f"pods {pods}\n"
+        f"last passes {passes[-8:]}"
+    )
 
 
 def test_without_a_claim_there_is_nothing_to_remove(kube_cluster, crds, client, ns):
