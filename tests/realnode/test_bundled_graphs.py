@@ -1,16 +1,19 @@
 """Graphs that use the platform's bundled etcd and NATS for real (the chart's defaults): one finds its worker
 through etcd discovery, one routes with the KV-aware router fed by KV events over NATS; both answer a chat
-completion. Deleting the etcd pod: the etcd-discovery graph answers again within a measured bound."""
+completion. Deleting the etcd pod: the etcd-discovery graph answers again within a measured bound, and what
+was written to etcd before is read after."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import urllib.request
+import uuid
 
 import pytest
 from dynamo_localcluster.demo import RELEASE
-from dynamo_localcluster.demo_real import etcd_keys
+from dynamo_localcluster.demo_real import etcd_admin, etcd_keys
 from dynamo_operator.render.etcdaccess import PROXY_ADDRESS, key_root
 from realnode_helpers import (
     NAMESPACE,
@@ -114,9 +117,15 @@ def _answers(url: str) -> bool:
 def test_deleting_the_etcd_pod_the_graph_keeps_answering(platform, graph_ns, record_property):
     """The graph is asked about once a second from the deletion until 30 s after the replacement etcd pod
     is Ready; the longest run of failed requests stays under the bound, and the worker is still registered
-    in etcd (its data on the claim) and answers after."""
+    in etcd (its data on the claim) and answers after. A key written through the etcd Service as root
+    before the deletion (mutual TLS and RBAC are the chart's defaults: the operator's credentials,
+    ``<release>-etcd-admin``) is read after: the store outlives the pod. One deletion proves both (each
+    costs the tier a replacement's start), and it is the tier's only etcd restart."""
     name = "mocker-etcd"
     url = first_completion(platform, graph_ns, name)[1]
+    admin = etcd_admin(platform.cluster)
+    key, value = f"/realnode/{uuid.uuid4().hex}", uuid.uuid4().hex
+    admin.call("/v3/kv/put", {"key": _b64(key), "value": _b64(value)})
     pod_name = f"{ETCD}-0"
     pod = json.loads(platform.kubectl("get", "pod", pod_name, "-n", NAMESPACE, "-o", "json"))
     old = pod["metadata"]["uid"]
@@ -154,3 +163,11 @@ def test_deleting_the_etcd_pod_the_graph_keeps_answering(platform, graph_ns, rec
     (after,) = pod_list(platform, graph_ns, "MockerWorker", name)
     assert after["metadata"]["uid"] == worker["metadata"]["uid"] and pod_ready(after)
     assert _answers(url)
+    kvs = wait_for(
+        lambda: admin.call("/v3/kv/range", {"key": _b64(key)}).get("kvs"), 60, "etcd to answer", **SLOW
+    )
+    assert base64.b64decode(kvs[0]["value"]).decode() == value, kvs
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()

@@ -1,16 +1,16 @@
 """The bundled NATS and etcd run for real (the chart's defaults: on, with persistence), from the images built
-here from their Go modules, on claims the node's local-path-provisioner binds; their data survives deleting
-their pods. A claim nobody can serve is reported at once, never waited on for a whole install timeout."""
+here from their Go modules, on claims the node's local-path-provisioner binds; NATS's JetStream data
+survives deleting its pod. (etcd's data surviving its pod's deletion is proven with the bundled graphs'
+etcd deletion, ``test_bundled_graphs.py``: one restart for both; a claim nobody can serve:
+``test_storage_claims.py``.)"""
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import uuid
 
 import pytest
-from dynamo_localcluster.demo_real import etcd_admin
 from dynamo_localcluster.realnode import layout, storage
 from realnode_helpers import (
     NAMESPACE,
@@ -67,23 +67,6 @@ def test_the_bundled_service_runs_from_our_image_on_a_bound_claim(platform, serv
     assert volume["spec"]["hostPath"]["path"].startswith(str(storage.STORAGE_DIR)), volume["spec"]
 
 
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
-
-
-def test_etcd_data_survives_deleting_its_pod(platform):
-    """Through the etcd Service as root (mutual TLS and RBAC are the chart's defaults: the operator's
-    credentials, ``<release>-etcd-admin``), a key written before the pod's deletion is read after."""
-    admin = etcd_admin(platform.cluster)
-    key, value = f"/realnode/{uuid.uuid4().hex}", uuid.uuid4().hex
-    admin.call("/v3/kv/put", {"key": _b64(key), "value": _b64(value)})
-    took = _restart(platform, f"{SERVICES['etcd']}-0")
-    kvs = wait_for(
-        lambda: admin.call("/v3/kv/range", {"key": _b64(key)}).get("kvs"), 60, "etcd to answer", **SLOW
-    )
-    assert base64.b64decode(kvs[0]["value"]).decode() == value, (kvs, took)
-
-
 # a graph, so that the operator gives its namespace a NATS account (started with the platform: AHEAD)
 AHEAD = {"jetstream": ["mocker-agg.yaml"]}
 
@@ -118,54 +101,3 @@ def test_nats_jetstream_data_survives_deleting_its_pod(platform, account_ns, tmp
 
     state = wait_for(lambda: info().get("state"), 120, "JetStream to list the stream again", **SLOW)
     assert state["messages"] == 1, state
-
-
-def _claim(name: str, storage_class: str) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name},
-        "spec": {
-            "accessModes": ["ReadWriteOnce"],
-            "storageClassName": storage_class,
-            "resources": {"requests": {"storage": "1Mi"}},
-        },
-    }
-
-
-def test_a_claim_that_never_binds_is_reported_not_waited_on(platform):
-    """Negative control: a class whose provisioner nothing runs, and a class that does not exist. The wait
-    that binds the tier's own claims (and guards the install) names both, long before its timeout."""
-    from kubernetes import client
-
-    nobody = f"nobody-{uuid.uuid4().hex[:6]}"
-    sc = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "StorageClass",
-        "metadata": {"name": nobody},
-        "provisioner": "example.invalid/nobody",
-        "volumeBindingMode": "Immediate",
-    }
-    with platform.cluster.api_client() as api:
-        client.StorageV1Api(api).create_storage_class(sc)
-        core = client.CoreV1Api(api)
-        try:
-            core.create_namespaced_persistent_volume_claim("default", _claim("never-binds", nobody))
-            core.create_namespaced_persistent_volume_claim("default", _claim("no-class", "no-such-class"))
-            started = time.monotonic()
-            with pytest.raises(storage.ClaimError) as missing:
-                storage.wait_bound(api, "default", ["no-class"], timeout=600)
-            assert time.monotonic() - started < 30, "a missing class is reported at once"
-            assert "default/no-class" in str(missing.value) and "'no-such-class' does not exist" in str(
-                missing.value
-            )
-            with pytest.raises(storage.ClaimError) as unserved:
-                storage.wait_bound(api, "default", ["never-binds"], timeout=600, grace=10)
-            took = time.monotonic() - started
-            assert took < 120, f"reported after {took:.0f}s, not at the 600 s timeout"
-            assert "default/never-binds" in str(unserved.value), unserved.value
-            assert f"StorageClass {nobody!r} (example.invalid/nobody)" in str(unserved.value), unserved.value
-        finally:
-            for name in ("never-binds", "no-class"):
-                core.delete_namespaced_persistent_volume_claim(name, "default")
-            client.StorageV1Api(api).delete_storage_class(nobody)
