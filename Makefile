@@ -116,7 +116,7 @@ INTEGRATION_SIDE := tests/integration/test_bench.py tests/integration/test_crds_
   tests/integration/test_runtime_api.py tests/integration/test_runtime_faults_api.py \
   tests/integration/test_webhooks_api.py tests/integration/test_uninstall.py \
   tests/integration/test_chart_install.py tests/integration/test_plugin_cluster.py tests/integration/test_hooks_cluster.py \
-  tests/integration/test_demo.py
+  tests/integration/test_demo.py tests/integration/test_upgrade.py
 INTEGRATION_STREAMS := integration-planes integration-side integration-main
 .PHONY: integration $(INTEGRATION_STREAMS)
 integration: $(STAMP) helm-plugins
@@ -206,11 +206,25 @@ image-lock: $(STAMP)
 # ones). One real node per machine at a time.
 # The images and the tests are two recipe lines: make runs a line that names $(MAKE) even under `make -n`, so a
 # dry run that shared one line with pytest started a real node (it did, once, beside a real run).
+# The whole tier runs as two lanes on the one node (tests/support/realnode_lanes.py): the owner lane's pytest
+# starts the node and installs the platform, the guest lane's attaches once it is installed and runs its
+# modules beside the owner's; the guest's output follows the owner's. A selection (REALNODE_PYTEST_ARGS) is
+# one lane.
+REALNODE_SHARE := $(CURDIR)/.cache/realnode-lanes
 test-realnode: realnode-tools helm-plugins
 	@if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then $(MAKE) --no-print-directory images; fi
-	@if why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
+	@if ! why=$$($(VENV)/bin/dynamo-localcluster node-check --machine 2>&1); then \
+	  echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; \
+	elif [ -n "$(REALNODE_PYTEST_ARGS)" ]; then \
 	  DYNAMO_REALNODE_TIER=1 DYNAMO_STOP_WHEN=$(REALNODE_STOP_WHEN) $(PY) -m pytest tests/realnode $(REALNODE_PYTEST_ARGS); \
-	else echo "test-realnode: skipped ($$(echo "$$why" | head -n 1))"; fi
+	else \
+	  rm -rf $(REALNODE_SHARE) && mkdir -p $(REALNODE_SHARE) && \
+	  export DYNAMO_REALNODE_TIER=1 DYNAMO_STOP_WHEN=$(REALNODE_STOP_WHEN) DYNAMO_REALNODE_SHARE=$(REALNODE_SHARE); \
+	  DYNAMO_REALNODE_LANE=guest $(PY) -m pytest tests/realnode >$(REALNODE_SHARE)/guest.log 2>&1 & guest=$$!; \
+	  DYNAMO_REALNODE_LANE=owner $(PY) -m pytest tests/realnode; owner=$$?; \
+	  wait $$guest; rc=$$?; echo "---- test-realnode, the guest lane (exit $$rc) ----"; cat $(REALNODE_SHARE)/guest.log; \
+	  [ $$owner = 0 ] && [ $$rc = 0 ]; \
+	fi
 
 .PHONY: cluster-up cluster-down
 cluster-up: $(STAMP) tools

@@ -25,6 +25,8 @@ from dynamo_localcluster.demo import RELEASE
 from dynamo_localcluster.realnode import storage
 from dynamo_localcluster.realnode.node import chart_values_args
 from realnode_helpers import NAMESPACE, Platform, drop_ahead, kubectl, reproduced, start_ahead
+from support import moduletimes
+from support import realnode_lanes as lanes
 from support.crds import LWS_CRD_FILES, wait_established
 
 HERE = Path(__file__).resolve().parent
@@ -38,16 +40,19 @@ FAKE_GPUS = 4  # two multinode groups of 1 GPU a pod (MPI, vLLM), started ahead 
 # The order the tier's modules run in (modules not named here run after them, by name). Why: the platform's
 # graphs all start at once after ``helm install`` (``start_ahead``), so what runs first overlaps their
 # start-up. First the modules that need no node-wide platform or come before it (``test_00_`` tears nodes
-# down, ``test_01_`` installs its own releases); then those that start no graph; then the graphs whose pods
-# are Ready in seconds (stub engines, workers without a frontend); then the checkpoint (a stall bound after
-# its Job's pod is Ready) and the graphs behind a frontend, whose readiness probe first runs 60 s after
-# start (seed 000); ``test_services`` last: it deletes the NATS and etcd pods every graph uses.
+# down, ``test_01_`` installs its own releases, the claims and the image need only the node: in the guest
+# lane they run while the owner's ``ct install`` waits on its releases); then those that start no graph;
+# then the graphs whose pods are Ready in seconds (stub engines, workers without a frontend); then the
+# checkpoint (a stall bound after its Job's pod is Ready) and the graphs behind a frontend, whose readiness
+# probe first runs 60 s after start (seed 000); ``test_services`` last: it deletes the NATS and etcd pods
+# every graph uses. In the owner lane ``support.realnode_lanes.EXCLUSIVE`` come after all the others.
 MODULE_ORDER = (
     "test_00_crash_teardown",
     "test_01_ct_install",
+    "test_storage_claims",
+    "test_image",
     "test_platform",
     "test_host_guard",
-    "test_image",
     "test_multinode",
     "test_mpi",
     "test_model",
@@ -62,12 +67,40 @@ MODULE_ORDER = (
 )
 
 
-def _module_rank(item: pytest.Item) -> tuple[int, str]:
-    name = Path(str(item.path)).stem
-    return (MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER), name)
+def _stem(item: pytest.Item) -> str:
+    return Path(str(item.path)).stem
+
+
+def _module_rank(item: pytest.Item) -> tuple[bool, int, str]:
+    """MODULE_ORDER's place; in the owner lane its ``EXCLUSIVE`` modules last (they wait for the guest)."""
+    name = _stem(item)
+    last = lanes.lane() == lanes.OWNER and name in lanes.EXCLUSIVE
+    return (last, MODULE_ORDER.index(name) if name in MODULE_ORDER else len(MODULE_ORDER), name)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a lane (``support.realnode_lanes``): say this process runs, and print the per-module seconds its
+    split follows."""
+    which = lanes.lane()
+    if which:
+        lanes.started(which)
+        config.pluginmanager.register(moduletimes.ModuleTimes(), "realnode-moduletimes")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A lane's end, however it ended (a failed fixture, ``pytest.exit``): the other lane stops waiting."""
+    which = lanes.lane()
+    if which:
+        lanes.ended(which)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    which = lanes.lane()
+    if which:  # the other lane's modules are not this process's
+        other = [i for i in items if HERE in Path(str(i.path)).parents and not lanes.runs_in(_stem(i), which)]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = [i for i in items if i not in other]
     mine = [i for i in items if HERE in Path(str(i.path)).parents]
     if not mine:
         return
@@ -144,12 +177,21 @@ def node(built_images, fresh_operator_build) -> Iterator[LocalCluster]:
     """The ``node`` profile with the operator and runtime images imported; its teardown must leave nothing."""
     from dynamo_localcluster.realnode.node import PLATFORM_IMAGES, built_image
 
+    if lanes.lane() == lanes.GUEST:  # the owner lane's node, once it runs
+        cluster = LocalCluster.from_state(Path(lanes.wait_for_node()["cluster_dir"]))
+        assert cluster is not None, "the owner lane's node left no state"
+        yield cluster
+        return
     images = [(built_image(r).ref, built_image(r).archive) for r in (*PLATFORM_IMAGES, *TIER_IMAGES)]
     cluster = LocalCluster(CLUSTER_DIR, profile="node", nodes=2, node_images=images)
     cluster.start(timeout=300)
+    if lanes.lane() == lanes.OWNER:
+        lanes.announce_node(cluster.dir)
     try:
         yield cluster
     finally:
+        if lanes.lane() == lanes.OWNER:  # the guest's tests run on this node until it ends
+            lanes.wait_for_guest()
         cluster.stop()
         leaked = sweep(CLUSTER_DIR)
         assert not cluster.node_leftovers, f"the real node left: {cluster.node_leftovers}"
@@ -216,7 +258,10 @@ def _lws_controller_ready(node: LocalCluster) -> None:
 def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest) -> Iterator[Platform]:
     """``helm install`` of charts/platform on the real node: the operator runs as Pods from the imported
     image, the hook Jobs run as Jobs. The node advertises its fake GPUs first (``fake_gpus``): graphs
-    started ahead may ask for them."""
+    started ahead may ask for them. In the guest lane: the owner's install (``support.realnode_lanes``)."""
+    if lanes.lane() == lanes.GUEST:
+        yield from _guest_platform(node, request)
+        return
     for crd in LWS_CRD_FILES:
         kubectl(node, "create", "-f", str(crd))
     for crd in LWS_CRD_FILES:
@@ -241,7 +286,19 @@ def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest)
         pods = kubectl(node, "get", "pods,jobs", "-A", "-o", "wide", check=False)
         pytest.fail(f"helm install on the real node failed:\n{r.stdout}{r.stderr}\n{pods}")
     _lws_controller_ready(node)
-    platform = Platform(node, took, seen)
+    if lanes.lane() == lanes.OWNER:
+        lanes.announce_platform(took)
+    yield from _with_graphs_ahead(Platform(node, took, seen), request)
+
+
+def _guest_platform(node: LocalCluster, request: pytest.FixtureRequest) -> Iterator[Platform]:
+    """The guest lane's view of the owner's install: its hook Jobs were watched by the owner (whose
+    ``test_platform`` checks them)."""
+    took = lanes.wait_for_platform()["install_seconds"]
+    yield from _with_graphs_ahead(Platform(node, took, {}), request)
+
+
+def _with_graphs_ahead(platform: Platform, request: pytest.FixtureRequest) -> Iterator[Platform]:
     # the graphs of the modules this session runs start now, side by side (realnode_helpers.start_ahead)
     modules = {item.module for item in request.session.items}
     start_ahead(platform, {k: v for m in modules for k, v in getattr(m, "AHEAD", {}).items()})
@@ -249,6 +306,14 @@ def platform(node: LocalCluster, fake_gpus: int, request: pytest.FixtureRequest)
         yield platform
     finally:
         drop_ahead(platform)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _exclusive(request: pytest.FixtureRequest) -> None:
+    """The owner lane's ``EXCLUSIVE`` modules start once the guest lane has ended
+    (``support.realnode_lanes``)."""
+    if lanes.lane() == lanes.OWNER and Path(str(request.path)).stem in lanes.EXCLUSIVE:
+        lanes.wait_for_guest()
 
 
 @pytest.fixture(scope="session")
