@@ -207,9 +207,9 @@ image-lock: $(STAMP)
 # The images and the tests are two recipe lines: make runs a line that names $(MAKE) even under `make -n`, so a
 # dry run that shared one line with pytest started a real node (it did, once, beside a real run).
 # The whole tier runs as two lanes on the one node (tests/support/realnode_lanes.py): the owner lane's pytest
-# starts the node and installs the platform, the guest lane's attaches once it is installed and runs its
-# modules beside the owner's; the guest's output follows the owner's. A selection (REALNODE_PYTEST_ARGS) is
-# one lane.
+# starts the node, runs ct install and installs the platform; the guest lane's attaches once the node runs
+# and runs its modules beside the owner's; the guest's output follows the owner's, and either lane's failure
+# fails the tier. A selection (REALNODE_PYTEST_ARGS) is one lane.
 REALNODE_SHARE := $(CURDIR)/.cache/realnode-lanes
 test-realnode: realnode-tools helm-plugins
 	@if $(VENV)/bin/dynamo-localcluster node-check --machine --quiet; then $(MAKE) --no-print-directory images; fi

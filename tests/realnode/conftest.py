@@ -190,12 +190,14 @@ def node(built_images, fresh_operator_build) -> Iterator[LocalCluster]:
     try:
         yield cluster
     finally:
-        if lanes.lane() == lanes.OWNER:  # the guest's tests run on this node until it ends
-            lanes.wait_for_guest()
-        cluster.stop()
-        leaked = sweep(CLUSTER_DIR)
-        assert not cluster.node_leftovers, f"the real node left: {cluster.node_leftovers}"
-        assert not leaked, f"processes left running after the node cluster stopped: {leaked}"
+        try:
+            if lanes.lane() == lanes.OWNER:  # the guest's tests run on this node until it ends
+                lanes.wait_for_guest()
+        finally:  # a guest that outlives the wait is reported, and the node stops all the same
+            cluster.stop()
+            leaked = sweep(CLUSTER_DIR)
+            assert not cluster.node_leftovers, f"the real node left: {cluster.node_leftovers}"
+            assert not leaked, f"processes left running after the node cluster stopped: {leaked}"
 
 
 def _watch_jobs(cluster: LocalCluster, seen: dict[str, dict], stop: threading.Event) -> None:
