@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -121,13 +121,7 @@ def check_conflicts(
     results = run_checks(context, only={"cluster.api-reachable", "operators.conflicts"})
     payload = {"summary": summarize(results), "results": [r.to_dict() for r in results]}
     if not context.reachable:
-        _emit(
-            opts["output"],
-            payload,
-            f"dynamo-hooks: cannot reach the Kubernetes API: {context.connect_error}",
-            err=True,
-        )
-        sys.exit(EXIT_API)
+        _fail(ctx, f"cannot reach the Kubernetes API: {context.connect_error}", EXIT_API, **payload)
     blocked = [r for r in results if r.blocking]
     lines = []
     for r in results:
@@ -144,17 +138,23 @@ def check_conflicts(
     _emit(opts["output"], payload, "\n".join(lines))  # nothing blocks: the next step, or exit 0
 
 
+def _fail(ctx: click.Context, message: str, status: int, **payload: Any) -> NoReturn:
+    """A step's failure, named by its command: the install Job chains three steps in one pod, so its log
+    must say which one ended it (the steps after it did not run)."""
+    text = f"dynamo-hooks {ctx.info_name}: {message}"
+    _emit(ctx.obj["output"], {"error": message, **payload}, text, err=True)
+    sys.exit(status)
+
+
 def _run_ensure(ctx: click.Context, action: Any) -> None:
     opts = ctx.obj
     try:
         cluster = connect(opts["kubeconfig"], opts["context"])
         result: EnsureResult = action(cluster)
     except HookError as exc:
-        _emit(opts["output"], {"error": str(exc)}, f"dynamo-hooks: {exc}", err=True)
-        sys.exit(EXIT_BLOCKED)
+        _fail(ctx, str(exc), EXIT_BLOCKED)
     except ClusterError as exc:
-        _emit(opts["output"], {"error": str(exc)}, f"dynamo-hooks: Kubernetes API error: {exc}", err=True)
-        sys.exit(EXIT_API)
+        _fail(ctx, f"Kubernetes API error: {exc}", EXIT_API)
     _emit(opts["output"], result.to_dict(), f"{result.secret}: {result.action.value} ({result.reason})")
 
 
@@ -237,8 +237,7 @@ def uninstall_cleanup(
         else:
             un.after_helm_uninstall(cluster, info, report, keep_secrets=False, crds=False)
     except (ClusterError, un.UninstallError) as exc:
-        _emit(opts["output"], {"error": str(exc), "done": report.lines}, f"dynamo-hooks: {exc}", err=True)
-        sys.exit(EXIT_API)
+        _fail(ctx, str(exc), EXIT_API, done=report.lines)
     _emit(opts["output"], {"done": report.lines}, "\n".join(report.lines) or "nothing to clean up")
 
 
