@@ -118,9 +118,10 @@ def _connect(port: int, ctx: ssl.SSLContext, stats: _Stats, rcvbuf: int = 0) -> 
 
 
 def _convert_body(port: int, ctx: ssl.SSLContext, until: float, stats: _Stats, body: bytes) -> None:
-    """Pages one after another on a connection while the phase lasts. A page whose body the server took
-    whole (``requests``) must be answered: the server admitted it and promises it will finish; a send the
-    server cut short (its deadline while the body waited for in-flight bytes) is counted as such, and the
+    """Pages one after another on a connection while the phase lasts. A page the client sent whole
+    (``requests``: its last byte written, which may still be in flight) must be answered: 200 when the server
+    read it within its deadline and converted it, 408 when the deadline passed with bytes still on their way
+    (seen once in a loaded run, answered at once). A send the server cut short is counted as such, and the
     thread connects again. Each answer's time from the body's last byte goes in ``answer_seconds``."""
     while time.monotonic() < until:
         sock = _connect(port, ctx, stats)
